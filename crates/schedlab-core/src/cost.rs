@@ -1,0 +1,121 @@
+//! The machine's cost table: what operations take, by sharing distance.
+//!
+//! Mirrors: nothing in the kernel; these are the hardware latencies that make kernel
+//! mechanisms cost what they cost (cache-line transfers, IPIs, context switches).
+//! Model: every figure is physical (ns, bytes) and carries its source in the preset
+//! that sets it; none is fitted to a seed's results. Mechanisms derive their costs from
+//! these (e.g. an idle-CPU scan costs one remote cache-line read per CPU examined).
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::Distance;
+
+/// Latency of moving one cache line to a CPU, by where the line was, in ns.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CachelineCosts {
+    /// Hit in the CPU's own L1/L2 (same core).
+    pub same_core_ns: f64,
+    /// Line held by the SMT sibling (shared L1/L2).
+    pub smt_sibling_ns: f64,
+    /// Line in the shared LLC or another core's private cache behind it.
+    pub same_llc_ns: f64,
+    /// Line in another LLC of the same package (cross-CCX).
+    pub same_package_ns: f64,
+    /// Line in another package (cross-socket).
+    pub other_package_ns: f64,
+    /// Line only in memory (local DRAM).
+    pub dram_ns: f64,
+}
+
+impl CachelineCosts {
+    /// Returns the transfer latency for a line last held at distance `d`.
+    #[inline]
+    pub fn at(&self, d: Distance) -> f64 {
+        match d {
+            Distance::SameCpu => self.same_core_ns,
+            Distance::SmtSibling => self.smt_sibling_ns,
+            Distance::SameLlc => self.same_llc_ns,
+            Distance::SamePackage => self.same_package_ns,
+            Distance::OtherPackage => self.other_package_ns,
+        }
+    }
+}
+
+/// Cache capacities, used to tell how long data stays resident.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSizes {
+    /// L1 data cache per core, KiB.
+    pub l1d_kib: u32,
+    /// L2 per core (or per cluster on some Arm designs), KiB.
+    pub l2_kib: u32,
+    /// Last-level cache per LLC domain, KiB.
+    pub llc_kib: u32,
+}
+
+/// Every cost the simulator charges on a machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostTable {
+    /// Cache-line transfer latency by sharing distance.
+    pub cacheline: CachelineCosts,
+    /// Cache capacities.
+    pub cache: CacheSizes,
+    /// Cache misses a core keeps in flight at once (memory-level parallelism):
+    /// a refill of N lines costs about N × latency / this.
+    pub miss_parallelism: f64,
+    /// Direct cost of a context switch (switch_to, mm switch, no cache effects), ns.
+    pub context_switch_ns: f64,
+    /// Sending an IPI (APIC write / GIC SGI), ns, paid by the sender.
+    pub ipi_send_ns: f64,
+    /// Receiving an IPI (interrupt entry, handler, exit), ns, paid by the target.
+    pub ipi_receive_ns: f64,
+    /// Moving a queued task between runqueues (remote rq lock, dequeue, enqueue), ns.
+    pub migration_ns: f64,
+    /// Exit latency of the shallow idle state a CPU enters between short runs, ns.
+    pub idle_exit_ns: f64,
+    /// fork()+exec-like creation of a task, charged to the parent, ns.
+    pub fork_ns: f64,
+}
+
+impl CostTable {
+    /// Returns the cost of refilling `bytes` of data last cached at distance `d`, ns.
+    ///
+    /// Data still in the CPU's own caches (SameCpu) costs nothing extra.
+    pub fn refill_ns(&self, bytes: u64, d: Distance) -> f64 {
+        if d == Distance::SameCpu || bytes == 0 {
+            return 0.0;
+        }
+        let lines = bytes.div_ceil(64) as f64;
+        let extra = self.cacheline.at(d) - self.cacheline.same_core_ns;
+        lines * extra.max(0.0) / self.miss_parallelism.max(1.0)
+    }
+
+    /// Returns this table with overrides applied from a `{field: value}` map.
+    ///
+    /// Nested fields use dotted names ("cacheline.dram_ns"). Unknown names are errors.
+    pub fn with_overrides(
+        &self,
+        overrides: &std::collections::BTreeMap<String, f64>,
+    ) -> Result<CostTable, String> {
+        let mut doc = serde_json::to_value(self).map_err(|e| e.to_string())?;
+        for (key, value) in overrides {
+            let mut slot = &mut doc;
+            for part in key.split('.') {
+                slot = slot
+                    .get_mut(part)
+                    .ok_or_else(|| format!("unknown cost '{key}': see `schedlab machines NAME` for the fields"))?;
+            }
+            if !slot.is_number() {
+                return Err(format!("cost '{key}' is a table, not a number"));
+            }
+            if !value.is_finite() || *value < 0.0 {
+                return Err(format!("cost '{key}' must be a non-negative number, got {value}"));
+            }
+            // Integral values stay integers so integer fields (cache sizes) accept them.
+            *slot = if value.fract() == 0.0 { serde_json::json!(*value as u64) } else { serde_json::json!(value) };
+        }
+        serde_json::from_value(doc).map_err(|e| e.to_string())
+    }
+}

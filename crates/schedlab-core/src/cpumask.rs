@@ -1,0 +1,183 @@
+//! A fixed-size CPU bitmap, the simulator's `struct cpumask`.
+//!
+//! Mirrors: include/linux/cpumask.h (cpumask_test_cpu, cpumask_weight, for_each_cpu).
+//! Model: a fixed capacity of `MAX_CPUS` keeps masks `Copy` and allocation-free on the
+//! event loop's hot path.
+
+/// The largest machine the simulator models.
+pub const MAX_CPUS: usize = 1024;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// CPU number, 0-based as in the kernel.
+pub type CpuId = usize;
+
+/// A set of CPUs.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuMask {
+    bits: [u64; WORDS],
+}
+
+impl Default for CpuMask {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CpuMask {
+    /// Returns the empty mask.
+    pub const fn new() -> Self {
+        Self { bits: [0; WORDS] }
+    }
+
+    /// Returns a mask holding CPUs `0..n`.
+    pub fn first_n(n: usize) -> Self {
+        let mut m = Self::new();
+        for c in 0..n {
+            m.set(c);
+        }
+        m
+    }
+
+    /// Returns a mask holding exactly `cpu`.
+    pub fn single(cpu: CpuId) -> Self {
+        let mut m = Self::new();
+        m.set(cpu);
+        m
+    }
+
+    /// Adds a CPU.
+    pub fn set(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] |= 1 << (cpu % 64);
+    }
+
+    /// Removes a CPU.
+    pub fn clear(&mut self, cpu: CpuId) {
+        self.bits[cpu / 64] &= !(1 << (cpu % 64));
+    }
+
+    /// Tells whether the mask holds `cpu`.
+    #[inline]
+    pub fn test(&self, cpu: CpuId) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+
+    /// Returns the number of CPUs in the mask.
+    pub fn weight(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Tells whether the mask is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// Returns the lowest CPU in the mask.
+    pub fn first(&self) -> Option<CpuId> {
+        self.bits
+            .iter()
+            .enumerate()
+            .find(|(_, &w)| w != 0)
+            .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+    }
+
+    /// Returns the intersection.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= *b;
+        }
+        m
+    }
+
+    /// Returns the union.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a |= *b;
+        }
+        m
+    }
+
+    /// Tells whether every CPU of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
+    }
+
+    /// Iterates the CPUs in ascending order.
+    pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
+        self.bits.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// Parses a kernel cpulist ("0-3,8,10-11").
+    pub fn parse_list(text: &str) -> Result<CpuMask, String> {
+        let mut m = CpuMask::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (lo, hi) = match part.split_once('-') {
+                Some((a, b)) => (a.trim(), b.trim()),
+                None => (part, part),
+            };
+            let lo: usize = lo.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+            let hi: usize = hi.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+            if lo > hi || hi >= MAX_CPUS {
+                return Err(format!("'{part}' is not a valid range below {MAX_CPUS}"));
+            }
+            for c in lo..=hi {
+                m.set(c);
+            }
+        }
+        Ok(m)
+    }
+
+    /// Formats the mask as a kernel cpulist.
+    pub fn to_list(&self) -> String {
+        let mut out = Vec::new();
+        let cpus: Vec<_> = self.iter().collect();
+        let mut i = 0;
+        while i < cpus.len() {
+            let mut j = i;
+            while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+                j += 1;
+            }
+            out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+            i = j + 1;
+        }
+        out.join(",")
+    }
+}
+
+impl serde::Serialize for CpuMask {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_list())
+    }
+}
+
+impl std::fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CpuMask({})", self.to_list())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpulist_round_trip() {
+        let m = CpuMask::parse_list("0-3,8,10-11").unwrap();
+        assert_eq!(m.weight(), 7);
+        assert_eq!(m.to_list(), "0-3,8,10-11");
+        assert!(m.test(8) && !m.test(9));
+        assert!(CpuMask::parse_list("3-1").is_err());
+        assert!(CpuMask::parse_list("x").is_err());
+    }
+}

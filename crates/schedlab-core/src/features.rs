@@ -1,0 +1,172 @@
+//! Scheduler feature switches in one table, after kernel/sched/features.h.
+//!
+//! Mirrors: kernel/sched/features.h (SCHED_FEAT(name, default)) and the
+//! /sys/kernel/debug/sched/features interface, extended with the switches that select
+//! the before/after form of each mechanism schedlab models.
+//! Model: a feature's default depends on the kernel profile (and, for TLB batching, on
+//! the architecture), so "the 5.4 kernel" and "the 6.13 kernel" differ by default
+//! exactly as those kernels did. A scenario may override any feature by name.
+
+use serde::Serialize;
+
+use crate::kernel::KernelVersion;
+use crate::topology::Arch;
+
+/// How a feature's default is decided.
+#[derive(Clone, Copy, Debug)]
+pub enum FeatureDefault {
+    /// The same on every profile.
+    Always(bool),
+    /// On from this kernel version onward.
+    Since(u32, u32),
+    /// On before this version.
+    Before(u32, u32),
+    /// On in [from, to) only.
+    Between((u32, u32), (u32, u32)),
+    /// On from version `.0` on x86-64, from `.1` on arm64.
+    SinceByArch((u32, u32), (u32, u32)),
+    /// On for v < first.0 and for second.0 <= v < second.1 (bandwidth slice expiry).
+    BeforeOrBetween((u32, u32), ((u32, u32), (u32, u32))),
+}
+
+impl FeatureDefault {
+    fn eval(self, v: KernelVersion, arch: Arch) -> bool {
+        let at = |(a, b): (u32, u32)| KernelVersion::new(a, b);
+        match self {
+            FeatureDefault::Always(b) => b,
+            FeatureDefault::Since(a, b) => v >= at((a, b)),
+            FeatureDefault::Before(a, b) => v < at((a, b)),
+            FeatureDefault::Between(lo, hi) => v >= at(lo) && v < at(hi),
+            FeatureDefault::SinceByArch(x86, arm) => match arch {
+                Arch::X86_64 => v >= at(x86),
+                Arch::Arm64 => v >= at(arm),
+            },
+            FeatureDefault::BeforeOrBetween(before, (lo, hi)) => v < at(before) || (v >= at(lo) && v < at(hi)),
+        }
+    }
+}
+
+macro_rules! sched_features {
+    ($( $name:ident = $default:expr, $why:literal; )*) => {
+        /// Every feature switch; the variant names are the kernel's.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Feature { $( #[doc = $why] $name, )* }
+
+        /// The feature table: (feature, name, default rule, reason).
+        pub const FEATURE_TABLE: &[(Feature, &str, FeatureDefault, &str)] = &[
+            $( (Feature::$name, stringify!($name), $default, $why), )*
+        ];
+    };
+}
+
+use FeatureDefault::*;
+
+sched_features! {
+    GENTLE_FAIR_SLEEPERS = Before(6, 6), "CFS: a waking sleeper is placed at most latency/2 behind min_vruntime";
+    START_DEBIT = Before(6, 6), "CFS: a new task starts one slice behind, so forks cannot starve others";
+    PLACE_LAG = Since(6, 6), "EEVDF: a waking task keeps the lag it had when it slept";
+    PLACE_DEADLINE_INITIAL = Since(6, 6), "EEVDF: a new task starts with half a slice to its deadline";
+    RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
+    WAKEUP_PREEMPTION = Always(true), "a waking task may preempt the current one";
+    CACHE_HOT_BUDDY = Always(true), "the next buddy counts as cache hot for load balance";
+    WA_IDLE = Always(true), "wake_affine: prefer an idle waker or previous CPU";
+    WA_WEIGHT = Always(true), "wake_affine: compare the two CPUs' loads";
+    WA_BIAS = Always(true), "wake_affine: bias the load comparison towards the previous CPU";
+    TTWU_QUEUE = Always(true), "remote wakeups go through the target's wake list (one IPI)";
+    SIS_PROP = Before(5, 20), "select_idle_cpu scans in proportion to avg_idle / avg scan cost";
+    SIS_UTIL = Since(5, 20), "select_idle_cpu scan depth shrinks as the LLC's utilization grows";
+    SIS_NODE = Always(false), "after the LLC, scan the other LLCs of the node for an idle CPU (2023 tip, reverted)";
+    NEWIDLE_SD_COST_GATE = Since(5, 16), "newidle balance is skipped when avg_idle < sd->max_newidle_lb_cost (5.16+) instead of < sched_migration_cost";
+    SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";
+    SHARED_RUNQ_STEAL = Always(false), "a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";
+    TIMER_PULL = Since(6, 9), "timers stay local; idle CPUs' global timers are pulled by a migrator (timer_migration.c)";
+    BW_SLICE_EXPIRY = BeforeOrBetween((3, 16), ((4, 18), (5, 4))), "per-CPU bandwidth slices expire at the period boundary";
+    BW_EXPIRY_INVERTED = Between((3, 16), (4, 18)), "3.16-4.17 bug: the expiry test was inverted, so leftovers were extended a tick at a time instead";
+    BW_BURST = Since(5, 14), "cpu.cfs_burst_us: unused quota accumulates up to the burst";
+    MM_CID = Since(6, 4), "rseq concurrency IDs with per-CPU lazy put and the 100 ms compaction";
+    MM_CID_CACHE_LOCAL = Since(6, 13), "mm_cid: reuse the CPU's recent cid and spread up to min(nr_cpus_allowed, mm_users)";
+    TLB_BATCH = SinceByArch((4, 3), (6, 5)), "reclaim defers TLB flushes and waits once per batch (try_to_unmap_flush)";
+}
+
+/// The set of features in force for one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Features {
+    bits: u64,
+}
+
+impl Features {
+    /// Returns the defaults of a kernel version on an architecture.
+    pub fn defaults(v: KernelVersion, arch: Arch) -> Features {
+        let mut f = Features { bits: 0 };
+        for &(feat, _, default, _) in FEATURE_TABLE {
+            f.set(feat, default.eval(v, arch));
+        }
+        f
+    }
+
+    /// Tells whether a feature is on (`sched_feat(X)`).
+    #[inline]
+    pub fn has(&self, f: Feature) -> bool {
+        self.bits & (1 << f as u32) != 0
+    }
+
+    /// Turns a feature on or off.
+    pub fn set(&mut self, f: Feature, on: bool) {
+        if on {
+            self.bits |= 1 << f as u32;
+        } else {
+            self.bits &= !(1 << f as u32);
+        }
+    }
+
+    /// Looks a feature up by its kernel name (a leading "NO_" is not accepted here).
+    pub fn lookup(name: &str) -> Option<Feature> {
+        let name = if name == "SWQUEUE" { "SHARED_RUNQ" } else { name };
+        FEATURE_TABLE.iter().find(|e| e.1 == name).map(|e| e.0)
+    }
+
+    /// Returns every feature with its state, in table order (recorded in results).
+    pub fn to_map(&self) -> std::collections::BTreeMap<String, bool> {
+        FEATURE_TABLE.iter().map(|e| (e.1.to_string(), self.has(e.0))).collect()
+    }
+}
+
+/// One row of the feature table, for listing.
+#[derive(Clone, Debug, Serialize)]
+pub struct FeatureInfo {
+    /// Kernel-style name.
+    pub name: &'static str,
+    /// Default on the requested profile and architecture.
+    pub default: bool,
+    /// One-line reason.
+    pub reason: &'static str,
+}
+
+/// Lists the feature table with defaults for a profile and architecture.
+pub fn list(v: KernelVersion, arch: Arch) -> Vec<FeatureInfo> {
+    FEATURE_TABLE
+        .iter()
+        .map(|&(_, name, default, reason)| FeatureInfo { name, default: default.eval(v, arch), reason })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_kernel_history() {
+        let f = |a, b| Features::defaults(KernelVersion::new(a, b), Arch::Arm64);
+        assert!(f(3, 10).has(Feature::BW_SLICE_EXPIRY));
+        assert!(!f(4, 14).has(Feature::BW_SLICE_EXPIRY));
+        assert!(f(4, 14).has(Feature::BW_EXPIRY_INVERTED));
+        assert!(f(5, 3).has(Feature::BW_SLICE_EXPIRY));
+        assert!(!f(5, 4).has(Feature::BW_SLICE_EXPIRY));
+        assert!(!f(6, 12).has(Feature::MM_CID_CACHE_LOCAL) && f(6, 13).has(Feature::MM_CID_CACHE_LOCAL));
+        assert!(!f(6, 4).has(Feature::TLB_BATCH) && f(6, 5).has(Feature::TLB_BATCH));
+        assert!(Features::defaults(KernelVersion::new(5, 4), Arch::X86_64).has(Feature::TLB_BATCH));
+        assert!(FEATURE_TABLE.len() < 64);
+        assert_eq!(Features::lookup("SWQUEUE"), Some(Feature::SHARED_RUNQ));
+    }
+}

@@ -1,0 +1,179 @@
+//! Kernel profiles: which fair class, which defaults, which tunables a version had.
+//!
+//! Mirrors: kernel/sched/fair.c sysctl defaults and update_sysctl()/get_update_sysctl_factor()
+//! (SCHED_TUNABLESCALING_LOG), kernel/sched/topology.c sd_init() busy_factor.
+//! Model: a profile is a version number; everything version-dependent is derived from
+//! it here or in features.rs, and any tunable may be overridden by its kernel name.
+
+use serde::{Deserialize, Serialize};
+
+use crate::time::Ns;
+
+/// A mainline kernel version (major.minor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct KernelVersion {
+    /// Major number.
+    pub major: u32,
+    /// Minor number.
+    pub minor: u32,
+}
+
+impl KernelVersion {
+    /// Creates a version.
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Self { major, minor }
+    }
+
+    /// Parses "6.5" (a trailing ".N" patch level or "-suffix" is ignored).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let core = text.trim().split(['-', '+']).next().unwrap_or("");
+        let mut parts = core.split('.');
+        let num = |p: Option<&str>| p.and_then(|s| s.parse::<u32>().ok());
+        match (num(parts.next()), num(parts.next())) {
+            (Some(major), Some(minor)) if (2..=7).contains(&major) => Ok(Self { major, minor }),
+            _ => Err(format!("'{text}' is not a kernel version like \"6.5\" (3.x to 7.x)")),
+        }
+    }
+}
+
+impl std::fmt::Display for KernelVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The fair-class policy a kernel version runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum FairPolicy {
+    /// Completely Fair Scheduler (up to 6.5).
+    Cfs,
+    /// Earliest Eligible Virtual Deadline First (6.6 onward).
+    Eevdf,
+}
+
+/// Scheduler tunables, effective values, kernel names and units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tunables {
+    /// Timer interrupt frequency (CONFIG_HZ).
+    pub hz: u32,
+    /// CFS targeted preemption latency (`latency_ns`).
+    pub sched_latency_ns: Ns,
+    /// CFS minimum preemption granularity (`min_granularity_ns`).
+    pub sched_min_granularity_ns: Ns,
+    /// CFS wakeup preemption granularity (`wakeup_granularity_ns`).
+    pub sched_wakeup_granularity_ns: Ns,
+    /// EEVDF base slice (`base_slice_ns`).
+    pub sched_base_slice_ns: Ns,
+    /// Cache-hot threshold for migration decisions (`migration_cost_ns`, not scaled).
+    pub sched_migration_cost_ns: Ns,
+    /// Tasks moved per load-balance pass at most (`nr_migrate`).
+    pub sched_nr_migrate: u32,
+    /// Bandwidth slice handed to a CPU from a group's pool, µs.
+    pub sched_cfs_bandwidth_slice_us: u64,
+    /// Balance-interval multiplier while busy (sd->busy_factor).
+    pub busy_factor: u32,
+}
+
+/// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
+/// accepted as aliases). Writing a value sets the effective value, as debugfs does.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TunableOverrides {
+    /// See [`Tunables::hz`].
+    pub hz: Option<u32>,
+    /// See [`Tunables::sched_latency_ns`].
+    #[serde(alias = "latency_ns")]
+    pub sched_latency_ns: Option<Ns>,
+    /// See [`Tunables::sched_min_granularity_ns`].
+    #[serde(alias = "min_granularity_ns")]
+    pub sched_min_granularity_ns: Option<Ns>,
+    /// See [`Tunables::sched_wakeup_granularity_ns`].
+    #[serde(alias = "wakeup_granularity_ns")]
+    pub sched_wakeup_granularity_ns: Option<Ns>,
+    /// See [`Tunables::sched_base_slice_ns`].
+    #[serde(alias = "base_slice_ns")]
+    pub sched_base_slice_ns: Option<Ns>,
+    /// See [`Tunables::sched_migration_cost_ns`].
+    #[serde(alias = "migration_cost_ns")]
+    pub sched_migration_cost_ns: Option<Ns>,
+    /// See [`Tunables::sched_nr_migrate`].
+    #[serde(alias = "nr_migrate")]
+    pub sched_nr_migrate: Option<u32>,
+    /// See [`Tunables::sched_cfs_bandwidth_slice_us`].
+    pub sched_cfs_bandwidth_slice_us: Option<u64>,
+    /// See [`Tunables::busy_factor`].
+    pub busy_factor: Option<u32>,
+}
+
+/// A kernel profile resolved for one machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelConfig {
+    /// Version the defaults come from.
+    pub version: KernelVersion,
+    /// Fair-class policy.
+    pub policy: FairPolicy,
+    /// Effective tunables.
+    pub tunables: Tunables,
+}
+
+/// Returns the SCHED_TUNABLESCALING_LOG factor: 1 + ilog2(min(ncpus, 8)).
+pub fn tunable_scaling_factor(nr_cpus: usize) -> u64 {
+    1 + (nr_cpus.clamp(1, 8) as u64).ilog2() as u64
+}
+
+impl KernelConfig {
+    /// Resolves a version's defaults on a machine of `nr_cpus`, then applies overrides.
+    pub fn resolve(version: KernelVersion, nr_cpus: usize, o: &TunableOverrides) -> Result<KernelConfig, String> {
+        let factor = tunable_scaling_factor(nr_cpus);
+        let eevdf = version >= KernelVersion::new(6, 6);
+        // 6.15 lowered the base slice to 0.7 ms (commit 2ae891b82695) to avoid an extra tick.
+        let base_slice = if version >= KernelVersion::new(6, 15) { 700_000 } else { 750_000 };
+        let t = Tunables {
+            hz: o.hz.unwrap_or(1000),
+            sched_latency_ns: o.sched_latency_ns.unwrap_or(6_000_000 * factor),
+            sched_min_granularity_ns: o.sched_min_granularity_ns.unwrap_or(750_000 * factor),
+            sched_wakeup_granularity_ns: o.sched_wakeup_granularity_ns.unwrap_or(1_000_000 * factor),
+            sched_base_slice_ns: o.sched_base_slice_ns.unwrap_or(base_slice * factor),
+            sched_migration_cost_ns: o.sched_migration_cost_ns.unwrap_or(500_000),
+            sched_nr_migrate: o.sched_nr_migrate.unwrap_or(32),
+            sched_cfs_bandwidth_slice_us: o.sched_cfs_bandwidth_slice_us.unwrap_or(5_000),
+            // Guittot's 5.10 change halved busy_factor from 32 to 16.
+            busy_factor: o.busy_factor.unwrap_or(if version >= KernelVersion::new(5, 10) { 16 } else { 32 }),
+        };
+        if ![100, 250, 300, 1000].contains(&t.hz) {
+            return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));
+        }
+        if t.sched_min_granularity_ns == 0 || t.sched_base_slice_ns == 0 || t.sched_latency_ns == 0 {
+            return Err("kernel.tunables: latency, min_granularity and base_slice must be positive".into());
+        }
+        if t.sched_cfs_bandwidth_slice_us == 0 {
+            return Err("kernel.tunables.sched_cfs_bandwidth_slice_us must be positive".into());
+        }
+        Ok(KernelConfig { version, policy: if eevdf { FairPolicy::Eevdf } else { FairPolicy::Cfs }, tunables: t })
+    }
+
+    /// Returns `sched_nr_latency` = latency / min_granularity.
+    pub fn sched_nr_latency(&self) -> u64 {
+        (self.tunables.sched_latency_ns / self.tunables.sched_min_granularity_ns).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaling_caps_at_eight_cpus() {
+        assert_eq!(tunable_scaling_factor(1), 1);
+        assert_eq!(tunable_scaling_factor(2), 2);
+        assert_eq!(tunable_scaling_factor(7), 3);
+        assert_eq!(tunable_scaling_factor(384), 4);
+        let k = KernelConfig::resolve(KernelVersion::new(6, 5), 384, &TunableOverrides::default()).unwrap();
+        assert_eq!(k.tunables.sched_latency_ns, 24_000_000);
+        assert_eq!(k.policy, FairPolicy::Cfs);
+        let k = KernelConfig::resolve(KernelVersion::parse("6.15.2").unwrap(), 16, &TunableOverrides::default()).unwrap();
+        assert_eq!(k.tunables.sched_base_slice_ns, 2_800_000);
+        assert_eq!(k.policy, FairPolicy::Eevdf);
+        assert!(KernelVersion::parse("banana").is_err());
+    }
+}

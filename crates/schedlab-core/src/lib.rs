@@ -1,0 +1,36 @@
+//! schedlab-core: a deterministic discrete-event simulator of the Linux kernel's
+//! per-CPU scheduling machinery on modeled multicore machines.
+//!
+//! The module list is the architecture:
+//!
+//! | module | kernel counterpart |
+//! |---|---|
+//! | [`engine`] | the passage of time: one event queue, ticks, timers, the run loop |
+//! | [`topology`] | arch topology, sched domains (kernel/sched/topology.c) |
+//! | [`cost`] | hardware latencies the mechanisms pay |
+//! | [`task`], [`rq`] | task_struct, struct rq |
+//! | [`fair`] | kernel/sched/fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
+//! | [`bandwidth`] | fair.c CFS bandwidth control |
+//! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
+//! | [`features`] | kernel/sched/features.h |
+//! | [`kernel`] | version profiles and sysctl/debugfs tunables |
+//! | [`workload`] | task programs and benchmark generators |
+//! | [`metrics`], [`trace`] | schedstat/cpu.stat counters, sched tracepoints |
+//! | [`scenario`] | the run description (TOML/JSON) |
+
+#![warn(missing_docs)]
+
+pub mod bandwidth;
+pub mod cost;
+pub mod cpumask;
+pub mod error;
+pub mod features;
+pub mod kernel;
+pub mod metrics;
+pub mod scenario;
+pub mod time;
+pub mod topology;
+
+pub use error::{ScenarioError, SimError};
+pub use metrics::RunResult;
+pub use scenario::Scenario;

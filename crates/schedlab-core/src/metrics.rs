@@ -1,0 +1,204 @@
+//! What a run reports: per run, per task, per CPU, per group, and histograms.
+//!
+//! Mirrors: schedstat (run_delay, pcount), /proc/PID/sched (nr_switches,
+//! nr_migrations), cpu.stat (nr_periods, nr_throttled, throttled_time).
+//! Model: every counter is an integer of nanoseconds or events; the JSON shape of
+//! [`RunResult`] is the stable output schema (`schema_version`).
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::time::Ns;
+
+/// Version of the result schema; bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Per-task figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TaskStats {
+    /// Task id (pid), unique in the run.
+    pub pid: usize,
+    /// Name (comm).
+    pub name: String,
+    /// Group name ("root" if none).
+    pub group: String,
+    /// Time on a CPU.
+    pub run_ns: Ns,
+    /// Time runnable but waiting on a runqueue (schedstat run_delay).
+    pub wait_ns: Ns,
+    /// Context switches into this task (pcount).
+    pub nr_switches: u64,
+    /// Migrations.
+    pub nr_migrations: u64,
+    /// Wakeups.
+    pub nr_wakeups: u64,
+    /// Time the task was created.
+    pub start_ns: Ns,
+    /// Time the task exited (None = still alive at the end).
+    pub exit_ns: Option<Ns>,
+    /// Work the task completed (at capacity 1024), a measure of progress.
+    pub work_done_ns: Ns,
+}
+
+/// Per-CPU figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CpuStats {
+    /// CPU number.
+    pub cpu: usize,
+    /// Time running tasks (including charged overheads).
+    pub busy_ns: Ns,
+    /// Time idle.
+    pub idle_ns: Ns,
+    /// Context switches.
+    pub nr_switches: u64,
+    /// IPIs received.
+    pub ipis_received: u64,
+    /// Ticks taken.
+    pub ticks: u64,
+    /// Newidle balance entries.
+    pub newidle_attempts: u64,
+    /// Newidle balances skipped by the avg_idle gates.
+    pub newidle_skips: u64,
+    /// Newidle balances that pulled a task.
+    pub newidle_pulls: u64,
+    /// Periodic balance passes that pulled at least one task.
+    pub periodic_pulls: u64,
+    /// Tasks pulled from the shared wakequeue.
+    pub shared_runq_pulls: u64,
+}
+
+/// Per-group figures, named as cpu.stat names them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupStats {
+    /// Group name.
+    pub name: String,
+    /// CPU time used by the group's tasks (cpuacct.usage).
+    pub usage_ns: Ns,
+    /// Quota per period (None = unlimited).
+    pub quota_ns: Option<Ns>,
+    /// Period.
+    pub period_ns: Ns,
+    /// Periods elapsed while the period timer was active.
+    pub nr_periods: u64,
+    /// Periods in which the group was throttled.
+    pub nr_throttled: u64,
+    /// Sum over CPUs of time spent throttled.
+    pub throttled_time: Ns,
+    /// Periods that used burst (5.16+ nr_bursts).
+    pub nr_bursts: u64,
+    /// Runtime used above quota out of burst.
+    pub burst_time: Ns,
+}
+
+/// Percentile summary of a latency histogram.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct HistogramSummary {
+    /// Samples.
+    pub count: u64,
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// Median, ns.
+    pub p50_ns: u64,
+    /// 90th percentile, ns.
+    pub p90_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// Largest sample, ns.
+    pub max_ns: u64,
+    /// (upper bound ns, count) for non-empty buckets, log-spaced.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+/// A latency histogram (HDR, 3 significant digits, up to an hour).
+pub struct LatencyHistogram {
+    hist: Histogram<u64>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self { hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds are valid") }
+    }
+}
+
+impl LatencyHistogram {
+    /// Records one sample (saturating at the upper bound).
+    #[inline]
+    pub fn record(&mut self, ns: Ns) {
+        self.hist.saturating_record(ns.max(1));
+    }
+
+    /// Returns the percentile summary.
+    pub fn summary(&self) -> HistogramSummary {
+        let h = &self.hist;
+        if h.is_empty() {
+            return HistogramSummary::default();
+        }
+        let buckets = h
+            .iter_log(1000, 2.0)
+            .filter(|v| v.count_since_last_iteration() > 0)
+            .map(|v| (v.value_iterated_to(), v.count_since_last_iteration()))
+            .collect();
+        HistogramSummary {
+            count: h.len(),
+            mean_ns: h.mean(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            max_ns: h.max(),
+            buckets,
+        }
+    }
+}
+
+/// Engine statistics.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct EngineStats {
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time reached.
+    pub sim_ns: Ns,
+    /// Wall-clock time of the run.
+    pub wall_ns: u64,
+    /// Why the run ended: "duration", "workload_done", "max_events".
+    pub stopped_by: String,
+}
+
+/// Everything one run reports. Its JSON form is the stable output schema.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    /// Schema version of this document.
+    pub schema_version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed of this run.
+    pub seed: u64,
+    /// Machine name.
+    pub machine: String,
+    /// CPUs of the machine.
+    pub nr_cpus: usize,
+    /// Kernel profile, policy and effective tunables.
+    pub kernel: crate::kernel::KernelConfig,
+    /// Every feature with its state.
+    pub features: BTreeMap<String, bool>,
+    /// Engine statistics.
+    pub engine: EngineStats,
+    /// Machine-wide scheduler counters and work-conservation figures.
+    pub summary: BTreeMap<String, f64>,
+    /// The workload's own figures (makespan, iterations, ns per burst, ...).
+    pub workload: BTreeMap<String, f64>,
+    /// Per task.
+    pub tasks: Vec<TaskStats>,
+    /// Per CPU.
+    pub cpus: Vec<CpuStats>,
+    /// Per group.
+    pub groups: Vec<GroupStats>,
+    /// Migrations by sharing distance.
+    pub migrations_by_distance: BTreeMap<String, u64>,
+    /// Latency histograms by name ("wakeup_latency").
+    pub histograms: BTreeMap<String, HistogramSummary>,
+}

@@ -1,0 +1,449 @@
+//! The `Scenario`: the one description of a run (machine, kernel, workload, run).
+//!
+//! Model: TOML, JSON and Python dicts all deserialize into this type; validation
+//! happens once, here, and every error names the field and what was expected.
+//!
+//! ```toml
+//! [machine]
+//! preset = "ryzen-7950x"            # or topo = { sockets = 1, llcs = 2, cores = 8, smt = 2 }
+//! [kernel]
+//! profile = "6.5"
+//! features = { SHARED_RUNQ = true }
+//! tunables = { sched_migration_cost_ns = 0 }
+//! [workload]
+//! kind = "make"
+//! params = { jobs = 32, units = 2000 }
+//! [run]
+//! until = "workload_done"
+//! seeds = [1, 2, 3]
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ScenarioError;
+use crate::kernel::TunableOverrides;
+use crate::time::{parse_duration, Ns};
+
+/// A duration written with its unit ("10ms", "2.5s", "100us").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Duration(pub Ns);
+
+impl Serialize for Duration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}ns", self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration string with a unit, like \"10ms\", \"250us\" or \"1.5s\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Duration, E> {
+                parse_duration(v).map(Duration).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// How the machine is chosen.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    /// A preset name (`schedlab machines` lists them).
+    pub preset: Option<String>,
+    /// A synthetic homogeneous machine.
+    pub topo: Option<TopoSpec>,
+    /// Read the host's topology from sysfs.
+    #[serde(default)]
+    pub host: bool,
+    /// Cost-table overrides by field name ("context_switch_ns", "cacheline.dram_ns").
+    #[serde(default)]
+    pub cost: BTreeMap<String, f64>,
+}
+
+/// A synthetic machine: `topo(sockets, llcs, cores, smt)`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopoSpec {
+    /// Packages.
+    #[serde(default = "one")]
+    pub sockets: usize,
+    /// LLCs per package.
+    #[serde(default = "one")]
+    pub llcs: usize,
+    /// Cores per LLC.
+    pub cores: usize,
+    /// Hardware threads per core.
+    #[serde(default = "one")]
+    pub smt: usize,
+    /// Instruction-set family ("x86_64" or "arm64").
+    pub arch: Option<crate::topology::Arch>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// Kernel version and configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSpec {
+    /// Kernel version whose defaults apply ("5.4", "6.5", "6.13").
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    /// Feature overrides by kernel name.
+    #[serde(default)]
+    pub features: BTreeMap<String, bool>,
+    /// Tunable overrides by kernel name.
+    #[serde(default)]
+    pub tunables: TunableOverrides,
+}
+
+fn default_profile() -> String {
+    "6.6".to_string()
+}
+
+impl Default for KernelSpec {
+    fn default() -> Self {
+        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default() }
+    }
+}
+
+/// A cgroup (task group).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupSpec {
+    /// Name, unique; tasks refer to it.
+    pub name: String,
+    /// Parent group (the root group if absent).
+    pub parent: Option<String>,
+    /// cgroup v2 `cpu.max`: "QUOTA PERIOD" in µs, or "max PERIOD".
+    pub cpu_max: Option<String>,
+    /// cgroup v1 `cpu.cfs_quota_us` (-1 = unlimited).
+    pub cfs_quota_us: Option<i64>,
+    /// cgroup v1 `cpu.cfs_period_us` (default 100000).
+    pub cfs_period_us: Option<u64>,
+    /// `cpu.cfs_burst_us` (5.14+; default 0).
+    pub cfs_burst_us: Option<u64>,
+}
+
+/// One step of a task's program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum OpSpec {
+    /// Compute for this long at capacity 1024.
+    Run(Duration),
+    /// Compute for an exponentially distributed time with this mean.
+    RunExp(Duration),
+    /// Sleep (a timer wakes the task).
+    Sleep(Duration),
+    /// Sleep for an exponentially distributed time with this mean.
+    SleepExp(Duration),
+    /// Block until the named channel is signalled (pipe read / futex wait).
+    Wait(String),
+    /// Signal the named channel, waking one waiter (or banking a token).
+    Signal(String),
+    /// Take the named mutex (sleeping if held).
+    Lock(String),
+    /// Release the named mutex, waking one waiter.
+    Unlock(String),
+    /// Create tasks from the named template (`[[templates]]`).
+    Fork(ForkSpec),
+    /// Wait until every child this task forked has exited.
+    WaitChildren,
+    /// Repeat a body.
+    Loop(LoopSpec),
+    /// End the task.
+    Exit,
+}
+
+/// `{ fork = { template = "cc1", count = 1 } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkSpec {
+    /// Template name.
+    pub template: String,
+    /// How many children.
+    #[serde(default = "one")]
+    pub count: usize,
+}
+
+/// `{ loop = { count = 10, body = [...] } }`; no count = forever.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopSpec {
+    /// Iterations (absent = until the run ends).
+    pub count: Option<u64>,
+    /// The repeated steps.
+    pub body: Vec<OpSpec>,
+}
+
+/// A task (or `count` identical tasks) with its program.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Name (comm); copies get "-N" suffixes.
+    pub name: String,
+    /// Number of identical tasks.
+    #[serde(default = "one")]
+    pub count: usize,
+    /// Nice value, -20..19.
+    #[serde(default)]
+    pub nice: i32,
+    /// Allowed CPUs as a cpulist ("0-3,8"); absent = all.
+    pub affinity: Option<String>,
+    /// Pin copy i to the i-th CPU of `affinity` (or of the machine).
+    #[serde(default)]
+    pub pin_each: bool,
+    /// Group name.
+    pub group: Option<String>,
+    /// Process (mm) the task's threads share; tasks of one process share it.
+    pub process: Option<String>,
+    /// Working-set size that must be refilled after a migration, KiB.
+    #[serde(default)]
+    pub footprint_kib: u64,
+    /// Start time (absent = at 0).
+    pub start: Option<Duration>,
+    /// The program.
+    pub program: Vec<OpSpec>,
+}
+
+/// A workload generator invocation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Generator name (`schedlab workloads` lists them).
+    pub kind: String,
+    /// Generator parameters; each generator validates its own.
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// When a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    /// When every task has exited.
+    WorkloadDone,
+}
+
+/// How long and how often to run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Simulated seconds.
+    pub duration_s: Option<f64>,
+    /// End condition instead of (or as well as) a duration.
+    pub until: Option<Until>,
+    /// Seeds to run (each one run).
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// Record a trace.
+    #[serde(default)]
+    pub trace: bool,
+    /// Stop after this many events (a guard against runaway scenarios).
+    #[serde(default = "default_max_events")]
+    pub max_events: u64,
+}
+
+fn default_seeds() -> Vec<u64> {
+    vec![1]
+}
+
+fn default_max_events() -> u64 {
+    2_000_000_000
+}
+
+impl Default for RunSpec {
+    fn default() -> Self {
+        Self { duration_s: None, until: None, seeds: default_seeds(), trace: false, max_events: default_max_events() }
+    }
+}
+
+/// A complete run description.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name.
+    #[serde(default)]
+    pub name: String,
+    /// What the scenario shows.
+    #[serde(default)]
+    pub description: String,
+    /// Machine.
+    pub machine: MachineSpec,
+    /// Kernel.
+    #[serde(default)]
+    pub kernel: KernelSpec,
+    /// cgroups.
+    #[serde(default)]
+    pub groups: Vec<GroupSpec>,
+    /// A generator.
+    pub workload: Option<WorkloadSpec>,
+    /// Explicit tasks.
+    #[serde(default)]
+    pub tasks: Vec<TaskSpec>,
+    /// Templates that `fork` instantiates.
+    #[serde(default)]
+    pub templates: Vec<TaskSpec>,
+    /// Run length and seeds.
+    #[serde(default)]
+    pub run: RunSpec,
+}
+
+impl Scenario {
+    /// Parses TOML text; `origin` names the file in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e))?;
+        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            let mut err = toml_error(text, origin, &inner);
+            err.field = field;
+            err
+        })?;
+        s.validate().map_err(|e| e.with_origin(origin))?;
+        Ok(s)
+    }
+
+    /// Parses JSON text; `origin` names the source in errors.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            ScenarioError {
+                origin: origin.to_string(),
+                location: format!(":{}:{}", inner.line(), inner.column()),
+                field,
+                message: strip_position(&inner.to_string()),
+            }
+        })?;
+        s.validate().map_err(|e| e.with_origin(origin))?;
+        Ok(s)
+    }
+
+    /// Checks what serde cannot: ranges, references and the presence of a workload.
+    pub fn validate(&self) -> Result<(), ScenarioError> {
+        let m = &self.machine;
+        let chosen = m.preset.is_some() as u8 + m.topo.is_some() as u8 + m.host as u8;
+        if chosen != 1 {
+            return Err(ScenarioError::new("machine", "expected exactly one of preset, topo or host = true"));
+        }
+        if let Some(t) = &m.topo {
+            let cpus = t.sockets * t.llcs * t.cores * t.smt;
+            if t.sockets == 0 || t.llcs == 0 || t.cores == 0 || t.smt == 0 {
+                return Err(ScenarioError::new("machine.topo", "sockets, llcs, cores and smt must all be at least 1"));
+            }
+            if cpus > crate::cpumask::MAX_CPUS {
+                return Err(ScenarioError::new(
+                    "machine.topo",
+                    format!("{cpus} CPUs is more than the {} schedlab models", crate::cpumask::MAX_CPUS),
+                ));
+            }
+        }
+        crate::kernel::KernelVersion::parse(&self.kernel.profile)
+            .map_err(|e| ScenarioError::new("kernel.profile", e))?;
+        for name in self.kernel.features.keys() {
+            if crate::features::Features::lookup(name).is_none() {
+                return Err(ScenarioError::new(
+                    format!("kernel.features.{name}"),
+                    "unknown feature: `schedlab features` lists them",
+                ));
+            }
+        }
+        if self.workload.is_none() && self.tasks.is_empty() {
+            return Err(ScenarioError::new("workload", "the scenario has no workload: give [workload] or [[tasks]]"));
+        }
+        let r = &self.run;
+        match r.duration_s {
+            Some(d) if !(d.is_finite() && d > 0.0) => {
+                return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
+            }
+            None if r.until.is_none() => {
+                return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\""))
+            }
+            _ => {}
+        }
+        if r.seeds.is_empty() {
+            return Err(ScenarioError::new("run.seeds", "expected at least one seed"));
+        }
+        self.validate_groups()?;
+        for (i, t) in self.tasks.iter().chain(self.templates.iter()).enumerate() {
+            self.validate_task(i, t)?;
+        }
+        Ok(())
+    }
+
+    fn validate_groups(&self) -> Result<(), ScenarioError> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            let field = |f: &str| format!("groups[{i}].{f}");
+            if g.name.is_empty() || g.name == "root" || seen.contains(&g.name.as_str()) {
+                return Err(ScenarioError::new(field("name"), format!("'{}' must be unique, non-empty and not 'root'", g.name)));
+            }
+            if let Some(p) = &g.parent {
+                if !seen.contains(&p.as_str()) {
+                    return Err(ScenarioError::new(field("parent"), format!("unknown group '{p}': parents must be listed before children")));
+                }
+            }
+            seen.push(&g.name);
+            crate::bandwidth::BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(field(f), msg))?;
+        }
+        Ok(())
+    }
+
+    fn validate_task(&self, i: usize, t: &TaskSpec) -> Result<(), ScenarioError> {
+        let field = |f: &str| format!("tasks[{i}].{f}");
+        if t.count == 0 {
+            return Err(ScenarioError::new(field("count"), "expected at least 1"));
+        }
+        if !(-20..=19).contains(&t.nice) {
+            return Err(ScenarioError::new(field("nice"), format!("{} is outside -20..19", t.nice)));
+        }
+        if let Some(a) = &t.affinity {
+            crate::cpumask::CpuMask::parse_list(a).map_err(|e| ScenarioError::new(field("affinity"), e))?;
+        }
+        if let Some(g) = &t.group {
+            if !self.groups.iter().any(|x| &x.name == g) {
+                return Err(ScenarioError::new(field("group"), format!("unknown group '{g}'")));
+            }
+        }
+        if t.program.is_empty() {
+            return Err(ScenarioError::new(field("program"), "expected at least one step"));
+        }
+        Ok(())
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> ScenarioError {
+    let location = e
+        .span()
+        .map(|s| {
+            let before = &text[..s.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |p| p + 1) + 1;
+            format!(":{line}:{col}")
+        })
+        .unwrap_or_default();
+    ScenarioError {
+        origin: origin.to_string(),
+        location,
+        field: String::new(),
+        message: e.message().trim().to_string(),
+    }
+}

@@ -1,0 +1,59 @@
+//! Simulated time: integer nanoseconds, never floating point.
+//!
+//! Model: one clock for the whole machine (rq clocks, jiffies and hrtimers all derive
+//! from it), so two runs with the same seed are bit-identical on any host.
+
+/// Simulated time or a duration, in nanoseconds.
+pub type Ns = u64;
+
+/// Nanoseconds per microsecond.
+pub const NSEC_PER_USEC: Ns = 1_000;
+/// Nanoseconds per millisecond.
+pub const NSEC_PER_MSEC: Ns = 1_000_000;
+/// Nanoseconds per second.
+pub const NSEC_PER_SEC: Ns = 1_000_000_000;
+
+/// Returns the length of one jiffy (tick period) at the given HZ.
+pub fn tick_nsec(hz: u32) -> Ns {
+    NSEC_PER_SEC / hz as Ns
+}
+
+/// Parses a duration with an explicit unit ("10ms", "2.5s", "100us", "750ns").
+///
+/// Returns a message naming what was expected when the text has no known unit.
+pub fn parse_duration(text: &str) -> Result<Ns, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(|| format!("'{t}' has no unit: expected a number with ns, us, ms or s"))?;
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{t}' is not a number followed by a unit"))?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => return Err(format!("unknown unit '{other}' in '{t}': expected ns, us, ms or s")),
+    };
+    if !value.is_finite() || value < 0.0 {
+        return Err(format!("'{t}' must be a non-negative duration"));
+    }
+    Ok((value * scale).round() as Ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_units_and_rejects_bare_numbers() {
+        assert_eq!(parse_duration("10ms"), Ok(10 * NSEC_PER_MSEC));
+        assert_eq!(parse_duration("2.5s"), Ok(2_500_000_000));
+        assert_eq!(parse_duration("100 us"), Ok(100_000));
+        assert!(parse_duration("10").is_err());
+        assert!(parse_duration("10 parsecs").is_err());
+        assert_eq!(tick_nsec(250), 4 * NSEC_PER_MSEC);
+    }
+}

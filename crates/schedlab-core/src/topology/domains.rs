@@ -1,0 +1,194 @@
+//! The sched-domain hierarchy built from the topology.
+//!
+//! Mirrors: kernel/sched/topology.c: sd_init(), build_sched_domains(), sd_degenerate();
+//! the default topology table (SMT → MC → PKG) and sched_init_numa().
+//! Model: one domain per level per CPU, groups are the child level's spans; levels
+//! whose span equals their child's are dropped as degenerate. Balance intervals are in
+//! milliseconds as in `struct sched_domain`; busy_factor comes from the kernel profile
+//! (16 since 5.10, 32 before) and is applied by the balancer.
+//!
+//! ```text
+//!  NUMA   [ node0 ............................ | node1 .......... ]
+//!  PKG    [ LLC0 | LLC1 | LLC2 ]                 (levels between LLC and node)
+//!  MC     [ core0 | core1 | ... ]                (CPUs sharing an LLC)
+//!  SMT    [ cpu0 cpu1 ]                          (hardware threads of a core)
+//! ```
+
+use serde::Serialize;
+
+use super::Machine;
+use crate::cpumask::{CpuId, CpuMask};
+
+/// Sched-domain flags (`SD_*`), as a plain bit set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SdFlags(pub u32);
+
+impl SdFlags {
+    /// Balance when a CPU is about to go idle.
+    pub const BALANCE_NEWIDLE: u32 = 1 << 0;
+    /// Balance on exec.
+    pub const BALANCE_EXEC: u32 = 1 << 1;
+    /// Balance on fork (find_idlest_cpu).
+    pub const BALANCE_FORK: u32 = 1 << 2;
+    /// Wakeups may pull the wakee towards the waker.
+    pub const WAKE_AFFINE: u32 = 1 << 3;
+    /// Members share CPU capacity (SMT siblings).
+    pub const SHARE_CPUCAPACITY: u32 = 1 << 4;
+    /// Members share the last-level cache (SD_SHARE_PKG_RESOURCES / SD_SHARE_LLC).
+    pub const SHARE_LLC: u32 = 1 << 5;
+    /// Prefer spreading to sibling groups.
+    pub const PREFER_SIBLING: u32 = 1 << 6;
+    /// Only one CPU balances this level at a time.
+    pub const SERIALIZE: u32 = 1 << 7;
+    /// Crosses NUMA nodes.
+    pub const NUMA: u32 = 1 << 8;
+    /// Members have different capacities (big.LITTLE).
+    pub const ASYM_CPUCAPACITY: u32 = 1 << 9;
+
+    /// Tells whether a flag is set.
+    #[inline]
+    pub fn has(self, flag: u32) -> bool {
+        self.0 & flag != 0
+    }
+}
+
+/// The level of a domain in the hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum DomainLevel {
+    /// Hardware threads of one core.
+    Smt,
+    /// CPUs sharing the last-level cache.
+    Mc,
+    /// CPUs of one NUMA node (several LLCs).
+    Pkg,
+    /// The whole machine across NUMA nodes.
+    Numa,
+}
+
+/// One level of one CPU's sched-domain hierarchy.
+#[derive(Clone, Debug, Serialize)]
+pub struct SchedDomain {
+    /// Level name.
+    pub level: DomainLevel,
+    /// CPUs covered.
+    pub span: CpuMask,
+    /// The groups balanced against each other: the child level's spans.
+    pub groups: Vec<CpuMask>,
+    /// Index of the group holding the owning CPU.
+    pub local_group: usize,
+    /// `SD_*` flags.
+    pub flags: SdFlags,
+    /// Shortest balance interval, ms (= span weight).
+    pub min_interval_ms: u64,
+    /// Longest balance interval, ms (= 2 × span weight).
+    pub max_interval_ms: u64,
+    /// Imbalance percentage the balancer tolerates (110 SMT, 117 otherwise).
+    pub imbalance_pct: u32,
+    /// Failed balance attempts tolerated before cache-hot tasks may move.
+    pub cache_nice_tries: u32,
+}
+
+impl SchedDomain {
+    /// Returns the number of CPUs covered (`sd->span_weight`).
+    pub fn span_weight(&self) -> usize {
+        self.span.weight()
+    }
+}
+
+/// Builds every CPU's hierarchy, lowest level first, with degenerate levels removed.
+pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
+    let asym = m.is_asymmetric();
+    (0..m.nr_cpus())
+        .map(|cpu| {
+            let c = &m.cpus[cpu];
+            let levels: [(DomainLevel, CpuMask); 4] = [
+                (DomainLevel::Smt, m.core_span[c.core]),
+                (DomainLevel::Mc, m.llc_span[c.llc]),
+                (DomainLevel::Pkg, m.node_span[c.node]),
+                (DomainLevel::Numa, m.all_cpus()),
+            ];
+            let mut out: Vec<SchedDomain> = Vec::new();
+            let mut child_span = CpuMask::single(cpu);
+            for (level, span) in levels {
+                if span == child_span || span.weight() <= 1 {
+                    continue; // degenerate: nothing to balance at this level
+                }
+                out.push(make_domain(m, cpu, level, span, child_of(&out, level), asym));
+                child_span = span;
+            }
+            out
+        })
+        .collect()
+}
+
+/// Returns the child level whose spans form the groups of `level` (None = single CPUs).
+fn child_of(built: &[SchedDomain], _level: DomainLevel) -> Option<DomainLevel> {
+    built.last().map(|d| d.level)
+}
+
+fn level_span(m: &Machine, cpu: CpuId, level: Option<DomainLevel>) -> CpuMask {
+    let c = &m.cpus[cpu];
+    match level {
+        None => CpuMask::single(cpu),
+        Some(DomainLevel::Smt) => m.core_span[c.core],
+        Some(DomainLevel::Mc) => m.llc_span[c.llc],
+        Some(DomainLevel::Pkg) => m.node_span[c.node],
+        Some(DomainLevel::Numa) => m.all_cpus(),
+    }
+}
+
+fn make_domain(
+    m: &Machine,
+    cpu: CpuId,
+    level: DomainLevel,
+    span: CpuMask,
+    child: Option<DomainLevel>,
+    asym: bool,
+) -> SchedDomain {
+    // Groups: the distinct child-level spans inside this span, in CPU order.
+    let mut groups: Vec<CpuMask> = Vec::new();
+    for c in span.iter() {
+        if groups.iter().any(|g| g.test(c)) {
+            continue;
+        }
+        groups.push(level_span(m, c, child));
+    }
+    let local_group = groups.iter().position(|g| g.test(cpu)).unwrap_or(0);
+    let weight = span.weight() as u64;
+    let mut flags = SdFlags::BALANCE_NEWIDLE
+        | SdFlags::BALANCE_EXEC
+        | SdFlags::BALANCE_FORK
+        | SdFlags::WAKE_AFFINE
+        | SdFlags::PREFER_SIBLING;
+    // sd_init(): per-level tuning.
+    let (imbalance_pct, cache_nice_tries) = match level {
+        DomainLevel::Smt => {
+            flags |= SdFlags::SHARE_CPUCAPACITY | SdFlags::SHARE_LLC;
+            (110, 0)
+        }
+        DomainLevel::Mc => {
+            flags |= SdFlags::SHARE_LLC;
+            (117, 1)
+        }
+        DomainLevel::Pkg => (117, 1),
+        DomainLevel::Numa => {
+            flags &= !SdFlags::PREFER_SIBLING;
+            flags |= SdFlags::SERIALIZE | SdFlags::NUMA;
+            (117, 2)
+        }
+    };
+    if asym && span.iter().any(|c| m.cpus[c].capacity != m.cpus[cpu].capacity) {
+        flags |= SdFlags::ASYM_CPUCAPACITY;
+    }
+    SchedDomain {
+        level,
+        span,
+        groups,
+        local_group,
+        flags: SdFlags(flags),
+        min_interval_ms: weight,
+        max_interval_ms: 2 * weight,
+        imbalance_pct,
+        cache_nice_tries,
+    }
+}

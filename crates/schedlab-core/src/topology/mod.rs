@@ -1,0 +1,222 @@
+//! The modeled machine: sockets, NUMA nodes, LLCs, cores, SMT siblings, capacities.
+//!
+//! Mirrors: include/linux/topology.h, arch_topology (cpu_capacity), and the sysfs view
+//! under /sys/devices/system/cpu/cpuN/topology and cache/.
+//! Model: a machine is read-only during a run; CPU numbering is the kernel's
+//! enumeration order (presets follow each vendor's usual Linux numbering, e.g. AMD
+//! enumerates all first threads of every core before the SMT siblings).
+//!
+//! ```text
+//!  socket ── node ── LLC (CCX / L3 / DSU) ── core ── SMT thread (= CPU)
+//!  distance(a, b):  SameCpu < SmtSibling < SameLlc < SamePackage < OtherPackage
+//! ```
+
+pub mod domains;
+pub mod presets;
+pub mod sysfs;
+
+use serde::Serialize;
+
+use crate::cost::CostTable;
+use crate::cpumask::{CpuId, CpuMask};
+pub use domains::{DomainLevel, SchedDomain, SdFlags};
+
+/// Instruction-set family; decides how TLB shootdown and IPIs behave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arch {
+    /// x86-64: TLB shootdown by IPI to CPUs in mm_cpumask.
+    X86_64,
+    /// arm64: broadcast TLBI + DSB completion over the inner-shareable domain.
+    Arm64,
+}
+
+/// Where one CPU sits in the machine.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuTopo {
+    /// CPU number.
+    pub id: CpuId,
+    /// Physical core index (machine-wide).
+    pub core: usize,
+    /// Last-level-cache index (machine-wide).
+    pub llc: usize,
+    /// NUMA node index.
+    pub node: usize,
+    /// Package (socket) index.
+    pub socket: usize,
+    /// Capacity relative to the machine's biggest CPU (SCHED_CAPACITY_SCALE = 1024).
+    pub capacity: u32,
+    /// Nominal clock in MHz (cycles-to-ns conversions use it).
+    pub freq_mhz: u32,
+    /// Core type name ("zen4", "cortex-x1", "cortex-a55", ...).
+    pub core_type: String,
+}
+
+/// Sharing distance between two CPUs, the index of every per-distance cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distance {
+    /// The same hardware thread.
+    SameCpu = 0,
+    /// Another hardware thread of the same core (shares L1/L2).
+    SmtSibling = 1,
+    /// Another core sharing the last-level cache.
+    SameLlc = 2,
+    /// Another LLC in the same package (e.g. another CCX).
+    SamePackage = 3,
+    /// Another package (socket).
+    OtherPackage = 4,
+}
+
+impl Distance {
+    /// Every distance, nearest first.
+    pub const ALL: [Distance; 5] = [
+        Distance::SameCpu,
+        Distance::SmtSibling,
+        Distance::SameLlc,
+        Distance::SamePackage,
+        Distance::OtherPackage,
+    ];
+
+    /// Returns the snake_case name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distance::SameCpu => "same_cpu",
+            Distance::SmtSibling => "smt_sibling",
+            Distance::SameLlc => "same_llc",
+            Distance::SamePackage => "same_package",
+            Distance::OtherPackage => "other_package",
+        }
+    }
+}
+
+/// A complete machine: topology, sched domains and cost table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// Preset or description name.
+    pub name: String,
+    /// One line on what the machine is and where its figures come from.
+    pub description: String,
+    /// Instruction-set family.
+    pub arch: Arch,
+    /// Every CPU, indexed by CPU number.
+    pub cpus: Vec<CpuTopo>,
+    /// Cache sizes, latencies and operation costs.
+    pub cost: CostTable,
+    /// CPUs of each LLC, indexed by LLC.
+    #[serde(skip)]
+    pub llc_span: Vec<CpuMask>,
+    /// CPUs of each core (SMT siblings), indexed by core.
+    #[serde(skip)]
+    pub core_span: Vec<CpuMask>,
+    /// CPUs of each NUMA node, indexed by node.
+    #[serde(skip)]
+    pub node_span: Vec<CpuMask>,
+    /// Sched-domain hierarchy of each CPU, lowest level first.
+    #[serde(skip)]
+    pub domains: Vec<Vec<SchedDomain>>,
+}
+
+impl Machine {
+    /// Builds a machine from its CPUs, deriving spans and sched domains.
+    pub fn from_cpus(name: &str, description: &str, arch: Arch, cpus: Vec<CpuTopo>, cost: CostTable) -> Machine {
+        let span = |key: fn(&CpuTopo) -> usize| {
+            let n = cpus.iter().map(key).max().map_or(0, |m| m + 1);
+            let mut v = vec![CpuMask::new(); n];
+            for c in &cpus {
+                v[key(c)].set(c.id);
+            }
+            v
+        };
+        let llc_span = span(|c| c.llc);
+        let core_span = span(|c| c.core);
+        let node_span = span(|c| c.node);
+        let mut m = Machine {
+            name: name.to_string(),
+            description: description.to_string(),
+            arch,
+            cpus,
+            cost,
+            llc_span,
+            core_span,
+            node_span,
+            domains: Vec::new(),
+        };
+        m.domains = domains::build(&m);
+        m
+    }
+
+    /// Returns the number of CPUs.
+    #[inline]
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Returns the mask of every CPU.
+    pub fn all_cpus(&self) -> CpuMask {
+        CpuMask::first_n(self.nr_cpus())
+    }
+
+    /// Returns the number of sockets.
+    pub fn nr_sockets(&self) -> usize {
+        self.cpus.iter().map(|c| c.socket).max().map_or(0, |m| m + 1)
+    }
+
+    /// Returns the sharing distance between two CPUs.
+    #[inline]
+    pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
+        let (x, y) = (&self.cpus[a], &self.cpus[b]);
+        if a == b {
+            Distance::SameCpu
+        } else if x.core == y.core {
+            Distance::SmtSibling
+        } else if x.llc == y.llc {
+            Distance::SameLlc
+        } else if x.socket == y.socket {
+            Distance::SamePackage
+        } else {
+            Distance::OtherPackage
+        }
+    }
+
+    /// Tells whether two CPUs share a last-level cache (`cpus_share_cache`).
+    #[inline]
+    pub fn share_llc(&self, a: CpuId, b: CpuId) -> bool {
+        self.cpus[a].llc == self.cpus[b].llc
+    }
+
+    /// Returns the CPUs sharing `cpu`'s LLC (`sd_llc` span).
+    #[inline]
+    pub fn llc_mask(&self, cpu: CpuId) -> &CpuMask {
+        &self.llc_span[self.cpus[cpu].llc]
+    }
+
+    /// Returns `cpu` and its SMT siblings.
+    #[inline]
+    pub fn smt_mask(&self, cpu: CpuId) -> &CpuMask {
+        &self.core_span[self.cpus[cpu].core]
+    }
+
+    /// Tells whether the machine has SMT (more than one thread in some core).
+    pub fn has_smt(&self) -> bool {
+        self.core_span.iter().any(|m| m.weight() > 1)
+    }
+
+    /// Tells whether CPU capacities differ (big.LITTLE: asymmetric capacity).
+    pub fn is_asymmetric(&self) -> bool {
+        self.cpus.iter().any(|c| c.capacity != self.cpus[0].capacity)
+    }
+
+    /// Returns a one-line summary ("2 sockets, 24 LLCs, 192 cores, 384 CPUs").
+    pub fn summary(&self) -> String {
+        format!(
+            "{} socket(s), {} node(s), {} LLC(s), {} core(s), {} CPU(s), {:?}",
+            self.nr_sockets(),
+            self.node_span.len(),
+            self.llc_span.len(),
+            self.core_span.len(),
+            self.nr_cpus(),
+            self.arch
+        )
+    }
+}
