@@ -20,9 +20,11 @@
 
 #![warn(missing_docs)]
 
+pub mod api;
 pub mod bandwidth;
 pub mod cost;
 pub mod cpumask;
+pub mod engine;
 pub mod error;
 pub mod features;
 pub mod kernel;
@@ -30,6 +32,7 @@ pub mod metrics;
 pub mod scenario;
 pub mod time;
 pub mod topology;
+pub mod trace;
 
 pub use error::{ScenarioError, SimError};
 pub use metrics::RunResult;

@@ -1,0 +1,64 @@
+//! The library's entry points: load, inspect and run scenarios.
+//!
+//! One call runs one scenario with one seed to completion; there are no per-event
+//! callbacks, so bindings cross the language boundary once per run.
+
+use crate::error::{ScenarioError, SimError};
+use crate::metrics::RunResult;
+use crate::scenario::{MachineSpec, Scenario};
+use crate::topology::{presets, Machine};
+use crate::trace::Trace;
+
+/// Options of one run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record a trace even if the scenario does not ask for one.
+    pub trace: bool,
+    /// Print nothing; progress is reported through `progress` if set.
+    pub progress: Option<std::sync::Arc<dyn Fn(f64) + Send + Sync>>,
+}
+
+impl std::fmt::Debug for dyn Fn(f64) + Send + Sync {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<progress callback>")
+    }
+}
+
+/// What a run produces.
+#[derive(Debug)]
+pub struct RunOutput {
+    /// Figures.
+    pub result: RunResult,
+    /// The trace, if one was recorded.
+    pub trace: Option<Trace>,
+}
+
+/// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.
+pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
+    let mut m = if let Some(name) = &spec.preset {
+        presets::preset(name).ok_or_else(|| {
+            ScenarioError::new(
+                "machine.preset",
+                format!("unknown preset '{name}': expected one of {}", presets::PRESET_NAMES.join(", ")),
+            )
+        })?
+    } else if let Some(t) = &spec.topo {
+        let mut m = presets::topo(t.sockets, t.llcs, t.cores, t.smt);
+        if let Some(arch) = t.arch {
+            m.arch = arch;
+        }
+        m
+    } else {
+        crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
+            .map_err(|e| ScenarioError::new("machine.host", e))?
+    };
+    if !spec.cost.is_empty() {
+        m.cost = m.cost.with_overrides(&spec.cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
+    }
+    Ok(m)
+}
+
+/// Runs a scenario with one seed.
+pub fn run(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunOutput, SimError> {
+    crate::engine::Simulator::new(scenario, seed, opts.trace || scenario.run.trace)?.run(opts)
+}
