@@ -10,17 +10,17 @@ use crate::topology::{presets, Machine};
 use crate::trace::Trace;
 
 /// Options of one run that are not part of the scenario.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Record a trace even if the scenario does not ask for one.
     pub trace: bool,
-    /// Print nothing; progress is reported through `progress` if set.
+    /// Called now and then with the fraction of the run done (0..1).
     pub progress: Option<std::sync::Arc<dyn Fn(f64) + Send + Sync>>,
 }
 
-impl std::fmt::Debug for dyn Fn(f64) + Send + Sync {
+impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<progress callback>")
+        f.debug_struct("RunOptions").field("trace", &self.trace).finish_non_exhaustive()
     }
 }
 
