@@ -26,13 +26,18 @@ pub mod cost;
 pub mod cpumask;
 pub mod engine;
 pub mod error;
+pub mod fair;
 pub mod features;
 pub mod kernel;
 pub mod metrics;
+pub mod rq;
+mod sched;
 pub mod scenario;
+pub mod task;
 pub mod time;
 pub mod topology;
 pub mod trace;
+pub mod workload;
 
 pub use error::{ScenarioError, SimError};
 pub use metrics::RunResult;

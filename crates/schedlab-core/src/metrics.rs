@@ -67,6 +67,8 @@ pub struct CpuStats {
     pub periodic_pulls: u64,
     /// Tasks pulled from the shared wakequeue.
     pub shared_runq_pulls: u64,
+    /// Runnable tasks on the CPU when the run ended.
+    pub nr_running_end: usize,
 }
 
 /// Per-group figures, named as cpu.stat names them.

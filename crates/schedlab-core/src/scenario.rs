@@ -199,6 +199,8 @@ pub struct TaskSpec {
     pub nice: i32,
     /// Allowed CPUs as a cpulist ("0-3,8"); absent = all.
     pub affinity: Option<String>,
+    /// CPU the task starts on, bypassing fork placement (it may move later).
+    pub cpu: Option<usize>,
     /// Pin copy i to the i-th CPU of `affinity` (or of the machine).
     #[serde(default)]
     pub pin_each: bool,

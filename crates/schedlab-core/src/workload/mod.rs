@@ -1,0 +1,83 @@
+//! Workload generators: benchmarks expressed as task programs.
+//!
+//! Model: a generator reads its typed parameters and emits ordinary task specs (the
+//! same programs a scenario can write by hand), plus a reporter that computes the
+//! benchmark's own figures (makespan, round-trip time, ...) from the run's results.
+
+mod make;
+mod synthetic;
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+
+use crate::error::ScenarioError;
+use crate::metrics::RunResult;
+use crate::scenario::{GroupSpec, TaskSpec, WorkloadSpec};
+use crate::topology::Machine;
+
+/// Computes a workload's own figures from a finished run.
+pub type Reporter = Box<dyn Fn(&RunResult) -> BTreeMap<String, f64> + Send>;
+
+/// What a generator produces.
+pub struct Generated {
+    /// Tasks to create at start.
+    pub tasks: Vec<TaskSpec>,
+    /// Templates the tasks fork.
+    pub templates: Vec<TaskSpec>,
+    /// cgroups the tasks use.
+    pub groups: Vec<GroupSpec>,
+    /// The benchmark's figures.
+    pub reporter: Reporter,
+}
+
+/// A generator: name, one-line description, constructor.
+pub struct GeneratorInfo {
+    /// `kind` in the scenario.
+    pub name: &'static str,
+    /// What it models.
+    pub description: &'static str,
+    build: fn(&serde_json::Value, &Machine) -> Result<Generated, ScenarioError>,
+}
+
+/// Every generator.
+pub const GENERATORS: &[GeneratorInfo] = &[
+    GeneratorInfo { name: "make", description: "make -jN: a job server forking short compile jobs (kernel build)", build: make::build },
+    GeneratorInfo { name: "pingpong", description: "pairs of tasks bouncing a message through two pipes", build: synthetic::pingpong },
+    GeneratorInfo { name: "threadpool", description: "a dispatcher handing requests to a pool of worker threads", build: synthetic::threadpool },
+];
+
+/// Runs the generator a scenario names.
+pub fn generate(spec: &WorkloadSpec, m: &Machine) -> Result<Generated, ScenarioError> {
+    let g = GENERATORS.iter().find(|g| g.name == spec.kind).ok_or_else(|| {
+        let names: Vec<_> = GENERATORS.iter().map(|g| g.name).collect();
+        ScenarioError::new("workload.kind", format!("unknown generator '{}': expected one of {}", spec.kind, names.join(", ")))
+    })?;
+    (g.build)(&serde_json::Value::Object(spec.params.clone()), m)
+}
+
+/// Reads a generator's typed parameters, naming the offending field on error.
+pub(crate) fn params<T: DeserializeOwned>(v: &serde_json::Value) -> Result<T, ScenarioError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "workload.params".to_string() } else { format!("workload.params.{path}") };
+        ScenarioError::new(field, e.into_inner().to_string())
+    })
+}
+
+/// Returns a task spec with defaults.
+pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpec {
+    TaskSpec {
+        name: name.to_string(),
+        count: 1,
+        nice: 0,
+        affinity: None,
+        cpu: None,
+        pin_each: false,
+        group: None,
+        process: None,
+        footprint_kib: 0,
+        start: None,
+        program,
+    }
+}
