@@ -158,7 +158,8 @@ mod tests {
 
     #[test]
     fn pelt_half_life_is_32_periods() {
-        assert_eq!(decay_load(1024, 32), 512);
+        // y^32 = 1/2; the kernel's fixed-point table rounds 512 down to 511.
+        assert_eq!(decay_load(1024, 32), 511);
         assert!(decay_load(1024, 1) < 1024 && decay_load(1024, 1) > 1000);
         assert_eq!(decay_load(1024, 5000), 0);
         assert_eq!(update_avg(800, 0), 700);
