@@ -110,12 +110,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         live_tasks: 0,
         nr_overloaded: 0,
         nohz_next_balance: 0,
+        llc_sums: crate::fair::balance::LlcSums::new(&m),
         llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
-        wc: WorkConservation {
-            idle: m.llc_span.iter().map(|s| s.weight() as u32).collect(),
-            waiting: vec![0; m.llc_span.len()],
-            ..Default::default()
-        },
+        wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
         wakeup_latency: Default::default(),
         trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),

@@ -28,7 +28,7 @@ impl Simulator {
                 t.stats.wait_ns += self.now - t.runnable_since;
             }
         }
-        self.wc_advance();
+        self.wc.advance(self.now);
         let c = &self.counters;
         let mut summary = BTreeMap::new();
         let busy: u64 = self.rqs.iter().map(|r| r.stats.busy_ns).sum();

@@ -10,12 +10,14 @@
 pub mod queue;
 pub mod rng;
 mod build;
+mod conservation;
 mod finish;
 mod invariants;
 
 use std::collections::VecDeque;
 
 use crate::api::{RunOptions, RunOutput};
+pub use conservation::WorkConservation;
 use crate::error::SimError;
 use crate::features::Features;
 use crate::kernel::KernelConfig;
@@ -78,21 +80,6 @@ pub struct Group {
     pub usage_ns: Ns,
 }
 
-/// Work-conservation bookkeeping: idle CPUs while tasks wait in the same LLC / machine.
-#[derive(Clone, Debug, Default)]
-pub struct WorkConservation {
-    /// Idle CPUs per LLC.
-    pub idle: Vec<u32>,
-    /// Migratable waiting tasks per LLC.
-    pub waiting: Vec<u32>,
-    /// Accumulated CPU-ns lost per LLC.
-    pub lost_llc_ns: u128,
-    /// Accumulated CPU-ns lost machine-wide.
-    pub lost_machine_ns: u128,
-    /// Last time the areas were brought up to date.
-    pub stamp: Ns,
-}
-
 /// Machine-wide counters.
 #[derive(Clone, Debug, Default)]
 pub struct Counters {
@@ -144,6 +131,7 @@ pub struct Simulator {
     pub(crate) nr_overloaded: usize,
     pub(crate) nohz_next_balance: Ns,
     pub(crate) llc_nr_idle_scan: Vec<usize>,
+    pub(crate) llc_sums: crate::fair::balance::LlcSums,
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,

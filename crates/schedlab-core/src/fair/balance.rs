@@ -54,16 +54,95 @@ impl GroupStats {
     }
 }
 
+/// Per-LLC sums kept up to date as runqueues change, so a balance pass over a large
+/// domain adds up LLCs instead of visiting every CPU (the cost charged stays per CPU).
+#[derive(Clone, Debug, Default)]
+pub struct LlcSums {
+    nr_running: Vec<usize>,
+    load: Vec<u64>,
+    idle_cpus: Vec<usize>,
+    capacity: Vec<u64>,
+    /// LLCs making up each domain group that is a union of whole LLCs,
+    /// keyed by (first CPU, CPU count).
+    unions: std::collections::BTreeMap<(CpuId, usize), Vec<usize>>,
+    /// Cost of one balance pass at each (CPU, level).
+    scan_cost: Vec<Vec<Ns>>,
+}
+
+impl LlcSums {
+    /// Prepares the sums for a machine whose CPUs are all idle.
+    pub fn new(m: &crate::topology::Machine) -> Self {
+        let mut unions = std::collections::BTreeMap::new();
+        for doms in &m.domains {
+            for sd in doms {
+                for g in &sd.groups {
+                    let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
+                    let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
+                    if covered == g.weight() && g.weight() > 2 {
+                        unions.insert((g.first().unwrap_or(0), g.weight()), llcs);
+                    }
+                }
+            }
+        }
+        let scan_cost = (0..m.nr_cpus())
+            .map(|cpu| {
+                m.domains[cpu]
+                    .iter()
+                    .map(|sd| {
+                        let ns: f64 = sd.span.iter().map(|c| m.cost.cacheline.at(m.distance(cpu, c))).sum();
+                        (ns / m.cost.miss_parallelism.max(1.0)) as Ns
+                    })
+                    .collect()
+            })
+            .collect();
+        Self {
+            nr_running: vec![0; m.llc_span.len()],
+            load: vec![0; m.llc_span.len()],
+            idle_cpus: m.llc_span.iter().map(|s| s.weight()).collect(),
+            capacity: m.llc_span.iter().map(|s| s.iter().map(|c| m.cpus[c].capacity as u64).sum()).collect(),
+            unions,
+            scan_cost,
+        }
+    }
+
+    /// Applies a change of nr_running on a CPU of `llc` from `before` by `delta`.
+    pub fn nr_running_changed(&mut self, llc: usize, before: usize, delta: isize) {
+        let after = (before as isize + delta) as usize;
+        self.nr_running[llc] = (self.nr_running[llc] as isize + delta) as usize;
+        if before == 0 && after > 0 {
+            self.idle_cpus[llc] -= 1;
+        } else if before > 0 && after == 0 {
+            self.idle_cpus[llc] += 1;
+        }
+    }
+
+    /// Applies a change of load on a CPU of `llc`.
+    pub fn load_changed(&mut self, llc: usize, delta: i64) {
+        self.load[llc] = (self.load[llc] as i64 + delta) as u64;
+    }
+}
+
 impl Simulator {
     fn group_stats(&self, g: &CpuMask) -> GroupStats {
         let mut s = GroupStats::default();
-        for c in g.iter() {
-            let rq = &self.rqs[c];
-            s.nr_running += rq.nr_running;
-            s.load += rq.load;
-            s.capacity += self.capacity(c);
-            s.weight += 1;
-            s.idle_cpus += rq.is_idle() as usize;
+        if let Some(llcs) = self.llc_sums.unions.get(&(g.first().unwrap_or(0), g.weight())) {
+            for &l in llcs {
+                let sums = &self.llc_sums;
+                s.nr_running += sums.nr_running[l];
+                s.load += sums.load[l];
+                s.capacity += sums.capacity[l];
+                s.idle_cpus += sums.idle_cpus[l];
+            }
+            s.weight = g.weight();
+        } else {
+            for c in g.iter() {
+                let rq = &self.rqs[c];
+                s.nr_running += rq.nr_running;
+                s.load += rq.load;
+                s.capacity += self.capacity(c);
+                s.weight += 1;
+                s.idle_cpus += (rq.nr_running == 0) as usize;
+            }
         }
         s.kind = if s.nr_running > s.weight {
             GroupType::Overloaded
@@ -75,17 +154,11 @@ impl Simulator {
         s
     }
 
-    /// Cost of examining every CPU of `span` from `cpu` (find_busiest_group's reads).
-    fn scan_cost(&self, cpu: CpuId, span: &CpuMask) -> Ns {
-        let ns: f64 = span.iter().map(|c| self.m.cost.cacheline.at(self.m.distance(cpu, c))).sum();
-        (ns / self.m.cost.miss_parallelism.max(1.0)) as Ns
-    }
-
     /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
     fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
         let sd = &self.m.domains[cpu][level];
-        let span = sd.span;
-        let cost = self.scan_cost(cpu, &span);
+        // find_busiest_group reads every CPU of the span: one remote line each.
+        let cost = self.llc_sums.scan_cost[cpu][level];
         let groups = sd.groups.clone();
         let local_idx = sd.local_group;
         let (pct, cache_nice_tries, prefer_sibling) =

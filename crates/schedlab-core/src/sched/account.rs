@@ -65,7 +65,6 @@ impl Simulator {
         let was_idle = self.rqs[cpu].curr.is_none();
         let now_idle = next.is_none();
         if was_idle != now_idle {
-            self.wc_advance();
             let llc = self.m.cpus[cpu].llc;
             let now = self.now;
             self.update_util(cpu, !was_idle);
@@ -74,7 +73,7 @@ impl Simulator {
             rq.state_since = now;
             if was_idle {
                 rq.stats.idle_ns += span;
-                self.wc.idle[llc] -= 1;
+                self.wc.idle_changed(now, llc, -1);
                 // ttwu_do_activate: fold the idle period into avg_idle.
                 if rq.idle_stamp != 0 {
                     let delta = now - rq.idle_stamp;
@@ -84,7 +83,7 @@ impl Simulator {
                 }
             } else {
                 rq.stats.busy_ns += span;
-                self.wc.idle[llc] += 1;
+                self.wc.idle_changed(now, llc, 1);
                 // NOHZ idle: stop the tick.
                 rq.tick_gen += 1;
                 rq.tick_armed = false;
@@ -120,30 +119,13 @@ impl Simulator {
         self.rqs[cpu].util_avg.min(1024)
     }
 
-    /// Brings the work-conservation areas up to now (before any idle/waiting count changes).
-    pub(crate) fn wc_advance(&mut self) {
-        let dt = (self.now - self.wc.stamp) as u128;
-        if dt == 0 {
-            return;
-        }
-        self.wc.stamp = self.now;
-        let (mut idle, mut waiting) = (0u128, 0u128);
-        for (i, w) in self.wc.idle.iter().zip(self.wc.waiting.iter()) {
-            self.wc.lost_llc_ns += (*i.min(w)) as u128 * dt;
-            idle += *i as u128;
-            waiting += *w as u128;
-        }
-        self.wc.lost_machine_ns += idle.min(waiting) * dt;
-    }
-
     /// Counts a task joining (+1) or leaving (-1) a runqueue's waiting list.
     pub(crate) fn wc_waiting(&mut self, cpu: usize, p: TaskId, delta: i32) {
         if self.tasks[p].nr_cpus_allowed <= 1 {
             return; // a pinned task cannot use another CPU
         }
-        self.wc_advance();
         let llc = self.m.cpus[cpu].llc;
-        self.wc.waiting[llc] = (self.wc.waiting[llc] as i32 + delta) as u32;
+        self.wc.waiting_changed(self.now, llc, delta);
     }
 }
 
