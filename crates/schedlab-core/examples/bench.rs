@@ -10,7 +10,7 @@ use schedlab_core::Scenario;
 const BERGAMO_MAKE: &str = r#"
 name = "bench-bergamo-make"
 [machine]
-topo = { sockets = 1, llcs = 11, cores = 8, smt = 2 }
+preset = "bergamo"
 [kernel]
 profile = "6.6"
 [workload]

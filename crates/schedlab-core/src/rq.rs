@@ -45,9 +45,9 @@ pub struct Rq {
     /// EEVDF: Σ (vruntime - min_vruntime) × weight over queued + running (avg_vruntime).
     pub avg_vruntime_sum: i128,
     /// Generation of this CPU's segment-end event.
-    pub seg_gen: u64,
+    pub seg_gen: u32,
     /// Generation of this CPU's tick (bumped when the tick stops).
-    pub tick_gen: u64,
+    pub tick_gen: u32,
     /// Whether a tick is pending.
     pub tick_armed: bool,
     /// When the CPU went idle (0 = not idle): rq->idle_stamp.

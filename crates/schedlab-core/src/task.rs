@@ -216,7 +216,7 @@ pub struct Task {
     /// select_idle_sibling's recent_used_cpu.
     pub recent_used_cpu: CpuId,
     /// Sleep generation (stale sleep timers are ignored).
-    pub sleep_gen: u64,
+    pub sleep_gen: u32,
     /// Parent task.
     pub parent: Option<TaskId>,
     /// Children alive.

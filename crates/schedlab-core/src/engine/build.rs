@@ -92,6 +92,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         scenario_name: s.name.clone(),
         seed,
         tick_ns,
+        has_smt: m.has_smt(),
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),
@@ -110,7 +111,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         live_tasks: 0,
         nr_overloaded: 0,
         nohz_next_balance: 0,
-        llc_sums: crate::fair::balance::LlcSums::new(&m),
+        load_sums: crate::fair::balance::LoadSums::new(&m),
         llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
@@ -153,7 +154,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
                 let cpu = sim.tasks[tid].cpu;
                 sim.wake_up_new_task(tid, cpu, None);
             } else {
-                sim.q.push(start, EventClass::Timer, EventKind::TaskStart { task: tid });
+                sim.q.push(start, EventClass::Timer, EventKind::TaskStart { task: tid as u32 });
             }
         }
     }

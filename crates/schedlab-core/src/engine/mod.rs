@@ -111,6 +111,7 @@ pub struct Simulator {
     pub(crate) k: KernelConfig,
     pub(crate) feat: Features,
     pub(crate) tick_ns: Ns,
+    pub(crate) has_smt: bool,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
     pub(crate) until_done: bool,
@@ -131,7 +132,7 @@ pub struct Simulator {
     pub(crate) nr_overloaded: usize,
     pub(crate) nohz_next_balance: Ns,
     pub(crate) llc_nr_idle_scan: Vec<usize>,
-    pub(crate) llc_sums: crate::fair::balance::LlcSums,
+    pub(crate) load_sums: crate::fair::balance::LoadSums,
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
@@ -192,28 +193,32 @@ impl Simulator {
     fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::SegmentEnd { cpu, gen } => {
+                let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen == gen {
                     self.segment_end(cpu);
                 }
             }
             EventKind::SleepTimer { task, gen } => {
+                let task = task as usize;
                 if self.tasks[task].sleep_gen == gen && self.tasks[task].state == crate::task::TaskState::Sleeping {
                     let cpu = self.tasks[task].cpu;
                     self.try_to_wake_up(task, cpu, None, false);
                 }
             }
             EventKind::TaskStart { task } => {
+                let task = task as usize;
                 let cpu = self.tasks[task].cpu;
                 self.wake_up_new_task(task, cpu, None);
             }
             EventKind::Tick { cpu, gen } => {
+                let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen == gen {
                     self.scheduler_tick(cpu);
                 }
             }
             EventKind::Resched { cpu } => {
-                self.resched_pending[cpu] = false;
-                self.schedule(cpu);
+                self.resched_pending[cpu as usize] = false;
+                self.schedule(cpu as usize);
             }
             EventKind::Bandwidth { .. } => {}
             EventKind::End => {}

@@ -26,53 +26,48 @@ pub enum EventKind {
     /// The current step of the task running on `cpu` ends (if `gen` is current).
     SegmentEnd {
         /// CPU.
-        cpu: usize,
+        cpu: u32,
         /// The CPU's segment generation when armed.
-        gen: u64,
+        gen: u32,
     },
     /// A sleeping task's timer expires.
     SleepTimer {
         /// Task index.
-        task: usize,
+        task: u32,
         /// The task's sleep generation when armed.
-        gen: u64,
+        gen: u32,
     },
     /// A task created with a start time becomes runnable.
     TaskStart {
         /// Task index.
-        task: usize,
+        task: u32,
     },
     /// Scheduler tick on a CPU (if `gen` is current: idle CPUs stop their tick).
     Tick {
         /// CPU.
-        cpu: usize,
+        cpu: u32,
         /// The CPU's tick generation when armed.
-        gen: u64,
+        gen: u32,
     },
     /// A CFS bandwidth hrtimer (period or slack) of a group.
     Bandwidth {
         /// Index into the pending bandwidth-timer table.
-        slot: usize,
+        slot: u32,
     },
     /// The CPU must reschedule (resched_curr, after any IPI and idle-exit delay).
     Resched {
         /// CPU.
-        cpu: usize,
+        cpu: u32,
     },
     /// The run's end.
     End,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
-    time: Ns,
-    class: EventClass,
-    seq: u64,
-}
-
+/// A heap entry: time, class and sequence packed into one u128 so that ordering is a
+/// single comparison, with the event beside it (24 bytes per entry in all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
-    key: Key,
+    key: u128,
     kind: EventKind,
 }
 
@@ -95,18 +90,22 @@ pub struct EventQueue {
     seq: u64,
 }
 
+const SEQ_BITS: u32 = 62;
+
 impl EventQueue {
     /// Schedules `kind` at `time`.
     #[inline]
     pub fn push(&mut self, time: Ns, class: EventClass, kind: EventKind) {
         self.seq += 1;
-        self.heap.push(Reverse(Entry { key: Key { time, class, seq: self.seq }, kind }));
+        debug_assert!(self.seq < 1 << SEQ_BITS);
+        let key = (time as u128) << 64 | (class as u128) << SEQ_BITS | self.seq as u128;
+        self.heap.push(Reverse(Entry { key, kind }));
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
-        self.heap.pop().map(|Reverse(e)| (e.key.time, e.kind))
+        self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Ns, e.kind))
     }
 
     /// Returns the number of pending entries (stale ones included).

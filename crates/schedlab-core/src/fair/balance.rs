@@ -12,7 +12,7 @@
 //! A balance pass costs the balancing CPU one remote cache-line read per CPU it
 //! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
 
-use crate::cpumask::{CpuId, CpuMask};
+use crate::cpumask::CpuId;
 use crate::engine::Simulator;
 use crate::features::Feature;
 use crate::task::{TaskId, TaskState};
@@ -54,35 +54,66 @@ impl GroupStats {
     }
 }
 
-/// Per-LLC sums kept up to date as runqueues change, so a balance pass over a large
-/// domain adds up LLCs instead of visiting every CPU (the cost charged stays per CPU).
+/// A domain group, as the balancer reads it: its CPUs, or the whole LLCs it is made of.
+#[derive(Clone, Debug)]
+enum GroupRef {
+    Cpus(Vec<CpuId>),
+    Llcs(Vec<usize>),
+}
+
+/// Balance tables: per-LLC sums kept up to date as runqueues change, and each
+/// (CPU, level)'s groups resolved once, so a pass over a large domain adds up LLCs
+/// instead of visiting every CPU (the cost charged to the CPU stays per CPU read).
 #[derive(Clone, Debug, Default)]
-pub struct LlcSums {
+pub struct LoadSums {
+    cpu_nr_running: Vec<u32>,
+    cpu_load: Vec<u64>,
+    cpu_capacity: Vec<u64>,
+    cpu_core: Vec<u32>,
+    cpu_llc: Vec<u32>,
+    /// Busy hardware threads per core; a core is idle when this is 0.
+    core_busy: Vec<u32>,
+    /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
+    llc_idle_cores: Vec<u32>,
     nr_running: Vec<usize>,
     load: Vec<u64>,
     idle_cpus: Vec<usize>,
     capacity: Vec<u64>,
-    /// LLCs making up each domain group that is a union of whole LLCs,
-    /// keyed by (first CPU, CPU count).
-    unions: std::collections::BTreeMap<(CpuId, usize), Vec<usize>>,
+    weight: Vec<usize>,
+    groups: Vec<GroupRef>,
+    /// Group ids of each (CPU, level), in the domain's group order.
+    sd_groups: Vec<Vec<Vec<u32>>>,
     /// Cost of one balance pass at each (CPU, level).
     scan_cost: Vec<Vec<Ns>>,
 }
 
-impl LlcSums {
-    /// Prepares the sums for a machine whose CPUs are all idle.
+impl LoadSums {
+    /// Prepares the tables for a machine whose CPUs are all idle.
     pub fn new(m: &crate::topology::Machine) -> Self {
-        let mut unions = std::collections::BTreeMap::new();
+        let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
+        let mut groups = Vec::new();
+        let mut sd_groups = Vec::with_capacity(m.nr_cpus());
         for doms in &m.domains {
+            let mut per_level = Vec::with_capacity(doms.len());
             for sd in doms {
+                let mut v = Vec::with_capacity(sd.groups.len());
                 for g in &sd.groups {
-                    let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
-                    let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
-                    if covered == g.weight() && g.weight() > 2 {
-                        unions.insert((g.first().unwrap_or(0), g.weight()), llcs);
-                    }
+                    let key = (g.first().unwrap_or(0), g.weight());
+                    let id = *ids.entry(key).or_insert_with(|| {
+                        let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
+                        let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
+                        groups.push(if covered == g.weight() && llcs.len() > 1 {
+                            GroupRef::Llcs(llcs)
+                        } else {
+                            GroupRef::Cpus(g.iter().collect())
+                        });
+                        groups.len() as u32 - 1
+                    });
+                    v.push(id);
                 }
+                per_level.push(v);
             }
+            sd_groups.push(per_level);
         }
         let scan_cost = (0..m.nr_cpus())
             .map(|cpu| {
@@ -96,52 +127,92 @@ impl LlcSums {
             })
             .collect();
         Self {
+            cpu_nr_running: vec![0; m.nr_cpus()],
+            cpu_load: vec![0; m.nr_cpus()],
+            cpu_capacity: m.cpus.iter().map(|c| c.capacity as u64).collect(),
+            cpu_core: m.cpus.iter().map(|c| c.core as u32).collect(),
+            cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
+            core_busy: vec![0; m.core_span.len()],
+            llc_idle_cores: (0..m.llc_span.len())
+                .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
+                .collect(),
             nr_running: vec![0; m.llc_span.len()],
             load: vec![0; m.llc_span.len()],
             idle_cpus: m.llc_span.iter().map(|s| s.weight()).collect(),
             capacity: m.llc_span.iter().map(|s| s.iter().map(|c| m.cpus[c].capacity as u64).sum()).collect(),
-            unions,
+            weight: m.llc_span.iter().map(|s| s.weight()).collect(),
+            groups,
+            sd_groups,
             scan_cost,
         }
     }
 
-    /// Applies a change of nr_running on a CPU of `llc` from `before` by `delta`.
-    pub fn nr_running_changed(&mut self, llc: usize, before: usize, delta: isize) {
-        let after = (before as isize + delta) as usize;
+    /// Applies a change of `cpu`'s nr_running by `delta`.
+    pub fn nr_running_changed(&mut self, cpu: CpuId, delta: isize) {
+        let before = self.cpu_nr_running[cpu] as isize;
+        let after = before + delta;
+        self.cpu_nr_running[cpu] = after as u32;
+        let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
         self.nr_running[llc] = (self.nr_running[llc] as isize + delta) as usize;
         if before == 0 && after > 0 {
             self.idle_cpus[llc] -= 1;
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] -= 1;
+            }
+            self.core_busy[core] += 1;
         } else if before > 0 && after == 0 {
             self.idle_cpus[llc] += 1;
+            self.core_busy[core] -= 1;
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] += 1;
+            }
         }
     }
 
-    /// Applies a change of load on a CPU of `llc`.
-    pub fn load_changed(&mut self, llc: usize, delta: i64) {
+    /// Applies a change of `cpu`'s load.
+    pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
+        self.cpu_load[cpu] = (self.cpu_load[cpu] as i64 + delta) as u64;
+        let llc = self.cpu_llc[cpu] as usize;
         self.load[llc] = (self.load[llc] as i64 + delta) as u64;
+    }
+
+    /// Tells whether the LLC has a core whose threads all have nothing runnable.
+    pub fn has_idle_core(&self, llc: usize) -> bool {
+        self.llc_idle_cores[llc] > 0
     }
 }
 
+/// What a balance pass decided to move.
+struct Plan {
+    src: CpuId,
+    imbalance: u64,
+    by_tasks: bool,
+}
+
 impl Simulator {
-    fn group_stats(&self, g: &CpuMask) -> GroupStats {
+    fn group_stats(&self, gid: u32) -> GroupStats {
         let mut s = GroupStats::default();
-        if let Some(llcs) = self.llc_sums.unions.get(&(g.first().unwrap_or(0), g.weight())) {
-            for &l in llcs {
-                let sums = &self.llc_sums;
-                s.nr_running += sums.nr_running[l];
-                s.load += sums.load[l];
-                s.capacity += sums.capacity[l];
-                s.idle_cpus += sums.idle_cpus[l];
+        match &self.load_sums.groups[gid as usize] {
+            GroupRef::Llcs(llcs) => {
+                let sums = &self.load_sums;
+                for &l in llcs {
+                    s.nr_running += sums.nr_running[l];
+                    s.load += sums.load[l];
+                    s.capacity += sums.capacity[l];
+                    s.idle_cpus += sums.idle_cpus[l];
+                    s.weight += sums.weight[l];
+                }
             }
-            s.weight = g.weight();
-        } else {
-            for c in g.iter() {
-                let rq = &self.rqs[c];
-                s.nr_running += rq.nr_running;
-                s.load += rq.load;
-                s.capacity += self.capacity(c);
-                s.weight += 1;
-                s.idle_cpus += (rq.nr_running == 0) as usize;
+            GroupRef::Cpus(cpus) => {
+                let sums = &self.load_sums;
+                for &c in cpus {
+                    let nr = sums.cpu_nr_running[c] as usize;
+                    s.nr_running += nr;
+                    s.load += sums.cpu_load[c];
+                    s.capacity += sums.cpu_capacity[c];
+                    s.idle_cpus += (nr == 0) as usize;
+                }
+                s.weight = cpus.len();
             }
         }
         s.kind = if s.nr_running > s.weight {
@@ -154,74 +225,97 @@ impl Simulator {
         s
     }
 
-    /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
-    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
+    fn group_cpus(&self, gid: u32) -> impl Iterator<Item = CpuId> + '_ {
+        let (cpus, llcs): (&[CpuId], &[usize]) = match &self.load_sums.groups[gid as usize] {
+            GroupRef::Cpus(c) => (c, &[]),
+            GroupRef::Llcs(l) => (&[], l),
+        };
+        cpus.iter().copied().chain(llcs.iter().flat_map(|&l| self.m.llc_span[l].iter()))
+    }
+
+    /// should_we_balance(): periodic balance is done by the first idle CPU of the local
+    /// group, or its first CPU if none is idle; newidle always proceeds.
+    fn should_we_balance(&self, cpu: CpuId, level: usize, idle: IdleType) -> bool {
+        if idle == IdleType::NewlyIdle {
+            return true;
+        }
         let sd = &self.m.domains[cpu][level];
-        // find_busiest_group reads every CPU of the span: one remote line each.
-        let cost = self.llc_sums.scan_cost[cpu][level];
-        let groups = sd.groups.clone();
-        let local_idx = sd.local_group;
-        let (pct, cache_nice_tries, prefer_sibling) =
-            (sd.imbalance_pct as u64, sd.cache_nice_tries, sd.flags.has(SdFlags::PREFER_SIBLING));
-        // should_we_balance(): periodic balance is done by the first idle CPU of the
-        // local group, or its first CPU if none is idle; newidle always proceeds.
-        if idle != IdleType::NewlyIdle {
-            let local = groups[local_idx];
-            let first = local.iter().find(|&c| self.rqs[c].is_idle()).or_else(|| local.first());
-            if first != Some(cpu) {
-                return (0, 0);
+        let local = self.load_sums.sd_groups[cpu][level][sd.local_group];
+        let first = self.group_cpus(local).find(|&c| self.rqs[c].is_idle()).or_else(|| self.group_cpus(local).next());
+        first == Some(cpu)
+    }
+
+    /// find_busiest_group() + calculate_imbalance() + find_busiest_queue().
+    fn find_busiest(&self, cpu: CpuId, level: usize) -> Option<Plan> {
+        let sd = &self.m.domains[cpu][level];
+        let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
+        let gids = &self.load_sums.sd_groups[cpu][level];
+        let local = self.group_stats(gids[sd.local_group]);
+        let (mut total_load, mut total_cap) = (local.load, local.capacity);
+        let mut best: Option<(u32, GroupStats)> = None;
+        for (i, &gid) in gids.iter().enumerate() {
+            if i == sd.local_group {
+                continue;
+            }
+            let s = self.group_stats(gid);
+            total_load += s.load;
+            total_cap += s.capacity;
+            if s.nr_running == 0 {
+                continue;
+            }
+            if best.is_none_or(|(_, b)| (s.kind, s.avg_load()) > (b.kind, b.avg_load())) {
+                best = Some((gid, s));
             }
         }
-        let stats: Vec<GroupStats> = groups.iter().map(|g| self.group_stats(g)).collect();
-        let local = stats[local_idx];
-        let Some((bi, busiest)) = stats
-            .iter()
-            .enumerate()
-            .filter(|(i, s)| *i != local_idx && s.nr_running > 0)
-            .max_by_key(|(i, s)| (s.kind, s.avg_load(), usize::MAX - i))
-            .map(|(i, s)| (i, *s))
-        else {
-            return (0, cost);
-        };
-        // calculate_imbalance(), reduced to the two cases that matter here.
+        let (bgid, busiest) = best?;
+        // calculate_imbalance(), reduced to the cases modeled (no misfit/asym packing).
         let (by_tasks, imbalance) = if local.kind == GroupType::HasSpare {
             if busiest.kind == GroupType::HasSpare && !(prefer_sibling || busiest.weight == 1) {
                 (true, (local.idle_cpus.saturating_sub(busiest.idle_cpus) / 2) as u64)
-            } else if busiest.kind >= GroupType::FullyBusy && busiest.nr_running > busiest.weight.min(busiest.nr_running) {
-                (true, ((busiest.nr_running - local.nr_running.min(busiest.nr_running)) / 2).max(1) as u64)
+            } else if busiest.kind >= GroupType::FullyBusy && busiest.nr_running > local.nr_running + 1 {
+                (true, ((busiest.nr_running - local.nr_running) / 2).max(1) as u64)
+            } else if busiest.kind == GroupType::Overloaded {
+                (true, 1)
             } else if prefer_sibling && busiest.nr_running > local.nr_running + 1 {
                 (true, ((busiest.nr_running - local.nr_running) / 2) as u64)
             } else {
                 (true, 0)
             }
         } else if busiest.kind == GroupType::Overloaded {
-            let total_load: u64 = stats.iter().map(|s| s.load).sum();
-            let total_cap: u64 = stats.iter().map(|s| s.capacity).sum();
             let sd_avg = total_load * 1024 / total_cap.max(1);
-            if local.avg_load() >= busiest.avg_load() || busiest.avg_load() <= sd_avg || 100 * busiest.avg_load() <= pct * local.avg_load() {
+            let (b, l) = (busiest.avg_load(), local.avg_load());
+            if l >= b || b <= sd_avg || 100 * b <= pct * l {
                 (false, 0)
             } else {
-                let imb = ((busiest.avg_load() - sd_avg) * busiest.capacity).min((sd_avg.saturating_sub(local.avg_load())) * local.capacity) / 1024;
-                (false, imb)
+                (false, ((b - sd_avg) * busiest.capacity).min(sd_avg.saturating_sub(l) * local.capacity) / 1024)
             }
         } else {
             (true, 0)
         };
         if imbalance == 0 {
-            self.balanced(cpu, level, idle);
-            return (0, cost);
+            return None;
         }
-        // find_busiest_queue(): the rq with most tasks (or highest load) having a queued task.
-        let Some(src) = groups[bi]
-            .iter()
-            .filter(|&c| c != cpu && self.rqs[c].nr_running > 1 || (c != cpu && !self.rqs[c].queue.is_empty()))
-            .max_by_key(|&c| if by_tasks { (self.rqs[c].nr_running as u64, 0) } else { (self.rqs[c].load * 1024 / self.capacity(c), 0) })
-        else {
+        let src = self
+            .group_cpus(bgid)
+            .filter(|&c| c != cpu && !self.rqs[c].queue.is_empty())
+            .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.rqs[c].load * 1024 / self.capacity(c) })?;
+        Some(Plan { src, imbalance, by_tasks })
+    }
+
+    /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
+    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
+        if !self.should_we_balance(cpu, level, idle) {
+            return (0, 0);
+        }
+        // find_busiest_group reads every CPU of the span: one remote line each.
+        let cost = self.load_sums.scan_cost[cpu][level];
+        let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
+        let Some(plan) = self.find_busiest(cpu, level) else {
             self.balanced(cpu, level, idle);
             return (0, cost);
         };
         let failed = self.rqs[cpu].sd[level].nr_balance_failed;
-        let moved = self.detach_and_attach(src, cpu, imbalance, by_tasks, failed > cache_nice_tries);
+        let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed > cache_nice_tries);
         let st = &mut self.rqs[cpu].sd[level];
         if moved > 0 {
             st.nr_balance_failed = 0;
@@ -231,7 +325,7 @@ impl Simulator {
             st.nr_balance_failed += 1;
             if st.nr_balance_failed > cache_nice_tries + 2 {
                 st.nr_balance_failed = 0;
-                if self.active_balance(src, cpu) {
+                if self.active_balance(plan.src, cpu) {
                     return (1, cost);
                 }
             }
@@ -302,7 +396,7 @@ impl Simulator {
         self.update_curr(src);
         self.put_prev_task(src, p);
         self.set_curr(src, None);
-        self.rqs[src].seg_gen += 1;
+        self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);
         self.detach_task(src, p);
         self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
         self.send_ipi(dst, src);

@@ -53,7 +53,7 @@ impl Simulator {
             rq.min_vruntime = VRUNTIME_BASE;
         }
         rq.load += se.weight;
-        self.llc_sums.load_changed(self.m.cpus[cpu].llc, se.weight as i64);
+        self.load_sums.load_changed(cpu, se.weight as i64);
         rq.avg_vruntime_sum += (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
     }
 
@@ -62,7 +62,7 @@ impl Simulator {
         let se = self.tasks[p].se;
         let rq = &mut self.rqs[cpu];
         rq.load -= se.weight;
-        self.llc_sums.load_changed(self.m.cpus[cpu].llc, -(se.weight as i64));
+        self.load_sums.load_changed(cpu, -(se.weight as i64));
         rq.avg_vruntime_sum -= (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
     }
 
@@ -251,9 +251,8 @@ impl Simulator {
 
     /// Changes rq->nr_running and the root domain's overload count (rd->overload).
     pub(crate) fn add_nr_running(&mut self, cpu: usize, delta: isize) {
-        let llc = self.m.cpus[cpu].llc;
+        self.load_sums.nr_running_changed(cpu, delta);
         let rq = &mut self.rqs[cpu];
-        self.llc_sums.nr_running_changed(llc, rq.nr_running, delta);
         rq.nr_running = (rq.nr_running as isize + delta) as usize;
         let over = rq.nr_running > 1;
         if over != rq.overloaded {

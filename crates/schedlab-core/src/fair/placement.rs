@@ -107,14 +107,8 @@ impl Simulator {
         target.unwrap_or(prev)
     }
 
-    /// Charges the waker's CPU for examining `n` CPUs' runqueues from `from`.
-    fn charge_scan(&mut self, from: CpuId, cpus: impl Iterator<Item = CpuId>) {
-        let mut ns = 0.0;
-        let mut n = 0;
-        for c in cpus {
-            ns += self.m.cost.cacheline.at(self.m.distance(from, c));
-            n += 1;
-        }
+    /// Charges the CPU running the scan for `n` runqueue reads costing `ns` in all.
+    fn charge_waker(&mut self, from: CpuId, n: u64, ns: f64) {
         self.counters.sis_scanned += n;
         if let Some(curr) = self.rqs[from].curr {
             self.tasks[curr].overhead_ns += ns as u64;
@@ -137,11 +131,12 @@ impl Simulator {
             return recent;
         }
         let llc = *self.m.llc_mask(target);
-        let has_smt = self.m.has_smt();
-        let has_idle_core = has_smt && self.llc_has_idle_core(&llc);
+        let has_smt = self.has_smt;
+        let has_idle_core = has_smt && self.load_sums.has_idle_core(self.m.cpus[target].llc);
         if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
             let sib = self.m.smt_mask(prev).iter().find(|&c| c != prev && idle(self, c));
-            self.charge_scan(target, self.m.smt_mask(prev).iter().filter(|&c| c != prev).collect::<Vec<_>>().into_iter());
+            let siblings = self.m.smt_mask(prev).weight() as u64 - 1;
+            self.charge_waker(target, siblings, siblings as f64 * self.m.cost.cacheline.smt_sibling_ns);
             if let Some(c) = sib {
                 return c;
             }
@@ -155,10 +150,6 @@ impl Simulator {
             }
         }
         target
-    }
-
-    fn llc_has_idle_core(&self, llc: &CpuMask) -> bool {
-        llc.iter().any(|c| self.m.smt_mask(c).iter().all(|s| self.rqs[s].is_idle()))
     }
 
     /// select_idle_cpu(): scan the LLC from target+1, wrapping, up to the SIS limit.
@@ -177,29 +168,27 @@ impl Simulator {
             let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
             nr = ((avg_idle / per_cpu) as usize / 512).max(4);
         }
-        let order: Vec<CpuId> = cpus.iter().filter(|&c| c > target).chain(cpus.iter().filter(|&c| c <= target)).collect();
-        let mut examined = Vec::new();
+        let mut cost = 0.0;
+        let mut examined = 0;
         let mut found = None;
-        for c in order {
-            if has_idle_core {
-                examined.push(c);
-                if self.m.smt_mask(c).iter().all(|s| self.rqs[s].is_idle() && !self.resched_pending[s]) {
-                    found = Some(c);
-                    break;
-                }
-            } else {
+        let wrapped = cpus.iter().filter(|&c| c > target).chain(cpus.iter().filter(|&c| c <= target));
+        for c in wrapped {
+            if !has_idle_core {
                 nr -= 1;
                 if nr == 0 {
                     break;
                 }
-                examined.push(c);
-                if self.rqs[c].is_idle() && !self.resched_pending[c] {
-                    found = Some(c);
-                    break;
-                }
+            }
+            examined += 1;
+            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+            let idle = |s: &Self, x: CpuId| s.rqs[x].is_idle() && !s.resched_pending[x];
+            let hit = if has_idle_core { self.m.smt_mask(c).iter().all(|s| idle(self, s)) } else { idle(self, c) };
+            if hit {
+                found = Some(c);
+                break;
             }
         }
-        self.charge_scan(target, examined.into_iter());
+        self.charge_waker(target, examined, cost);
         found
     }
 
@@ -213,7 +202,7 @@ impl Simulator {
         for l in llcs {
             let span = self.m.llc_span[l];
             let first = span.first()?;
-            let idle_core = self.m.has_smt() && self.llc_has_idle_core(&span);
+            let idle_core = self.has_smt && self.load_sums.has_idle_core(l);
             if let Some(c) = self.select_idle_cpu(p, &span, idle_core, first) {
                 return Some(c);
             }

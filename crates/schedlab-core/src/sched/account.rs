@@ -85,7 +85,7 @@ impl Simulator {
                 rq.stats.busy_ns += span;
                 self.wc.idle_changed(now, llc, 1);
                 // NOHZ idle: stop the tick.
-                rq.tick_gen += 1;
+                rq.tick_gen = rq.tick_gen.wrapping_add(1);
                 rq.tick_armed = false;
             }
         }

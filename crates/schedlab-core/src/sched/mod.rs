@@ -22,7 +22,7 @@ impl Simulator {
         if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
             return;
         }
-        t.sleep_gen += 1;
+        t.sleep_gen = t.sleep_gen.wrapping_add(1);
         t.stats.nr_wakeups += 1;
         self.counters.wakeups += 1;
         if let Some(w) = waker {
@@ -89,7 +89,7 @@ impl Simulator {
                 delay += self.m.cost.idle_exit_ns;
             }
         }
-        self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu });
+        self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
     }
 
     /// Counts an IPI from one CPU to another.
@@ -165,13 +165,13 @@ impl Simulator {
     /// Arms the end of the running task's current step (lazy cancel of the old one).
     pub(crate) fn arm_segment(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
-        rq.seg_gen += 1;
+        rq.seg_gen = rq.seg_gen.wrapping_add(1);
         let gen = rq.seg_gen;
         let Some(c) = rq.curr else { return };
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
         let run = (t.work_left * 1024).div_ceil(cap);
-        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu, gen });
+        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
         }
@@ -183,7 +183,7 @@ impl Simulator {
         let gen = rq.tick_gen;
         // Ticks are aligned to jiffies on every CPU (no sched_skew_tick).
         let next = (self.now / self.tick_ns + 1) * self.tick_ns;
-        self.q.push(next, EventClass::Tick, EventKind::Tick { cpu, gen });
+        self.q.push(next, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
     }
 
     /// The running task's step ended: continue its program or block it.

@@ -133,7 +133,7 @@ impl Simulator {
     fn sleep_for(&mut self, c: TaskId, cpu: usize, d: u64) {
         self.block(c, cpu, TaskState::Sleeping);
         let gen = self.tasks[c].sleep_gen;
-        self.q.push(self.now + d, EventClass::Timer, EventKind::SleepTimer { task: c, gen });
+        self.q.push(self.now + d, EventClass::Timer, EventKind::SleepTimer { task: c as u32, gen });
     }
 
     /// Takes the running task off its runqueue because it sleeps or blocks.
