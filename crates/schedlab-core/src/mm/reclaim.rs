@@ -35,6 +35,7 @@ pub mod swap_bench;
 use std::collections::BTreeMap;
 
 use crate::cpumask::{CpuId, CpuMask};
+use crate::kernel::KernelVersion;
 use crate::mm::tlb::{IdleCpus, TlbCosts};
 use crate::time::Ns;
 use crate::topology::{Arch, Distance, Machine};
@@ -45,6 +46,13 @@ pub const PTRS_PER_PMD: u64 = 512;
 pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// Folios per free batch in shrink_folio_list since 6.10 (PAGEVEC_SIZE).
 pub const FREE_BATCH: u64 = 31;
+
+/// Tells whether `v`'s shrink_folio_list also flushes before freeing each batch of 31
+/// folios: since 6.10 ("mm: free folios in a batch in shrink_folio_list()", M. Wilcox,
+/// recalled, not re-read). Earlier kernels free the whole list after one flush at the end.
+pub fn free_batch_flush_in(v: KernelVersion) -> bool {
+    v >= KernelVersion::new(6, 10)
+}
 
 /// `arch_tlbbatch_should_defer` policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -540,6 +548,7 @@ mod tests {
         assert_eq!(madv.shrink_batches(1024), vec![512, 512]);
         let ksw = madv.clone().with_path(ReclaimPath::Kswapd);
         assert_eq!(ksw.shrink_batches(70), vec![32, 32, 6]);
+        assert!(!free_batch_flush_in(KernelVersion::new(6, 9)) && free_batch_flush_in(KernelVersion::new(6, 10)));
     }
 
     #[test]
