@@ -30,6 +30,7 @@ pub mod fair;
 pub mod features;
 pub mod kernel;
 pub mod metrics;
+pub mod mm;
 pub mod rq;
 mod sched;
 pub mod scenario;
