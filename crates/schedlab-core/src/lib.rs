@@ -29,6 +29,7 @@ pub mod error;
 pub mod features;
 pub mod kernel;
 pub mod metrics;
+pub mod mm;
 pub mod scenario;
 pub mod time;
 pub mod topology;
