@@ -28,9 +28,10 @@
 //! Sources for the residency rules:
 //! - Deep core C-states flush the core's private caches: AMD, "Processor Programming
 //!   Reference (PPR) for AMD Family 19h" (CC6: core state saved, caches flushed, core
-//!   power-gated); Intel 64 and IA-32 SDM vol. 3 and server datasheets (core C6 flushes
-//!   L1/L2). Linux enters such a state as soon as an idle CPU's next timer is far
-//!   (menu/teo governors pick the deepest state whose target residency fits).
+//!   power-gated); Intel Xeon Scalable processor datasheets, vol. 1 (core C6: L1/L2
+//!   written back before the core is power-gated). Linux enters such a state as soon as
+//!   an idle CPU's next timer is far (menu/teo pick the deepest state whose target
+//!   residency fits).
 //! - The flushed lines land in the LLC: on Zen the L3 is a victim cache filled by L2
 //!   evictions (AMD Software Optimization Guide for Family 19h, pub. 56665, "L3 cache");
 //!   Intel server LLCs since Skylake-SP likewise receive L2 victims.
