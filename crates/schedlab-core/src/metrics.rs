@@ -40,6 +40,8 @@ pub struct TaskStats {
     pub exit_ns: Option<Ns>,
     /// Work the task completed (at capacity 1024), a measure of progress.
     pub work_done_ns: Ns,
+    /// Part of `run_ns` spent in the kernel on the task's behalf (faults, reclaim).
+    pub sys_ns: Ns,
 }
 
 /// Per-CPU figures.

@@ -57,6 +57,33 @@ pub enum Insn {
         /// Index of the matching LoopStart.
         start: usize,
     },
+    /// Touch a per-CPU (`by_cid` false) or per-cid area.
+    TouchArea {
+        /// Bytes.
+        bytes: u64,
+        /// Index by mm_cid.
+        by_cid: bool,
+        /// Record the pass time.
+        record: bool,
+    },
+    /// Touch pages of a region.
+    TouchPages {
+        /// Region index.
+        region: usize,
+        /// Pages.
+        pages: u64,
+        /// Dirty the PTEs.
+        write: bool,
+    },
+    /// Page a region out.
+    PageOut {
+        /// Region index.
+        region: usize,
+        /// Extra mapping processes.
+        extra_mappers: u32,
+        /// kswapd path.
+        kswapd: bool,
+    },
     /// End the task.
     Exit,
 }
@@ -77,6 +104,8 @@ pub struct Names {
     pub locks: BTreeMap<String, usize>,
     /// Templates by name.
     pub templates: BTreeMap<String, usize>,
+    /// Memory regions by name.
+    pub regions: BTreeMap<String, usize>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -105,6 +134,19 @@ impl Program {
                 OpSpec::Unlock(l) => Insn::Unlock(intern(&mut names.locks, l)),
                 OpSpec::WaitChildren => Insn::WaitChildren,
                 OpSpec::Exit => Insn::Exit,
+                OpSpec::TouchArea(a) => Insn::TouchArea {
+                    bytes: a.bytes,
+                    by_cid: a.index == crate::scenario::AreaIndex::MmCid,
+                    record: a.record,
+                },
+                OpSpec::TouchPages(t) => {
+                    Insn::TouchPages { region: intern(&mut names.regions, &t.region), pages: t.pages, write: t.write }
+                }
+                OpSpec::PageOut(o) => Insn::PageOut {
+                    region: intern(&mut names.regions, &o.region),
+                    extra_mappers: o.extra_mappers,
+                    kswapd: o.kswapd,
+                },
                 OpSpec::Fork(f) => {
                     let template = *names.templates.get(&f.template).ok_or_else(|| {
                         ScenarioError::new(format!("{field}[{i}].fork.template"), format!("unknown template '{}'", f.template))
@@ -227,6 +269,8 @@ pub struct Task {
     pub woken: bool,
     /// Start on `cpu` as given, bypassing fork placement (scenario `cpu = N`).
     pub start_on: bool,
+    /// Registered with the mm_cid allocator (a thread of a named process).
+    pub rseq: bool,
     /// Statistics.
     pub stats: crate::metrics::TaskStats,
 }

@@ -28,7 +28,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         feat.set(f, *on);
     }
     let generated = match &s.workload {
-        Some(w) => Some(crate::workload::generate(w, &m)?),
+        Some(w) => Some(crate::workload::generate(w, &m, seed)?),
         None => None,
     };
     let mut all_groups = s.groups.clone();
@@ -118,6 +118,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         wakeup_latency: Default::default(),
         trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
         reporter,
+        mm: Default::default(),
         error: None,
         rqs,
         k,
@@ -225,9 +226,13 @@ impl Simulator {
             runnable_since: 0,
             woken: false,
             start_on: false,
+            rseq: false,
         });
         self.rngs.push(Stream::new(self.seed, &format!("task:{tid}")));
         self.live_tasks += 1;
+        if process.is_some() {
+            self.mm_register_thread(tid);
+        }
         tid
     }
 }

@@ -52,6 +52,12 @@ impl Simulator {
         put("newidle_pulls", self.rqs.iter().map(|r| r.stats.newidle_pulls).sum::<u64>() as f64);
         put("idle_while_waiting_llc_seconds", self.wc.lost_llc_ns as f64 / 1e9);
         put("idle_while_waiting_machine_seconds", self.wc.lost_machine_ns as f64 / 1e9);
+        for (name, ns) in &self.mm.kernel_ns {
+            summary.insert(format!("kernel_{name}_seconds"), *ns as f64 / 1e9);
+        }
+        for (name, n) in &self.mm.counts {
+            summary.insert(name.to_string(), *n as f64);
+        }
         let migrations_by_distance = Distance::ALL.iter().map(|d| (d.name().to_string(), c.migrations[*d as usize])).collect();
         let groups = self
             .groups
@@ -60,6 +66,10 @@ impl Simulator {
             .collect();
         let mut histograms = BTreeMap::new();
         histograms.insert("wakeup_latency".to_string(), self.wakeup_latency.summary());
+        let touch = self.mm.touch_area.summary();
+        if touch.count > 0 {
+            histograms.insert("touch_area".to_string(), touch);
+        }
         let mut result = RunResult {
             schema_version: SCHEMA_VERSION,
             scenario: self.scenario_name.clone(),

@@ -137,6 +137,7 @@ pub struct Simulator {
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
     pub(crate) trace: Option<Trace>,
+    pub(crate) mm: crate::sched::mm::MmState,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) error: Option<SimError>,
 }

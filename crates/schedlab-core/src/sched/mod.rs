@@ -7,6 +7,7 @@
 //! blocking step dequeues it at once and schedules the CPU within the same event.
 
 mod account;
+pub(crate) mod mm;
 mod program;
 
 use crate::engine::queue::{EventClass, EventKind};
@@ -71,6 +72,7 @@ impl Simulator {
         self.counters.migrations[d as usize] += 1;
         self.tasks[p].stats.nr_migrations += 1;
         self.migrate_entity(p, src, dst);
+        self.mm_migrate(p, src, dst);
         self.tasks[p].cpu = dst;
         self.trace_event(dst, TraceEvent::Migrate { pid: p + 1, orig_cpu: src, dest_cpu: dst });
     }
@@ -134,6 +136,7 @@ impl Simulator {
         if let Some(n) = next {
             self.start_running(cpu, n);
         }
+        self.mm_switch(cpu, prev, next);
         self.set_curr(cpu, next);
         self.arm_segment(cpu);
     }
@@ -214,6 +217,9 @@ impl Simulator {
             return; // NOHZ: the tick stops while idle
         }
         self.update_curr(cpu);
+        if let Some(c) = self.rqs[cpu].curr {
+            self.mm_tick(cpu, c);
+        }
         self.task_tick_fair(cpu);
         self.trigger_load_balance(cpu);
         if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].tick_armed {

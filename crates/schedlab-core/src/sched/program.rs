@@ -122,6 +122,18 @@ impl Simulator {
                         t.loops.pop();
                     }
                 }
+                Insn::TouchArea { bytes, by_cid, record } => {
+                    self.touch_area(c, cpu, bytes, by_cid, record);
+                    return true;
+                }
+                Insn::TouchPages { region, pages, write } => {
+                    self.touch_pages(c, cpu, region, pages, write);
+                    return true;
+                }
+                Insn::PageOut { region, extra_mappers, kswapd } => {
+                    self.page_out(c, cpu, region, extra_mappers, kswapd);
+                    return true;
+                }
                 Insn::Exit => {
                     self.do_exit(c, cpu);
                     return false;
@@ -155,6 +167,7 @@ impl Simulator {
     }
 
     fn do_exit(&mut self, c: TaskId, cpu: usize) {
+        self.mm_exit(c, cpu);
         self.dequeue_task_fair(cpu, c);
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;

@@ -44,7 +44,7 @@ fn default_footprint() -> u64 {
     1024
 }
 
-pub(super) fn build(v: &serde_json::Value, m: &Machine) -> Result<Generated, ScenarioError> {
+pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: MakeParams = params(v)?;
     let jobs = p.jobs.unwrap_or(m.nr_cpus());
     if jobs == 0 || p.units == 0 {

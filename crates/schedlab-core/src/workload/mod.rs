@@ -5,6 +5,8 @@
 //! benchmark's own figures (makespan, round-trip time, ...) from the run's results.
 
 mod make;
+mod rseq_burst;
+mod swap_bench;
 mod synthetic;
 
 use std::collections::BTreeMap;
@@ -37,7 +39,7 @@ pub struct GeneratorInfo {
     pub name: &'static str,
     /// What it models.
     pub description: &'static str,
-    build: fn(&serde_json::Value, &Machine) -> Result<Generated, ScenarioError>,
+    build: fn(&serde_json::Value, &Machine, u64) -> Result<Generated, ScenarioError>,
 }
 
 /// Every generator.
@@ -45,15 +47,17 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo { name: "make", description: "make -jN: a job server forking short compile jobs (kernel build)", build: make::build },
     GeneratorInfo { name: "pingpong", description: "pairs of tasks bouncing a message through two pipes", build: synthetic::pingpong },
     GeneratorInfo { name: "threadpool", description: "a dispatcher handing requests to a pool of worker threads", build: synthetic::threadpool },
+    GeneratorInfo { name: "rseq_burst", description: "librseq's intermittent-burst benchmark: per-cpu/mm_cid areas touched one thread at a time", build: rseq_burst::build },
+    GeneratorInfo { name: "swap_bench", description: "the arm64 TLB seed's MADV_PAGEOUT swap loop on one pinned CPU", build: swap_bench::build },
 ];
 
-/// Runs the generator a scenario names.
-pub fn generate(spec: &WorkloadSpec, m: &Machine) -> Result<Generated, ScenarioError> {
+/// Runs the generator a scenario names; `seed` feeds generators that draw (e.g. orders).
+pub fn generate(spec: &WorkloadSpec, m: &Machine, seed: u64) -> Result<Generated, ScenarioError> {
     let g = GENERATORS.iter().find(|g| g.name == spec.kind).ok_or_else(|| {
         let names: Vec<_> = GENERATORS.iter().map(|g| g.name).collect();
         ScenarioError::new("workload.kind", format!("unknown generator '{}': expected one of {}", spec.kind, names.join(", ")))
     })?;
-    (g.build)(&serde_json::Value::Object(spec.params.clone()), m)
+    (g.build)(&serde_json::Value::Object(spec.params.clone()), m, seed)
 }
 
 /// Reads a generator's typed parameters, naming the offending field on error.

@@ -29,7 +29,7 @@ fn two_us() -> Duration {
 }
 
 /// Pairs of tasks passing a token through two pipes `rounds` times.
-pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine) -> Result<Generated, ScenarioError> {
+pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: PingPong = params(v)?;
     let mut tasks = Vec::new();
     for i in 0..p.pairs {
@@ -63,7 +63,7 @@ struct ThreadPool {
 }
 
 /// Clients send requests at exponential intervals; workers serve them from a queue.
-pub(super) fn threadpool(v: &serde_json::Value, _m: &Machine) -> Result<Generated, ScenarioError> {
+pub(super) fn threadpool(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: ThreadPool = params(v)?;
     if p.threads == 0 {
         return Err(ScenarioError::new("workload.params.threads", "expected at least 1"));
