@@ -67,16 +67,21 @@
 //!   check; `nr_bursts`/`burst_time` from the runtime snapshot (5.16 statistics).
 //!
 //! Model: one clock, so the "drift" extension only happens when an accounting at the
-//! boundary instant precedes the period timer. (a) is modelled by (c)'s sequence number
-//! (the 3.x time comparison is equivalent on one clock); as in 4.1+, a restarted period
-//! timer does not refill the pool (3.x refilled on restart). The 5.2 slack-timer rule
-//! (never pushed forward), the 5.8 re-check in throttle_cfs_rq (take 1 ns from the pool
-//! instead of throttling if the pool has runtime) and distribution at the tail of the list
-//! apply to every mode. Distribution is instantaneous (no distribute_running window, no
-//! remote rq locks, no 6.2 async CSD unthrottle). Not modelled: the period-timer overrun
-//! guard that doubles period and quota (the callback takes no time here), the
-//! hierarchical_quota constraint (scenario validation's job), and the 6.18 task-based
-//! throttle (throttled tasks keep running to their next return to user space).
+//! boundary instant precedes the period timer, and a (b) expiry that was extended by ticks
+//! counts as different from every global one (the kernel's practically never matches).
+//! (a) is modelled by (c)'s sequence number (the 3.x time comparison is equivalent on one
+//! clock); as in 4.1+, a restarted period timer does not refill the pool (3.x refilled on
+//! restart). Period boundaries lie on multiples of the period from time 0 (the hrtimer is
+//! forwarded from expiry 0). The 5.2 slack-timer rule (never pushed forward), the 5.8
+//! re-check in throttle_cfs_rq (take 1 ns from the pool instead of throttling if it has
+//! runtime) and throttled cfs_rqs joining the tail of the list apply to every mode.
+//! Distribution is instantaneous (no distribute_running window, no remote rq locks, no
+//! 6.2 async CSD unthrottle). A cfs_rq unthrottled with 1 ns runs until its next
+//! accounting, so where the engine puts ticks relative to the period grid matters for
+//! heavily throttled groups. Not modelled: the period-timer overrun guard that doubles
+//! period and quota (the callback takes no time here), the hierarchical_quota constraint
+//! (scenario validation's job), and the 6.18 task-based throttle (throttled tasks keep
+//! running to their next return to user space).
 
 mod runtime;
 mod timers;
