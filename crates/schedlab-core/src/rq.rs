@@ -34,6 +34,8 @@ pub struct Rq {
     pub curr: Option<TaskId>,
     /// Queued tasks, not running (the cfs_rq's rb-tree, unordered here).
     pub queue: Vec<TaskId>,
+    /// Runnable tasks held off the queue because their group is throttled here.
+    pub throttled: Vec<TaskId>,
     /// Runnable tasks on this CPU, queued or running (rq->nr_running).
     pub nr_running: usize,
     /// Whether this rq counts in the root domain's overload (nr_running > 1).

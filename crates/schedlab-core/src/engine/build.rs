@@ -92,6 +92,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         scenario_name: s.name.clone(),
         seed,
         tick_ns,
+        tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
+        bw: None,
+        bw_nr: Vec::new(),
         has_smt: m.has_smt(),
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
@@ -126,6 +129,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         m,
     };
 
+    sim.setup_bandwidth(&all_groups)?;
     for (i, t) in task_specs.iter().enumerate() {
         let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
         sim.programs.push(program);
@@ -168,6 +172,24 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
 }
 
 impl Simulator {
+    /// Creates the bandwidth state machine if any group has a quota.
+    fn setup_bandwidth(&mut self, groups: &[crate::scenario::GroupSpec]) -> Result<(), SimError> {
+        use crate::bandwidth::{BandwidthMode, BandwidthSpec, CfsBandwidthControl};
+        let mut specs = vec![(None, BandwidthSpec { quota_ns: None, period_ns: 100_000_000, burst_ns: 0 })];
+        for (i, g) in groups.iter().enumerate() {
+            let spec = BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(format!("groups[{i}].{f}"), msg))?;
+            specs.push((self.groups[i + 1].parent, spec));
+        }
+        if specs.iter().all(|(_, s)| s.quota_ns.is_none()) {
+            return Ok(());
+        }
+        let slice = self.k.tunables.sched_cfs_bandwidth_slice_us * 1000;
+        let mode = BandwidthMode::from_features(&self.feat);
+        self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
+        self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
+        Ok(())
+    }
+
     /// Creates a task (not yet runnable) and returns its index.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn create_task(

@@ -62,7 +62,14 @@ impl Simulator {
         let groups = self
             .groups
             .iter()
-            .map(|g| GroupStats { name: g.name.clone(), usage_ns: g.usage_ns, ..Default::default() })
+            .enumerate()
+            .map(|(i, g)| {
+                let base = match &self.bw {
+                    Some(bw) if i > 0 => bw.stats(i, self.now),
+                    _ => GroupStats::default(),
+                };
+                GroupStats { name: g.name.clone(), usage_ns: g.usage_ns, ..base }
+            })
             .collect();
         let mut histograms = BTreeMap::new();
         histograms.insert("wakeup_latency".to_string(), self.wakeup_latency.summary());

@@ -37,6 +37,12 @@ impl Simulator {
                 nr += 1;
                 load += t.se.weight;
             }
+            for &p in &rq.throttled {
+                seen[p] += 1;
+                if self.tasks[p].state != TaskState::Throttled || self.tasks[p].cpu != cpu {
+                    return Err(format!("task {p} on CPU {cpu}'s throttled list in state {:?}", self.tasks[p].state));
+                }
+            }
             if let Some(c) = rq.curr {
                 let t = &self.tasks[c];
                 if t.cpu != cpu {
@@ -59,7 +65,7 @@ impl Simulator {
             }
         }
         for (p, t) in self.tasks.iter().enumerate() {
-            let expected = matches!(t.state, TaskState::Runnable | TaskState::Running) as u32;
+            let expected = matches!(t.state, TaskState::Runnable | TaskState::Running | TaskState::Throttled) as u32;
             if seen[p] != expected {
                 return Err(format!("task {p} ({:?}) found on {} runqueues", t.state, seen[p]));
             }

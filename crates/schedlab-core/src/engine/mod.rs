@@ -111,6 +111,9 @@ pub struct Simulator {
     pub(crate) k: KernelConfig,
     pub(crate) feat: Features,
     pub(crate) tick_ns: Ns,
+    pub(crate) tick_offset: Ns,
+    pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
+    pub(crate) bw_nr: Vec<u32>,
     pub(crate) has_smt: bool,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
@@ -221,7 +224,7 @@ impl Simulator {
                 self.resched_pending[cpu as usize] = false;
                 self.schedule(cpu as usize);
             }
-            EventKind::Bandwidth { .. } => {}
+            EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
             EventKind::End => {}
         }
     }

@@ -51,8 +51,10 @@ pub enum EventKind {
     },
     /// A CFS bandwidth hrtimer (period or slack) of a group.
     Bandwidth {
-        /// Index into the pending bandwidth-timer table.
-        slot: u32,
+        /// Group.
+        group: u32,
+        /// Slack timer (else the period timer).
+        slack: bool,
     },
     /// The CPU must reschedule (resched_curr, after any IPI and idle-exit delay).
     Resched {

@@ -118,6 +118,12 @@ impl Simulator {
         self.rqs[cpu].queue.push(p);
         self.wc_waiting(cpu, p, 1);
         self.add_nr_running(cpu, 1);
+        if self.bw_enqueue(cpu, p) {
+            // Throttling the rest of the subtree may have reordered the queue.
+            self.rqs[cpu].queue.retain(|&t| t != p);
+            self.wc_waiting(cpu, p, -1);
+            self.throttle_task(cpu, p);
+        }
     }
 
     /// Removes the running task `p` from the sums because it blocks or exits.
@@ -130,6 +136,7 @@ impl Simulator {
         self.account_entity_dequeue(cpu, p);
         self.tasks[p].state = TaskState::Blocked;
         self.add_nr_running(cpu, -1);
+        self.bw_dequeue(cpu, p);
     }
 
     /// Takes a queued (not running) task off `cpu` for migration (detach_task).
@@ -143,6 +150,7 @@ impl Simulator {
         }
         self.account_entity_dequeue(cpu, p);
         self.add_nr_running(cpu, -1);
+        self.bw_dequeue(cpu, p);
     }
 
     /// Puts a detached task on `dst` (attach_task), keeping its lag or relative vruntime.
@@ -189,14 +197,18 @@ impl Simulator {
         }
     }
 
-    /// Puts the preempted current task back on the queue (put_prev_task_fair).
+    /// Puts the preempted current task back on the queue (put_prev_task_fair), or on
+    /// the throttled list if its group ran out of runtime.
     pub(crate) fn put_prev_task(&mut self, cpu: usize, p: TaskId) {
         let t = &mut self.tasks[p];
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
-        self.rqs[cpu].queue.push(p);
-        self.wc_waiting(cpu, p, 1);
-        self.check_cfs_rq_runtime(cpu, p);
+        if self.bw_put_prev(cpu, p) {
+            self.throttle_task(cpu, p);
+        } else {
+            self.rqs[cpu].queue.push(p);
+            self.wc_waiting(cpu, p, 1);
+        }
     }
 
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair).
@@ -264,7 +276,4 @@ impl Simulator {
             }
         }
     }
-
-    /// Bandwidth check at put_prev (check_cfs_rq_runtime); a no-op without quotas.
-    pub(crate) fn check_cfs_rq_runtime(&mut self, _cpu: usize, _p: TaskId) {}
 }

@@ -48,6 +48,7 @@ impl Simulator {
         let group = t.group;
         self.account_group_usage(group, delta);
         self.update_curr_fair(cpu, c, delta);
+        self.bw_account(cpu, c, delta);
     }
 
     fn account_group_usage(&mut self, mut g: usize, delta: Ns) {

@@ -7,6 +7,7 @@
 //! blocking step dequeues it at once and schedules the CPU within the same event.
 
 mod account;
+mod bandwidth;
 pub(crate) mod mm;
 mod program;
 
@@ -107,6 +108,9 @@ impl Simulator {
             self.update_curr(cpu);
             if self.tasks[p].state == TaskState::Running {
                 self.put_prev_task(cpu, p);
+            } else if self.tasks[p].state != TaskState::Exited {
+                // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
+                self.bw_put_prev(cpu, p);
             }
         }
         let mut next = self.pick_next_task_fair(cpu);
@@ -184,8 +188,12 @@ impl Simulator {
         let rq = &mut self.rqs[cpu];
         rq.tick_armed = true;
         let gen = rq.tick_gen;
-        // Ticks are aligned to jiffies on every CPU (no sched_skew_tick).
-        let next = (self.now / self.tick_ns + 1) * self.tick_ns;
+        // Ticks fall on one jiffy grid for every CPU (no sched_skew_tick); the grid's
+        // phase against time 0 (where hrtimer periods such as the bandwidth period are
+        // aligned) is a per-run accident of boot, drawn from the seed.
+        let off = self.tick_offset;
+        let next = ((self.now + self.tick_ns - off) / self.tick_ns) * self.tick_ns + off;
+        let next = if next <= self.now { next + self.tick_ns } else { next };
         self.q.push(next, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
     }
 

@@ -4,6 +4,7 @@
 //! same programs a scenario can write by hand), plus a reporter that computes the
 //! benchmark's own figures (makespan, round-trip time, ...) from the run's results.
 
+mod fibtest;
 mod make;
 mod rseq_burst;
 mod swap_bench;
@@ -44,6 +45,7 @@ pub struct GeneratorInfo {
 
 /// Every generator.
 pub const GENERATORS: &[GeneratorInfo] = &[
+    GeneratorInfo { name: "fibtest", description: "indeedeng/fibtest: one CPU-bound and N-1 mostly sleeping threads in one CPU-limited cgroup", build: fibtest::build },
     GeneratorInfo { name: "make", description: "make -jN: a job server forking short compile jobs (kernel build)", build: make::build },
     GeneratorInfo { name: "pingpong", description: "pairs of tasks bouncing a message through two pipes", build: synthetic::pingpong },
     GeneratorInfo { name: "threadpool", description: "a dispatcher handing requests to a pool of worker threads", build: synthetic::threadpool },
