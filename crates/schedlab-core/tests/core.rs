@@ -149,3 +149,25 @@ fn pingpong_wakes_through_the_normal_path() {
     assert_eq!(r.histograms["wakeup_latency"].count as f64, r.summary["wakeups"]);
     assert!(r.workload["round_trip_us"] > 4.0, "two 2 µs runs per round");
 }
+
+#[test]
+fn traces_open_as_perfetto_json_and_ftrace_text() {
+    let s = scenario(
+        "[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"pingpong\"\nparams = { pairs = 1, rounds = 20 }\n[run]\nuntil = \"workload_done\"\n",
+    );
+    let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
+    let trace = out.trace.unwrap();
+    let mut json = Vec::new();
+    trace.write_perfetto_json(&mut json).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let slices: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(slices.len() >= 40, "one slice per run of ping or pong");
+    assert!(slices.iter().all(|e| e["tid"].as_u64().unwrap() < 2 && e["dur"].as_f64().unwrap() >= 0.0));
+    let mut text = Vec::new();
+    trace.write_ftrace(&mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let switch = text.lines().find(|l| l.contains("sched_switch:")).unwrap();
+    assert!(switch.contains("prev_comm=") && switch.contains("==> next_comm="), "{switch}");
+    assert!(text.lines().any(|l| l.contains("sched_waking: comm=pong0 pid=2 prio=120 target_cpu=")));
+}
