@@ -2,10 +2,12 @@
 //!
 //! Model: cancellation is lazy. Events carry the generation of the thing they belong
 //! to (a CPU's segment, a task's sleep); a popped event whose generation is stale is
-//! dropped, which keeps every operation O(log n) with no search.
+//! dropped, which keeps every operation O(log n) with no search. Events due at the
+//! current instant (a local resched) skip the heap: they wait in a FIFO that is
+//! drained before the heap, in the order they were posted.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use dary_heap::QuaternaryHeap as BinaryHeap;
 
 use crate::time::Ns;
 
@@ -89,6 +91,8 @@ impl Ord for Entry {
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Reverse<Entry>>,
+    now: std::collections::VecDeque<EventKind>,
+    now_time: Ns,
     seq: u64,
 }
 
@@ -104,20 +108,34 @@ impl EventQueue {
         self.heap.push(Reverse(Entry { key, kind }));
     }
 
+    /// Schedules `kind` at the instant of the last popped event, after what is already
+    /// due then.
+    #[inline]
+    pub fn push_now(&mut self, kind: EventKind) {
+        self.now.push_back(kind);
+    }
+
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
-        self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Ns, e.kind))
+        if let Some(kind) = self.now.pop_front() {
+            return Some((self.now_time, kind));
+        }
+        let e = self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Ns, e.kind));
+        if let Some((t, _)) = e {
+            self.now_time = t;
+        }
+        e
     }
 
     /// Returns the number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.now.len()
     }
 
     /// Tells whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.heap.is_empty() && self.now.is_empty()
     }
 }
 
@@ -135,6 +153,8 @@ mod tests {
         assert_eq!(q.pop(), Some((5, EventKind::Tick { cpu: 0, gen: 0 })));
         assert_eq!(q.pop(), Some((10, EventKind::SegmentEnd { cpu: 1, gen: 0 })));
         assert_eq!(q.pop(), Some((10, EventKind::SegmentEnd { cpu: 2, gen: 0 })));
+        q.push_now(EventKind::Resched { cpu: 3 });
+        assert_eq!(q.pop(), Some((10, EventKind::Resched { cpu: 3 })));
         assert_eq!(q.pop(), Some((10, EventKind::End)));
         assert!(q.is_empty());
     }

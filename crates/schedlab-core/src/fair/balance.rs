@@ -102,7 +102,7 @@ impl LoadSums {
                     let id = *ids.entry(key).or_insert_with(|| {
                         let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
                         let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
-                        groups.push(if covered == g.weight() && llcs.len() > 1 {
+                        groups.push(if covered == g.weight() && !llcs.is_empty() {
                             GroupRef::Llcs(llcs)
                         } else {
                             GroupRef::Cpus(g.iter().collect())

@@ -92,7 +92,11 @@ impl Simulator {
                 delay += self.m.cost.idle_exit_ns;
             }
         }
-        self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
+        if delay == 0.0 {
+            self.q.push_now(EventKind::Resched { cpu: cpu as u32 });
+        } else {
+            self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
+        }
     }
 
     /// Counts an IPI from one CPU to another.
