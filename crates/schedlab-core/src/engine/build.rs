@@ -122,6 +122,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
         reporter,
         mm: Default::default(),
+        swq: Default::default(),
         error: None,
         rqs,
         k,

@@ -141,6 +141,7 @@ pub struct Simulator {
     pub(crate) wakeup_latency: LatencyHistogram,
     pub(crate) trace: Option<Trace>,
     pub(crate) mm: crate::sched::mm::MmState,
+    pub(crate) swq: crate::fair::shared_runq::SharedRunq,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) error: Option<SimError>,
 }

@@ -11,6 +11,7 @@ mod cfs;
 mod eevdf;
 pub mod balance;
 pub mod placement;
+pub mod shared_runq;
 
 use crate::engine::Simulator;
 use crate::kernel::FairPolicy;
@@ -137,6 +138,7 @@ impl Simulator {
         self.tasks[p].state = TaskState::Blocked;
         self.add_nr_running(cpu, -1);
         self.bw_dequeue(cpu, p);
+        self.swq_remove(p);
     }
 
     /// Takes a queued (not running) task off `cpu` for migration (detach_task).
@@ -145,6 +147,7 @@ impl Simulator {
         let i = rq.queue.iter().position(|&t| t == p).expect("detach of a task not queued here");
         rq.queue.swap_remove(i);
         self.wc_waiting(cpu, p, -1);
+        self.swq_remove(p);
         if self.policy() == FairPolicy::Eevdf {
             self.update_entity_lag(cpu, p);
         }
@@ -224,6 +227,7 @@ impl Simulator {
         let i = rq.queue.iter().position(|&t| t == next).expect("picked task is queued");
         rq.queue.swap_remove(i);
         self.wc_waiting(cpu, next, -1);
+        self.swq_remove(next);
         Some(next)
     }
 

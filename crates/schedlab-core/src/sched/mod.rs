@@ -41,6 +41,9 @@ impl Simulator {
         t.runnable_since = self.now;
         t.woken = true;
         self.activate_task(cpu, p, true);
+        if cpu == prev && self.tasks[p].state == TaskState::Runnable {
+            self.swq_enqueue(p, cpu, this_cpu);
+        }
         self.wakeup_preempt(cpu, p, this_cpu);
     }
 
@@ -118,10 +121,8 @@ impl Simulator {
             }
         }
         let mut next = self.pick_next_task_fair(cpu);
-        if next.is_none() {
-            if self.sched_balance_newidle(cpu) {
-                next = self.pick_next_task_fair(cpu);
-            }
+        if next.is_none() && (self.swq_pull(cpu) || self.sched_balance_newidle(cpu)) {
+            next = self.pick_next_task_fair(cpu);
         }
         self.switch_to(cpu, prev, next);
     }
