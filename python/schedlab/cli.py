@@ -33,7 +33,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-out = Console(highlight=False, soft_wrap=False)
+# Piped or captured output is not squeezed to 80 columns.
+out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False)
 
 
@@ -120,22 +121,22 @@ def _cell(v) -> str:
     return fmt(v)
 
 
-def _print_run(results, traces: list[Optional[str]]) -> None:
+def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
     from .reproduce.compare import mean_std
 
     raws = [r.raw for r in results]
     first = raws[0]
     k = first.get("kernel", {})
     v = k.get("version", {})
-    changed = ", ".join(f"{n}" for n, on in first.get("features", {}).items() if on) or "none"
+    changed = ", ".join(f"{n}" if on else f"NO_{n}" for n, on in overrides.items()) or "none (profile defaults)"
     out.print(Panel.fit(
         f"[bold]{first.get('scenario') or '(unnamed)'}[/] on [bold]{first.get('machine')}[/] "
         f"({first.get('nr_cpus')} CPUs), kernel profile {v.get('major')}.{v.get('minor')} "
-        f"({str(k.get('policy', '')).upper()})\nfeatures on: {changed}",
+        f"({str(k.get('policy', '')).upper()})\nfeature overrides: {changed}",
         title="schedlab run"))
     several = len(raws) > 1
     t = Table(show_edge=False)
-    t.add_column("figure")
+    t.add_column("figure", no_wrap=True)
     show_seeds = len(raws) <= 6
     if show_seeds:
         for r in raws:
@@ -194,7 +195,7 @@ def run(
         else:
             sys.stdout.write(res.to_json(wall_time=wall_time, indent=2) + "\n")
         return
-    _print_run(res, [r.trace_path for r in res])
+    _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
 
 
 # ------------------------------------------------------------------------ machines
@@ -308,7 +309,7 @@ def reproduce(
     from . import __version__
     from ._progress import DelayedProgress
     from .reproduce import registry
-    from .reproduce.report import notes, rich_table, rows_json, write_markdown
+    from .reproduce.report import notes, rich_tables, rows_json, write_markdown
     from .reproduce.runner import run_experiments
 
     with errors():
@@ -336,7 +337,8 @@ def reproduce(
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
-    out.print(rich_table(rows, exps))
+    for table in rich_tables(rows, exps):
+        out.print(table)
     for n in notes(rows, exps):
         out.print(n, soft_wrap=True)
     if out_dir is not None:

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 from .compare import ROW_FIELDS, Row
 from .registry import Experiment
 
-__all__ = ["fmt", "rich_table", "markdown", "write_markdown", "rows_json", "notes"]
+__all__ = ["fmt", "rich_tables", "markdown", "write_markdown", "rows_json", "notes"]
 
 CAL_MARK = "†"
 
@@ -57,19 +57,32 @@ def notes(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list[str]:
     return out
 
 
-def rich_table(rows: Sequence[Row], experiments: Iterable[Experiment], title: str = "schedlab reproduce"):
+def rich_tables(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list:
+    """One rich table per (experiment, machine), titled with both; a row per
+    (configuration, metric): published, simulated mean ± std, sim/pub and the calibration mark."""
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
-    for name, just in [("experiment", "left"), ("machine", "left"), ("config", "left"), ("metric", "left"),
-                       ("published", "right"), ("simulated (mean ± std)", "right"), ("n", "right"),
-                       ("sim/pub", "right"), ("cal", "center")]:
-        t.add_column(name, justify=just, no_wrap=name in ("experiment", "machine"))
-    for r in rows:
-        unit = "" if r.unit in ("", "ratio") else f" {r.unit}"
-        t.add_row(r.experiment, r.machine, r.config, f"{r.metric}{unit}" if r.unit != "ratio" else f"{r.metric} (ratio)",
-                  fmt(r.published), simulated(r), str(r.n_seeds), fmt(r.ratio), CAL_MARK if r.calibrated else "")
-    return t
+    exps = {e.name: e for e in experiments}
+    tables = []
+    for exp_name, machine in dict.fromkeys((r.experiment, r.machine) for r in rows):
+        mine = [r for r in rows if r.experiment == exp_name and r.machine == machine]
+        seeds = sorted({r.n_seeds for r in mine})
+        title = exps[exp_name].title if exp_name in exps else ""
+        t = Table(title=f"[bold]{exp_name}[/] on [bold]{machine}[/]: {title}\n"
+                        f"simulated = mean ± std over {', '.join(map(str, seeds))} seeds; "
+                        f"sim/pub = simulated mean / published", title_justify="left")
+        t.add_column("config")
+        t.add_column("metric", no_wrap=True)
+        t.add_column("published", justify="right", no_wrap=True)
+        t.add_column("simulated", justify="right", no_wrap=True)
+        t.add_column("sim/pub", justify="right", no_wrap=True)
+        t.add_column(CAL_MARK, justify="center", no_wrap=True)
+        for r in mine:
+            metric = f"{r.metric} (ratio)" if r.unit == "ratio" else (f"{r.metric} [{r.unit}]" if r.unit else r.metric)
+            t.add_row(r.config, metric.replace("[", "\\["), fmt(r.published), simulated(r), fmt(r.ratio),
+                      CAL_MARK if r.calibrated else "")
+        tables.append(t)
+    return tables
 
 
 def markdown(exp: Experiment, rows: Sequence[Row], version: str = "") -> str:
