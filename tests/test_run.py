@@ -56,7 +56,8 @@ def test_api_run_records_seed_features_tunables():
     assert df.loc[0, "seed"] == 3 and df.loc[0, "kernel.version"] == "6.6" and df.loc[0, "kernel.policy"] == "eevdf"
     assert "feature.PLACE_LAG" in df.columns and bool(df.loc[0, "feature.PLACE_LAG"])
     assert "tunable.sched_base_slice_ns" in df.columns
-    assert set(res.tasks["name"]) >= {"ping", "pong"}
+    names = set(res.tasks["name"])
+    assert any(n.startswith("ping") for n in names) and any(n.startswith("pong") for n in names)
     assert len(res.cpus) == 16
     assert res.raw["engine"]["stopped_by"] == "workload_done"
 
@@ -85,8 +86,8 @@ def test_progress_callback_and_trace_files(tmp_path):
     assert all(0.0 <= f <= 1.0 for f in seen)
     assert res.trace_path == str(tmp_path / "t.json")
     doc = json.loads((tmp_path / "t.json").read_text())
-    names = {e.get("name") for e in doc["traceEvents"]}
-    assert {"ping", "pong"} <= names
+    names = {str(e.get("name")) for e in doc["traceEvents"] if e.get("ph") == "X"}
+    assert any(n.startswith("ping") for n in names) and any(n.startswith("pong") for n in names)
     schedlab.run(PINGPONG, seed=1, trace=tmp_path / "t.txt", trace_format="ftrace")
     text = (tmp_path / "t.txt").read_text()
     assert text.startswith("# tracer: nop") and "sched_switch" in text
