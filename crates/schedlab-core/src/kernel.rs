@@ -72,6 +72,12 @@ pub struct Tunables {
     pub sched_cfs_bandwidth_slice_us: u64,
     /// Balance-interval multiplier while busy (sd->busy_factor).
     pub busy_factor: u32,
+    /// Idle time after which a CPU is in a power-down state (out of the coherency
+    /// domain); None = idle CPUs stay in WFI/C1 (`cpuidle.off=1`).
+    pub cpuidle_deep_after_ns: Option<Ns>,
+    /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
+    /// review threshold); None = always defer (as merged in 6.5).
+    pub tlb_batch_min_cpus: Option<usize>,
 }
 
 /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
@@ -103,6 +109,10 @@ pub struct TunableOverrides {
     pub sched_cfs_bandwidth_slice_us: Option<u64>,
     /// See [`Tunables::busy_factor`].
     pub busy_factor: Option<u32>,
+    /// See [`Tunables::cpuidle_deep_after_ns`].
+    pub cpuidle_deep_after_ns: Option<Ns>,
+    /// See [`Tunables::tlb_batch_min_cpus`].
+    pub tlb_batch_min_cpus: Option<usize>,
 }
 
 /// A kernel profile resolved for one machine.
@@ -139,6 +149,8 @@ impl KernelConfig {
             sched_cfs_bandwidth_slice_us: o.sched_cfs_bandwidth_slice_us.unwrap_or(5_000),
             // Guittot's 5.10 change halved busy_factor from 32 to 16.
             busy_factor: o.busy_factor.unwrap_or(if version >= KernelVersion::new(5, 10) { 16 } else { 32 }),
+            cpuidle_deep_after_ns: o.cpuidle_deep_after_ns,
+            tlb_batch_min_cpus: o.tlb_batch_min_cpus,
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));

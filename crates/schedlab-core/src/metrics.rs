@@ -40,6 +40,8 @@ pub struct TaskStats {
     pub exit_ns: Option<Ns>,
     /// Work the task completed (at capacity 1024), a measure of progress.
     pub work_done_ns: Ns,
+    /// Part of `run_ns` spent in the kernel on the task's behalf (faults, reclaim).
+    pub sys_ns: Ns,
 }
 
 /// Per-CPU figures.
@@ -67,6 +69,8 @@ pub struct CpuStats {
     pub periodic_pulls: u64,
     /// Tasks pulled from the shared wakequeue.
     pub shared_runq_pulls: u64,
+    /// Runnable tasks on the CPU when the run ended.
+    pub nr_running_end: usize,
 }
 
 /// Per-group figures, named as cpu.stat names them.

@@ -160,8 +160,66 @@ pub enum OpSpec {
     WaitChildren,
     /// Repeat a body.
     Loop(LoopSpec),
+    /// Increment every byte of the per-CPU or per-cid area the task indexes now (rseq).
+    TouchArea(TouchAreaSpec),
+    /// Touch pages of a shared anonymous region, faulting in (swapping in) absent ones.
+    TouchPages(TouchPagesSpec),
+    /// MADV_PAGEOUT the region (or reclaim it as kswapd would).
+    PageOut(PageOutSpec),
     /// End the task.
     Exit,
+}
+
+/// `{ touch_area = { bytes = 16384, index = "mm_cid", record = true } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TouchAreaSpec {
+    /// Bytes of the area.
+    pub bytes: u64,
+    /// "cpu_id" (rseq cpu_id) or "mm_cid" (rseq concurrency id; falls back to cpu_id
+    /// when the kernel profile has no mm_cid).
+    pub index: AreaIndex,
+    /// Record the pass time in the `touch_area` histogram.
+    #[serde(default)]
+    pub record: bool,
+}
+
+/// How user space indexes its per-CPU data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AreaIndex {
+    /// rseq cpu_id.
+    CpuId,
+    /// rseq mm_cid.
+    MmCid,
+}
+
+/// `{ touch_pages = { region = "buf", pages = 256 } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TouchPagesSpec {
+    /// Region name (created at first use with this many pages).
+    pub region: String,
+    /// Pages touched, from the start of the region.
+    pub pages: u64,
+    /// Writes (dirty the PTEs) rather than reads.
+    #[serde(default)]
+    pub write: bool,
+}
+
+/// `{ page_out = { region = "buf" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageOutSpec {
+    /// Region name.
+    pub region: String,
+    /// Other processes also mapping every page (each ran on one CPU, round robin).
+    #[serde(default)]
+    pub extra_mappers: u32,
+    /// Reclaim as kswapd/direct reclaim (32-page batches) instead of MADV_PAGEOUT, which
+    /// skips pages mapped by more than one process.
+    #[serde(default)]
+    pub kswapd: bool,
 }
 
 /// `{ fork = { template = "cc1", count = 1 } }`.
@@ -199,6 +257,8 @@ pub struct TaskSpec {
     pub nice: i32,
     /// Allowed CPUs as a cpulist ("0-3,8"); absent = all.
     pub affinity: Option<String>,
+    /// CPU the task starts on, bypassing fork placement (it may move later).
+    pub cpu: Option<usize>,
     /// Pin copy i to the i-th CPU of `affinity` (or of the machine).
     #[serde(default)]
     pub pin_each: bool,

@@ -1,20 +1,237 @@
-//! The simulator: one event queue and the run loop (placeholder while the core lands).
+//! The simulator: state of one run and its event loop.
+//!
+//! Mirrors: the passage of time in a kernel: hrtimers, the tick, IPIs and the
+//! interleaving of CPUs. The scheduling logic itself lives in `sched` (core.c) and
+//! `fair` (fair.c), as `impl Simulator` blocks over this state.
+//! Model: one event queue for the whole machine; an idle CPU has no pending event at
+//! all (NOHZ idle: its tick is stopped); a busy CPU has its tick and the end of its
+//! current task's step. Same scenario and seed give bit-identical results.
+
+pub mod queue;
+pub mod rng;
+mod build;
+mod conservation;
+mod finish;
+mod invariants;
+
+use std::collections::VecDeque;
 
 use crate::api::{RunOptions, RunOutput};
+pub use conservation::WorkConservation;
 use crate::error::SimError;
+use crate::features::Features;
+use crate::kernel::KernelConfig;
+use crate::metrics::LatencyHistogram;
+use crate::rq::Rq;
 use crate::scenario::Scenario;
+use crate::task::{Program, Task, TaskId};
+use crate::time::Ns;
+use crate::topology::Machine;
+use crate::trace::Trace;
+use crate::workload::Reporter;
+use queue::{EventClass, EventKind, EventQueue};
+use rng::Stream;
+
+/// A pipe/futex-like channel: banked signals and blocked waiters.
+#[derive(Clone, Debug, Default)]
+pub struct Channel {
+    /// Signals not yet consumed.
+    pub tokens: u64,
+    /// Tasks blocked in `wait`, FIFO.
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// A sleeping mutex.
+#[derive(Clone, Debug, Default)]
+pub struct Mutex {
+    /// Holder.
+    pub owner: Option<TaskId>,
+    /// Tasks blocked in `lock`, FIFO (handed the lock in order).
+    pub waiters: VecDeque<TaskId>,
+}
+
+/// A task template that `fork` instantiates.
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// comm.
+    pub name: String,
+    /// Program index.
+    pub program: usize,
+    /// Nice.
+    pub nice: i32,
+    /// Allowed CPUs (None = all).
+    pub affinity: Option<crate::cpumask::CpuMask>,
+    /// Group index.
+    pub group: usize,
+    /// Shared process name, or None for a new process per child.
+    pub process: Option<String>,
+    /// Footprint, bytes.
+    pub footprint: u64,
+}
+
+/// A cgroup as the engine tracks it.
+#[derive(Clone, Debug, Default)]
+pub struct Group {
+    /// Name ("root" for index 0).
+    pub name: String,
+    /// Parent index.
+    pub parent: Option<usize>,
+    /// CPU time used.
+    pub usage_ns: Ns,
+}
+
+/// Machine-wide counters.
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    /// Migrations by distance (index = Distance as usize).
+    pub migrations: [u64; 5],
+    /// IPIs sent.
+    pub ipis: u64,
+    /// Idle-CPU scan steps of select_idle_sibling.
+    pub sis_scanned: u64,
+    /// Wakeups.
+    pub wakeups: u64,
+    /// Context switches.
+    pub switches: u64,
+    /// Tasks moved by periodic/idle load balance.
+    pub lb_moved: u64,
+    /// Active balances (running task pushed by the stopper).
+    pub active_balances: u64,
+    /// Overhead charged for cache refill after migration, ns.
+    pub refill_ns: u128,
+    /// Nohz idle balance kicks.
+    pub nohz_kicks: u64,
+}
 
 /// One run in progress.
-pub struct Simulator;
+pub struct Simulator {
+    pub(crate) scenario_name: String,
+    pub(crate) seed: u64,
+    pub(crate) m: Machine,
+    pub(crate) k: KernelConfig,
+    pub(crate) feat: Features,
+    pub(crate) tick_ns: Ns,
+    pub(crate) tick_offset: Ns,
+    pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
+    pub(crate) bw_nr: Vec<u32>,
+    pub(crate) has_smt: bool,
+    pub(crate) now: Ns,
+    pub(crate) end: Option<Ns>,
+    pub(crate) until_done: bool,
+    pub(crate) max_events: u64,
+    pub(crate) q: EventQueue,
+    pub(crate) events: u64,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) rngs: Vec<Stream>,
+    pub(crate) programs: Vec<Program>,
+    pub(crate) templates: Vec<Template>,
+    pub(crate) mm_names: std::collections::BTreeMap<String, usize>,
+    pub(crate) rqs: Vec<Rq>,
+    pub(crate) resched_pending: Vec<bool>,
+    pub(crate) chans: Vec<Channel>,
+    pub(crate) locks: Vec<Mutex>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) live_tasks: usize,
+    pub(crate) nr_overloaded: usize,
+    pub(crate) nohz_next_balance: Ns,
+    pub(crate) llc_nr_idle_scan: Vec<usize>,
+    pub(crate) load_sums: crate::fair::balance::LoadSums,
+    pub(crate) wc: WorkConservation,
+    pub(crate) counters: Counters,
+    pub(crate) wakeup_latency: LatencyHistogram,
+    pub(crate) trace: Option<Trace>,
+    pub(crate) mm: crate::sched::mm::MmState,
+    pub(crate) reporter: Option<Reporter>,
+    pub(crate) error: Option<SimError>,
+}
 
 impl Simulator {
-    /// Builds a run from a scenario.
-    pub fn new(_s: &Scenario, _seed: u64, _trace: bool) -> Result<Simulator, SimError> {
-        Err(SimError::Internal("engine not implemented yet".into()))
+    /// Builds a run from a scenario (validated again here) and a seed.
+    pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+        build::build(s, seed, trace)
     }
 
-    /// Runs to the end.
-    pub fn run(self, _opts: &RunOptions) -> Result<RunOutput, SimError> {
-        Err(SimError::Internal("engine not implemented yet".into()))
+    /// Runs to the end condition and returns the figures.
+    pub fn run(mut self, opts: &RunOptions) -> Result<RunOutput, SimError> {
+        let wall = std::time::Instant::now();
+        if let Some(end) = self.end {
+            self.q.push(end, EventClass::Segment, EventKind::End);
+        }
+        let horizon = self.end.unwrap_or(0).max(1) as f64;
+        let stopped_by;
+        loop {
+            if self.until_done && self.live_tasks == 0 {
+                stopped_by = "workload_done";
+                break;
+            }
+            if self.events >= self.max_events {
+                stopped_by = "max_events";
+                break;
+            }
+            let Some((t, ev)) = self.q.pop() else {
+                stopped_by = if self.live_tasks == 0 { "workload_done" } else { "deadlock" };
+                break;
+            };
+            debug_assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            self.events += 1;
+            if ev == EventKind::End {
+                stopped_by = "duration";
+                break;
+            }
+            self.dispatch(ev);
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+            #[cfg(debug_assertions)]
+            self.check_invariants_sampled();
+            if self.events & 0xF_FFFF == 0 {
+                if let Some(p) = &opts.progress {
+                    p(if self.end.is_some() { self.now as f64 / horizon } else { f64::NAN });
+                }
+            }
+        }
+        Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
+    }
+
+    fn dispatch(&mut self, ev: EventKind) {
+        match ev {
+            EventKind::SegmentEnd { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].seg_gen == gen {
+                    self.segment_end(cpu);
+                }
+            }
+            EventKind::SleepTimer { task, gen } => {
+                let task = task as usize;
+                if self.tasks[task].sleep_gen == gen && self.tasks[task].state == crate::task::TaskState::Sleeping {
+                    let cpu = self.tasks[task].cpu;
+                    self.try_to_wake_up(task, cpu, None, false);
+                }
+            }
+            EventKind::TaskStart { task } => {
+                let task = task as usize;
+                let cpu = self.tasks[task].cpu;
+                self.wake_up_new_task(task, cpu, None);
+            }
+            EventKind::Tick { cpu, gen } => {
+                let cpu = cpu as usize;
+                if self.rqs[cpu].tick_gen == gen {
+                    self.scheduler_tick(cpu);
+                }
+            }
+            EventKind::Resched { cpu } => {
+                self.resched_pending[cpu as usize] = false;
+                self.schedule(cpu as usize);
+            }
+            EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
+            EventKind::End => {}
+        }
+    }
+
+    /// Returns the capacity of a CPU.
+    #[inline]
+    pub(crate) fn capacity(&self, cpu: usize) -> u64 {
+        self.m.cpus[cpu].capacity as u64
     }
 }

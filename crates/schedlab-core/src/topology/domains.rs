@@ -7,8 +7,18 @@
 //! milliseconds as in `struct sched_domain`; busy_factor comes from the kernel profile
 //! (16 since 5.10, 32 before) and is applied by the balancer.
 //!
+//! NUMA: the kernel builds one NUMA level per distinct node distance (sched_init_numa()).
+//! The machine carries no SLIT, only sockets and nodes, so two distance classes are
+//! modeled: nodes of the same socket (a `Numa` level spanning the socket, present when a
+//! socket holds several nodes, e.g. Kunpeng 920's two dies) and every node (a `Numa`
+//! level spanning the machine). Machines whose SLIT has more classes (asymmetric
+//! multi-hop meshes) get those two. The NUMA-level trimming the kernel applies beyond
+//! `node_reclaim_distance` (30: no WAKE_AFFINE, BALANCE_EXEC/FORK) is not modeled, for
+//! lack of distances.
+//!
 //! ```text
-//!  NUMA   [ node0 ............................ | node1 .......... ]
+//!  NUMA   [ socket0 ...................... | socket1 ........... ]  (all nodes)
+//!  NUMA   [ node0 ........ | node1 ....... ]                        (nodes of a socket)
 //!  PKG    [ LLC0 | LLC1 | LLC2 ]                 (levels between LLC and node)
 //!  MC     [ core0 | core1 | ... ]                (CPUs sharing an LLC)
 //!  SMT    [ cpu0 cpu1 ]                          (hardware threads of a core)
@@ -61,7 +71,7 @@ pub enum DomainLevel {
     Mc,
     /// CPUs of one NUMA node (several LLCs).
     Pkg,
-    /// The whole machine across NUMA nodes.
+    /// Several NUMA nodes: those of one socket, or the whole machine.
     Numa,
 }
 
@@ -98,43 +108,60 @@ impl SchedDomain {
 /// Builds every CPU's hierarchy, lowest level first, with degenerate levels removed.
 pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
     let asym = m.is_asymmetric();
-    (0..m.nr_cpus())
-        .map(|cpu| {
-            let c = &m.cpus[cpu];
-            let levels: [(DomainLevel, CpuMask); 4] = [
+    let nr_sockets = m.nr_sockets();
+    let mut socket_span = vec![CpuMask::new(); nr_sockets];
+    for c in &m.cpus {
+        socket_span[c.socket].set(c.id);
+    }
+    let all = m.all_cpus();
+    // The span of every candidate level of each CPU, lowest first (the topology table).
+    let spans: Vec<[(DomainLevel, CpuMask); 5]> = m
+        .cpus
+        .iter()
+        .map(|c| {
+            [
                 (DomainLevel::Smt, m.core_span[c.core]),
                 (DomainLevel::Mc, m.llc_span[c.llc]),
                 (DomainLevel::Pkg, m.node_span[c.node]),
-                (DomainLevel::Numa, m.all_cpus()),
-            ];
+                (DomainLevel::Numa, socket_span[c.socket]),
+                (DomainLevel::Numa, all),
+            ]
+        })
+        .collect();
+    (0..m.nr_cpus())
+        .map(|cpu| {
             let mut out: Vec<SchedDomain> = Vec::new();
             let mut child_span = CpuMask::single(cpu);
-            for (level, span) in levels {
+            // Index in `spans` of the level the groups are made of (None = single CPUs).
+            let mut child: Option<usize> = None;
+            for (i, &(level, span)) in spans[cpu].iter().enumerate() {
+                // build_sched_domain(): a level that does not cover its child ("arch
+                // topology borken") is widened to cover it.
+                let span = span.or(&child_span);
                 if span == child_span || span.weight() <= 1 {
                     continue; // degenerate: nothing to balance at this level
                 }
-                out.push(make_domain(m, cpu, level, span, child_of(&out, level), asym));
+                // Groups: the distinct child-level spans inside this span, in CPU order.
+                let mut groups: Vec<CpuMask> = Vec::new();
+                for c in span.iter() {
+                    if !groups.iter().any(|g| g.test(c)) {
+                        groups.push(child.map_or(CpuMask::single(c), |k| spans[c][k].1));
+                    }
+                }
+                out.push(make_domain(m, cpu, level, span, groups, asym));
                 child_span = span;
+                child = Some(i);
+            }
+            // sd_init(): do not spread across CPUs of different capacities, so the child
+            // of an asymmetric level loses SD_PREFER_SIBLING.
+            for i in 1..out.len() {
+                if out[i].flags.has(SdFlags::ASYM_CPUCAPACITY) {
+                    out[i - 1].flags.0 &= !SdFlags::PREFER_SIBLING;
+                }
             }
             out
         })
         .collect()
-}
-
-/// Returns the child level whose spans form the groups of `level` (None = single CPUs).
-fn child_of(built: &[SchedDomain], _level: DomainLevel) -> Option<DomainLevel> {
-    built.last().map(|d| d.level)
-}
-
-fn level_span(m: &Machine, cpu: CpuId, level: Option<DomainLevel>) -> CpuMask {
-    let c = &m.cpus[cpu];
-    match level {
-        None => CpuMask::single(cpu),
-        Some(DomainLevel::Smt) => m.core_span[c.core],
-        Some(DomainLevel::Mc) => m.llc_span[c.llc],
-        Some(DomainLevel::Pkg) => m.node_span[c.node],
-        Some(DomainLevel::Numa) => m.all_cpus(),
-    }
 }
 
 fn make_domain(
@@ -142,17 +169,9 @@ fn make_domain(
     cpu: CpuId,
     level: DomainLevel,
     span: CpuMask,
-    child: Option<DomainLevel>,
+    groups: Vec<CpuMask>,
     asym: bool,
 ) -> SchedDomain {
-    // Groups: the distinct child-level spans inside this span, in CPU order.
-    let mut groups: Vec<CpuMask> = Vec::new();
-    for c in span.iter() {
-        if groups.iter().any(|g| g.test(c)) {
-            continue;
-        }
-        groups.push(level_span(m, c, child));
-    }
     let local_group = groups.iter().position(|g| g.test(cpu)).unwrap_or(0);
     let weight = span.weight() as u64;
     let mut flags = SdFlags::BALANCE_NEWIDLE

@@ -12,6 +12,7 @@
 //! ```
 
 pub mod domains;
+pub mod preset_costs;
 pub mod presets;
 pub mod sysfs;
 

@@ -2,11 +2,27 @@
 //!
 //! Mirrors: what `lscpu -e` and /sys/devices/system/cpu show on each machine.
 //! Model: CPU numbering follows Linux's usual enumeration on x86 (every core's first
-//! thread, then every core's second thread), so CPU i and i + cores are SMT siblings.
-//! Every cost figure names its source; none is fitted to a seed's results.
+//! thread, then every core's second thread), so CPU i and i + cores are SMT siblings;
+//! Arm phones number their little cores first, as Android does (CPU 0-3 = Cortex-A55).
+//! Phone capacities are computed from the device tree as the kernel does
+//! ([`dt_capacities`]). Cost tables live in `preset_costs.rs`, every figure with its
+//! source; none is fitted to a seed's results. Each description states the shape and
+//! every assumption made where the source machine was not fully described.
+//!
+//! ```text
+//!  ryzen-7950x     1 socket   2 LLC x  8 cores x SMT2 =  32 CPUs  SMT MC PKG
+//!  milan-72        1 socket   6 LLC x  6 cores x SMT2 =  72 CPUs  SMT MC PKG
+//!  bergamo         1 socket  11 LLC x  8 cores x SMT2 = 176 CPUs  SMT MC PKG
+//!  epyc-9654-2s    2 sockets 24 LLC x  8 cores x SMT2 = 384 CPUs  SMT MC PKG NUMA
+//!  zen3-2s         2 sockets 16 LLC x  8 cores x SMT2 = 256 CPUs  SMT MC PKG NUMA
+//!  pixel6          1 socket   1 LLC x  4+2+2 cores    =   8 CPUs  MC (asym)
+//!  snapdragon-888  1 socket   1 LLC x  4+3+1 cores    =   8 CPUs  MC (asym)
+//!  kunpeng-920-2s  2 sockets  4 LLC x 32 cores        = 128 CPUs  MC NUMA NUMA
+//!  xeon-80         2 sockets  2 LLC x 20 cores x SMT2 =  80 CPUs  SMT MC NUMA
+//! ```
 
+use super::preset_costs as costs;
 use super::{Arch, CpuTopo, Machine};
-use crate::cost::{CacheSizes, CachelineCosts, CostTable};
 
 /// Shape of a homogeneous machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,27 +62,7 @@ pub fn homogeneous_cpus(shape: Shape, freq_mhz: u32, core_type: &str) -> Vec<Cpu
     cpus
 }
 
-/// Returns a generic x86 server cost table, used by synthetic machines.
-pub fn generic_x86_costs() -> CostTable {
-    CostTable {
-        cacheline: CachelineCosts {
-            same_core_ns: 4.0,
-            smt_sibling_ns: 4.0,
-            same_llc_ns: 20.0,
-            same_package_ns: 100.0,
-            other_package_ns: 180.0,
-            dram_ns: 100.0,
-        },
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024 },
-        miss_parallelism: 10.0,
-        context_switch_ns: 1500.0,
-        ipi_send_ns: 300.0,
-        ipi_receive_ns: 1000.0,
-        migration_ns: 1500.0,
-        idle_exit_ns: 1000.0,
-        fork_ns: 50_000.0,
-    }
-}
+pub use super::preset_costs::generic_x86_costs;
 
 /// Builds the synthetic machine `topo(sockets, llcs per socket, cores per LLC, smt)`.
 pub fn topo(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: usize) -> Machine {
@@ -80,11 +76,168 @@ pub fn topo(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: u
     )
 }
 
+
+/// One cluster of identical cores on a heterogeneous (big.LITTLE) SoC.
+#[derive(Clone, Copy, Debug)]
+pub struct Cluster {
+    /// Cores in the cluster (one CPU each: no SMT on these designs).
+    pub cores: usize,
+    /// Core type name ("cortex-a55", ...).
+    pub core_type: &'static str,
+    /// `capacity-dmips-mhz` from the device tree.
+    pub dmips_mhz: u64,
+    /// Highest operating point, kHz (`cpuinfo_max_freq`).
+    pub max_khz: u64,
+}
+
+/// Returns each cluster's `cpu_capacity` as the kernel computes it from the device tree:
+/// `dmips_mhz × max frequency`, scaled so the largest is 1024, rounded down
+/// (drivers/base/arch_topology.c: topology_normalize_cpu_scale()).
+pub fn dt_capacities(clusters: &[Cluster]) -> Vec<u32> {
+    let raw: Vec<u64> = clusters.iter().map(|c| c.dmips_mhz * c.max_khz).collect();
+    let scale = raw.iter().copied().max().unwrap_or(1).max(1);
+    raw.iter().map(|r| ((r << 10) / scale) as u32).collect()
+}
+
+/// Builds the CPUs of a one-socket phone SoC whose clusters all share one LLC, numbered
+/// in cluster order (Android numbers the little cores first).
+pub fn cluster_cpus(clusters: &[Cluster]) -> Vec<CpuTopo> {
+    let caps = dt_capacities(clusters);
+    let mut cpus = Vec::new();
+    for (cl, cap) in clusters.iter().zip(caps) {
+        for _ in 0..cl.cores {
+            let id = cpus.len();
+            cpus.push(CpuTopo {
+                id,
+                core: id,
+                llc: 0,
+                node: 0,
+                socket: 0,
+                capacity: cap,
+                freq_mhz: (cl.max_khz / 1000) as u32,
+                core_type: cl.core_type.to_string(),
+            });
+        }
+    }
+    cpus
+}
+
 /// Names of every preset, in display order.
-pub const PRESET_NAMES: &[&str] = &[];
+pub const PRESET_NAMES: &[&str] = &[
+    "ryzen-7950x",
+    "milan-72",
+    "bergamo",
+    "epyc-9654-2s",
+    "zen3-2s",
+    "pixel6",
+    "snapdragon-888",
+    "kunpeng-920-2s",
+    "xeon-80",
+];
 
 /// Returns the preset called `name`.
 pub fn preset(name: &str) -> Option<Machine> {
-    let _ = name;
-    None
+    let x86 = |shape: Shape, mhz: u32, core: &str, desc: &str, cost| {
+        Machine::from_cpus(name, desc, Arch::X86_64, homogeneous_cpus(shape, mhz, core), cost)
+    };
+    let m = match name {
+        // AMD: 7950X has 2 CCDs, each one 8-core CCX with 32 MiB L3; base 4.5 GHz,
+        // boost 5.7 GHz (AMD product page).
+        "ryzen-7950x" => x86(
+            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 2, cores_per_llc: 8, smt: 2 },
+            4500,
+            "zen4",
+            "AMD Ryzen 9 7950X (Zen 4): 1 socket, 2 CCD x 8 cores x SMT2 = 32 CPUs, 32 MiB L3 \
+             per CCX; nominal clock = 4.5 GHz base (boost 5.7 GHz)",
+            costs::zen4_desktop_costs(),
+        ),
+        "milan-72" => x86(
+            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 6, cores_per_llc: 6, smt: 2 },
+            3245,
+            "zen3",
+            "AMD EPYC Milan (Zen 3), 1 socket, 1 node: ASSUMED 6 CCX x 6 cores x SMT2 = 72 CPUs \
+             (the source names 72 cores and 6 CCX; its 6488% peak CPU allows at most 72 \
+             logical CPUs), 32 MiB L3 per CCX, 3245 MHz (its CPU max MHz)",
+            costs::zen3_server_costs(3245.0),
+        ),
+        "bergamo" => x86(
+            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 11, cores_per_llc: 8, smt: 2 },
+            2250,
+            "zen4c",
+            "AMD EPYC Bergamo (Zen 4c), 1 socket, 1 node: 11 CCX x 8 cores x SMT2 = 176 CPUs, \
+             16 MiB L3 per CCX; CCXs pair on CCDs (2 per CCD) but share one IO-die link, so \
+             a same-CCD CCX costs as another CCD and the pairing is not modeled; 2.25 GHz \
+             (EPYC 9754 base) assumed",
+            costs::zen4_server_costs(2250.0, 16 * 1024),
+        ),
+        "epyc-9654-2s" => x86(
+            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 12, cores_per_llc: 8, smt: 2 },
+            2400,
+            "zen4",
+            "2x AMD EPYC 9654 (Genoa, Zen 4): 2 sockets x 12 CCD x 8 cores x SMT2 = 384 CPUs, \
+             24 L3 of 32 MiB, NPS1 (one NUMA node per socket), 2.4 GHz base",
+            costs::zen4_server_costs(2400.0, 32 * 1024),
+        ),
+        "zen3-2s" => x86(
+            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 8, cores_per_llc: 8, smt: 2 },
+            2000,
+            "zen3",
+            "Zen 3 host of unstated size, ASSUMED 2x AMD EPYC 7713 (Milan): 2 sockets x 8 CCX \
+             x 8 cores x SMT2 = 256 CPUs, 32 MiB L3 per CCX, NPS1, 2.0 GHz base",
+            costs::zen3_server_costs(2000.0),
+        ),
+        // [gs101] capacity-dmips-mhz 250/620/1024 and top OPPs 1803/2253/2802 MHz.
+        "pixel6" => Machine::from_cpus(
+            name,
+            "Google Pixel 6 (Tensor GS101, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, capacity \
+             160) + 2x A76 2.25 GHz (4-5, 498) + 2x X1 2.80 GHz (6-7, 1024), one 4 MiB DSU \
+             L3; capacities computed from the mainline gs101 device tree",
+            Arch::Arm64,
+            cluster_cpus(&[
+                Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 250, max_khz: 1_803_000 },
+                Cluster { cores: 2, core_type: "cortex-a76", dmips_mhz: 620, max_khz: 2_253_000 },
+                Cluster { cores: 2, core_type: "cortex-x1", dmips_mhz: 1024, max_khz: 2_802_000 },
+            ]),
+            costs::gs101_costs(),
+        ),
+        // [lahaina] capacity-dmips-mhz 1024/1946/2048; top OPPs 1804.8/2419.2/2841.6 MHz
+        // (Qualcomm: 1.80/2.42/2.84 GHz, multiples of the 19.2 MHz XO).
+        "snapdragon-888" => Machine::from_cpus(
+            name,
+            "Qualcomm Snapdragon 888 (SM8350, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, \
+             capacity 325) + 3x A78 2.42 GHz (4-6, 828) + 1x X1 2.84 GHz (7, 1024), one 4 MiB \
+             L3; capacities computed from Qualcomm's lahaina device tree",
+            Arch::Arm64,
+            cluster_cpus(&[
+                Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 1024, max_khz: 1_804_800 },
+                Cluster { cores: 3, core_type: "cortex-a78", dmips_mhz: 1946, max_khz: 2_419_200 },
+                Cluster { cores: 1, core_type: "cortex-x1", dmips_mhz: 2048, max_khz: 2_841_600 },
+            ]),
+            costs::sd888_costs(),
+        ),
+        "kunpeng-920-2s" => Machine::from_cpus(
+            name,
+            "2x HiSilicon Kunpeng 920 (TaiShan v110, arm64, no SMT): 2 sockets x 2 dies \
+             (SCCL) x 32 cores = 128 CPUs, 32 MiB L3 per die, 4 NUMA nodes (one per die), \
+             2.6 GHz; the kernel's CLS level (4-core clusters) is not modeled",
+            Arch::Arm64,
+            homogeneous_cpus(
+                Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 },
+                2600,
+                "taishan-v110",
+            ),
+            costs::kunpeng920_costs(),
+        ),
+        "xeon-80" => x86(
+            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 1, cores_per_llc: 20, smt: 2 },
+            2400,
+            "skylake-sp",
+            "80-CPU Intel Xeon server, ASSUMED 2 sockets x 20 cores x SMT2 (Skylake-SP / \
+             Cascade Lake class, e.g. Xeon Gold 6148), one 27.5 MiB LLC and one NUMA node per \
+             socket, 2.4 GHz assumed",
+            costs::skylake_sp_costs(2400.0),
+        ),
+        _ => return None,
+    };
+    Some(m)
 }

@@ -1,0 +1,260 @@
+//! Turns a validated scenario into the initial state of a run.
+
+use std::collections::BTreeMap;
+
+use super::{Channel, Group, Mutex, Simulator, Template, WorkConservation};
+use crate::api::build_machine;
+use crate::cpumask::CpuMask;
+use crate::error::{ScenarioError, SimError};
+use crate::features::Features;
+use crate::kernel::{KernelConfig, KernelVersion};
+use crate::rq::{DomainState, Rq};
+use crate::scenario::{Scenario, TaskSpec};
+use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
+use crate::time::{tick_nsec, NSEC_PER_SEC};
+use crate::trace::Trace;
+use super::queue::{EventClass, EventKind, EventQueue};
+use super::rng::Stream;
+
+pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+    s.validate()?;
+    let m = build_machine(&s.machine)?;
+    let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
+    let k = KernelConfig::resolve(version, m.nr_cpus(), &s.kernel.tunables)
+        .map_err(|e| ScenarioError::new("kernel.tunables", e))?;
+    let mut feat = Features::defaults(version, m.arch);
+    for (name, on) in &s.kernel.features {
+        let f = Features::lookup(name).ok_or_else(|| ScenarioError::new(format!("kernel.features.{name}"), "unknown feature"))?;
+        feat.set(f, *on);
+    }
+    let generated = match &s.workload {
+        Some(w) => Some(crate::workload::generate(w, &m, seed)?),
+        None => None,
+    };
+    let mut all_groups = s.groups.clone();
+    let mut task_specs: Vec<TaskSpec> = s.tasks.clone();
+    let mut template_specs: Vec<TaskSpec> = s.templates.clone();
+    let reporter = generated.map(|g| {
+        all_groups.extend(g.groups);
+        task_specs.extend(g.tasks);
+        template_specs.extend(g.templates);
+        g.reporter
+    });
+
+    let nr = m.nr_cpus();
+    let tick_ns = tick_nsec(k.tunables.hz);
+    let migration_cost = k.tunables.sched_migration_cost_ns;
+    let rqs = (0..nr)
+        .map(|cpu| Rq {
+            // sched_init: avg_idle = 2 × migration cost, max_idle_balance_cost = migration cost.
+            avg_idle: 2 * migration_cost.max(1),
+            max_idle_balance_cost: migration_cost,
+            sd: m.domains[cpu]
+                .iter()
+                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, ..Default::default() })
+                .collect(),
+            stats: crate::metrics::CpuStats { cpu, ..Default::default() },
+            min_vruntime: crate::fair::VRUNTIME_BASE,
+            ..Default::default()
+        })
+        .collect();
+
+    let mut groups = vec![Group { name: "root".into(), parent: None, usage_ns: 0 }];
+    let mut group_index = BTreeMap::new();
+    for g in &all_groups {
+        let parent = g.parent.as_ref().map(|p| group_index[p]).unwrap_or(0);
+        group_index.insert(g.name.clone(), groups.len());
+        groups.push(Group { name: g.name.clone(), parent: Some(parent), usage_ns: 0 });
+    }
+
+    // Template names first, so programs can fork templates defined after them.
+    let mut names = Names::default();
+    for (i, t) in template_specs.iter().enumerate() {
+        names.templates.insert(t.name.clone(), i);
+    }
+    let mut programs = Vec::new();
+    let mut templates = Vec::new();
+    for (i, t) in template_specs.iter().enumerate() {
+        programs.push(Program::compile(&t.program, &mut names, &format!("templates[{i}].program"))?);
+        templates.push(Template {
+            name: t.name.clone(),
+            program: programs.len() - 1,
+            nice: t.nice,
+            affinity: t.affinity.as_deref().map(|a| CpuMask::parse_list(a).expect("validated")),
+            group: t.group.as_ref().map_or(0, |g| group_index[g]),
+            process: t.process.clone(),
+            footprint: t.footprint_kib * 1024,
+        });
+    }
+
+    let all = m.all_cpus();
+    let mut sim = Simulator {
+        scenario_name: s.name.clone(),
+        seed,
+        tick_ns,
+        tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
+        bw: None,
+        bw_nr: Vec::new(),
+        has_smt: m.has_smt(),
+        now: 0,
+        end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
+        until_done: s.run.until.is_some(),
+        max_events: s.run.max_events,
+        q: EventQueue::default(),
+        events: 0,
+        tasks: Vec::new(),
+        rngs: Vec::new(),
+        programs,
+        templates,
+        mm_names: BTreeMap::new(),
+        resched_pending: vec![false; nr],
+        chans: Vec::new(),
+        locks: Vec::new(),
+        groups,
+        live_tasks: 0,
+        nr_overloaded: 0,
+        nohz_next_balance: 0,
+        load_sums: crate::fair::balance::LoadSums::new(&m),
+        llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
+        wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
+        counters: Default::default(),
+        wakeup_latency: Default::default(),
+        trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
+        reporter,
+        mm: Default::default(),
+        error: None,
+        rqs,
+        k,
+        feat,
+        m,
+    };
+
+    sim.setup_bandwidth(&all_groups)?;
+    for (i, t) in task_specs.iter().enumerate() {
+        let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
+        sim.programs.push(program);
+        let program = sim.programs.len() - 1;
+        let affinity = match &t.affinity {
+            Some(a) => CpuMask::parse_list(a).expect("validated").and(&all),
+            None => all,
+        };
+        if affinity.is_empty() {
+            return Err(ScenarioError::new(format!("tasks[{i}].affinity"), format!("no CPU of '{}' exists on this machine", t.affinity.as_deref().unwrap_or(""))).into());
+        }
+        let pins: Vec<usize> = affinity.iter().collect();
+        let start = t.start.map_or(0, |d| d.0);
+        for copy in 0..t.count {
+            let name = if t.count > 1 { format!("{}-{copy}", t.name) } else { t.name.clone() };
+            let mask = if t.pin_each { CpuMask::single(pins[copy % pins.len()]) } else { affinity };
+            let group = t.group.as_ref().map_or(0, |g| group_index[g]);
+            let tid = sim.create_task(name, program, t.nice, mask, group, t.process.as_deref(), t.footprint_kib * 1024, None);
+            if let Some(cpu) = t.cpu {
+                if !mask.test(cpu) {
+                    return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
+                }
+                sim.tasks[tid].cpu = cpu;
+                sim.tasks[tid].start_on = true;
+            }
+            if start == 0 {
+                let cpu = sim.tasks[tid].cpu;
+                sim.wake_up_new_task(tid, cpu, None);
+            } else {
+                sim.q.push(start, EventClass::Timer, EventKind::TaskStart { task: tid as u32 });
+            }
+        }
+    }
+    sim.chans = vec![Channel::default(); names.channels.len()];
+    sim.locks = vec![Mutex::default(); names.locks.len()];
+    if sim.tasks.is_empty() {
+        return Err(ScenarioError::new("workload", "the workload created no task").into());
+    }
+    Ok(sim)
+}
+
+impl Simulator {
+    /// Creates the bandwidth state machine if any group has a quota.
+    fn setup_bandwidth(&mut self, groups: &[crate::scenario::GroupSpec]) -> Result<(), SimError> {
+        use crate::bandwidth::{BandwidthMode, BandwidthSpec, CfsBandwidthControl};
+        let mut specs = vec![(None, BandwidthSpec { quota_ns: None, period_ns: 100_000_000, burst_ns: 0 })];
+        for (i, g) in groups.iter().enumerate() {
+            let spec = BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(format!("groups[{i}].{f}"), msg))?;
+            specs.push((self.groups[i + 1].parent, spec));
+        }
+        if specs.iter().all(|(_, s)| s.quota_ns.is_none()) {
+            return Ok(());
+        }
+        let slice = self.k.tunables.sched_cfs_bandwidth_slice_us * 1000;
+        let mode = BandwidthMode::from_features(&self.feat);
+        self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
+        self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
+        Ok(())
+    }
+
+    /// Creates a task (not yet runnable) and returns its index.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn create_task(
+        &mut self,
+        name: String,
+        program: usize,
+        nice: i32,
+        cpus_allowed: CpuMask,
+        group: usize,
+        process: Option<&str>,
+        footprint: u64,
+        parent: Option<usize>,
+    ) -> usize {
+        let tid = self.tasks.len();
+        // Tasks of a named process share its mm; any other task is a process of its own.
+        let next_mm = self.mm_names.len() + self.tasks.len();
+        let mm = match process {
+            Some(p) => *self.mm_names.entry(p.to_string()).or_insert(next_mm),
+            None => next_mm,
+        };
+        let first = cpus_allowed.first().expect("non-empty affinity");
+        if let Some(t) = &mut self.trace {
+            t.comms.push(name.clone());
+        }
+        self.tasks.push(Task {
+            stats: crate::metrics::TaskStats {
+                pid: tid + 1,
+                name: name.clone(),
+                group: self.groups[group].name.clone(),
+                start_ns: self.now,
+                ..Default::default()
+            },
+            name,
+            program,
+            pc: 0,
+            loops: Vec::new(),
+            state: TaskState::New,
+            cpu: first,
+            nr_cpus_allowed: cpus_allowed.weight(),
+            cpus_allowed,
+            nice,
+            se: SchedEntity { weight: nice_to_weight(nice), ..Default::default() },
+            work_left: 0,
+            overhead_ns: 0,
+            group,
+            mm,
+            footprint,
+            data_cpu: first,
+            wakee_flips: 0,
+            wakee_flip_decay_ts: 0,
+            last_wakee: None,
+            recent_used_cpu: first,
+            sleep_gen: 0,
+            parent,
+            live_children: 0,
+            runnable_since: 0,
+            woken: false,
+            start_on: false,
+            rseq: false,
+        });
+        self.rngs.push(Stream::new(self.seed, &format!("task:{tid}")));
+        self.live_tasks += 1;
+        if process.is_some() {
+            self.mm_register_thread(tid);
+        }
+        tid
+    }
+}

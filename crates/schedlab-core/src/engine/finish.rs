@@ -1,0 +1,102 @@
+//! Closes the books at the end of a run and assembles the [`RunResult`].
+
+use std::collections::BTreeMap;
+
+use super::Simulator;
+use crate::api::RunOutput;
+use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
+use crate::topology::Distance;
+
+impl Simulator {
+    pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
+        // Account the time up to now of whatever is running, and open idle/busy spans.
+        for cpu in 0..self.m.nr_cpus() {
+            self.update_curr(cpu);
+            let now = self.now;
+            let rq = &mut self.rqs[cpu];
+            rq.stats.nr_running_end = rq.nr_running;
+            let span = now - rq.state_since;
+            rq.state_since = now;
+            if rq.curr.is_some() {
+                rq.stats.busy_ns += span;
+            } else {
+                rq.stats.idle_ns += span;
+            }
+        }
+        for t in &mut self.tasks {
+            if matches!(t.state, crate::task::TaskState::Runnable | crate::task::TaskState::Throttled) {
+                t.stats.wait_ns += self.now - t.runnable_since;
+            }
+        }
+        self.wc.advance(self.now);
+        let c = &self.counters;
+        let mut summary = BTreeMap::new();
+        let busy: u64 = self.rqs.iter().map(|r| r.stats.busy_ns).sum();
+        let mut put = |k: &str, v: f64| {
+            summary.insert(k.to_string(), v);
+        };
+        put("sim_seconds", self.now as f64 / 1e9);
+        put("cpu_busy_seconds", busy as f64 / 1e9);
+        put("utilization", if self.now > 0 { busy as f64 / (self.now as f64 * self.m.nr_cpus() as f64) } else { 0.0 });
+        put("context_switches", c.switches as f64);
+        put("wakeups", c.wakeups as f64);
+        put("migrations", c.migrations.iter().sum::<u64>() as f64);
+        put("ipis", c.ipis as f64);
+        put("lb_moved", c.lb_moved as f64);
+        put("active_balances", c.active_balances as f64);
+        put("nohz_kicks", c.nohz_kicks as f64);
+        put("sis_cpus_scanned", c.sis_scanned as f64);
+        put("refill_seconds", c.refill_ns as f64 / 1e9);
+        put("newidle_attempts", self.rqs.iter().map(|r| r.stats.newidle_attempts).sum::<u64>() as f64);
+        put("newidle_skips", self.rqs.iter().map(|r| r.stats.newidle_skips).sum::<u64>() as f64);
+        put("newidle_pulls", self.rqs.iter().map(|r| r.stats.newidle_pulls).sum::<u64>() as f64);
+        put("idle_while_waiting_llc_seconds", self.wc.lost_llc_ns as f64 / 1e9);
+        put("idle_while_waiting_machine_seconds", self.wc.lost_machine_ns as f64 / 1e9);
+        for (name, ns) in &self.mm.kernel_ns {
+            summary.insert(format!("kernel_{name}_seconds"), *ns as f64 / 1e9);
+        }
+        for (name, n) in &self.mm.counts {
+            summary.insert(name.to_string(), *n as f64);
+        }
+        let migrations_by_distance = Distance::ALL.iter().map(|d| (d.name().to_string(), c.migrations[*d as usize])).collect();
+        let groups = self
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let base = match &self.bw {
+                    Some(bw) if i > 0 => bw.stats(i, self.now),
+                    _ => GroupStats::default(),
+                };
+                GroupStats { name: g.name.clone(), usage_ns: g.usage_ns, ..base }
+            })
+            .collect();
+        let mut histograms = BTreeMap::new();
+        histograms.insert("wakeup_latency".to_string(), self.wakeup_latency.summary());
+        let touch = self.mm.touch_area.summary();
+        if touch.count > 0 {
+            histograms.insert("touch_area".to_string(), touch);
+        }
+        let mut result = RunResult {
+            schema_version: SCHEMA_VERSION,
+            scenario: self.scenario_name.clone(),
+            seed: self.seed,
+            machine: self.m.name.clone(),
+            nr_cpus: self.m.nr_cpus(),
+            kernel: self.k.clone(),
+            features: self.feat.to_map(),
+            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string() },
+            summary,
+            workload: BTreeMap::new(),
+            tasks: self.tasks.iter().map(|t| t.stats.clone()).collect(),
+            cpus: self.rqs.iter().map(|r| r.stats.clone()).collect(),
+            groups,
+            migrations_by_distance,
+            histograms,
+        };
+        if let Some(report) = &self.reporter {
+            result.workload = report(&result);
+        }
+        RunOutput { result, trace: self.trace.take() }
+    }
+}

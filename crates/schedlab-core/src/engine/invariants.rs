@@ -1,0 +1,78 @@
+//! Consistency checks of the whole state, run after events in debug builds and tests.
+//!
+//! Checked: every runnable task is on exactly one runqueue or running on exactly one
+//! CPU; a task's CPU is the runqueue that holds it; nr_running and load match the
+//! tasks; pinned tasks are on allowed CPUs.
+
+use super::Simulator;
+use crate::task::TaskState;
+
+impl Simulator {
+    /// Runs `check_invariants` after every event on small runs, else every 4096 events.
+    #[cfg(debug_assertions)]
+    pub(super) fn check_invariants_sampled(&self) {
+        let small = self.tasks.len() <= 256 && self.m.nr_cpus() <= 64;
+        if small || self.events % 4096 == 0 {
+            if let Err(e) = self.check_invariants() {
+                panic!("invariant broken at t={} after {} events: {e}", self.now, self.events);
+            }
+        }
+    }
+
+    /// Returns a description of the first broken invariant, if any.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut seen = vec![0u32; self.tasks.len()];
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            let mut nr = 0;
+            let mut load = 0;
+            for &p in &rq.queue {
+                seen[p] += 1;
+                let t = &self.tasks[p];
+                if t.state != TaskState::Runnable {
+                    return Err(format!("task {p} queued on CPU {cpu} in state {:?}", t.state));
+                }
+                if t.cpu != cpu {
+                    return Err(format!("task {p} queued on CPU {cpu} but task_cpu is {}", t.cpu));
+                }
+                nr += 1;
+                load += t.se.weight;
+            }
+            for &p in &rq.throttled {
+                seen[p] += 1;
+                if self.tasks[p].state != TaskState::Throttled || self.tasks[p].cpu != cpu {
+                    return Err(format!("task {p} on CPU {cpu}'s throttled list in state {:?}", self.tasks[p].state));
+                }
+            }
+            if let Some(c) = rq.curr {
+                let t = &self.tasks[c];
+                if t.cpu != cpu {
+                    return Err(format!("task {c} running on CPU {cpu} but task_cpu is {}", t.cpu));
+                }
+                if t.state == TaskState::Running {
+                    seen[c] += 1;
+                    nr += 1;
+                    load += t.se.weight;
+                }
+            }
+            if nr != rq.nr_running || load != rq.load {
+                let states: Vec<_> = rq.queue.iter().map(|&p| (p, self.tasks[p].state)).collect();
+                return Err(format!(
+                    "CPU {cpu}: nr_running {} load {} but tasks say {nr} / {load} (queue {states:?}, curr {:?})",
+                    rq.nr_running,
+                    rq.load,
+                    rq.curr.map(|c| (c, self.tasks[c].state))
+                ));
+            }
+        }
+        for (p, t) in self.tasks.iter().enumerate() {
+            let expected = matches!(t.state, TaskState::Runnable | TaskState::Running | TaskState::Throttled) as u32;
+            if seen[p] != expected {
+                return Err(format!("task {p} ({:?}) found on {} runqueues", t.state, seen[p]));
+            }
+            if !t.cpus_allowed.test(t.cpu) && t.state != TaskState::Exited {
+                return Err(format!("task {p} is on CPU {} outside its affinity", t.cpu));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! The event queue: a binary heap ordered by (time, event class, sequence).
+//!
+//! Model: cancellation is lazy. Events carry the generation of the thing they belong
+//! to (a CPU's segment, a task's sleep); a popped event whose generation is stale is
+//! dropped, which keeps every operation O(log n) with no search.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::time::Ns;
+
+/// Ordering among events due at the same instant (lower runs first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum EventClass {
+    /// A running task's current step completes.
+    Segment = 0,
+    /// A timer (sleep expiry, bandwidth period/slack timer) fires.
+    Timer = 1,
+    /// The scheduler tick of a busy CPU.
+    Tick = 2,
+}
+
+/// What happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    /// The current step of the task running on `cpu` ends (if `gen` is current).
+    SegmentEnd {
+        /// CPU.
+        cpu: u32,
+        /// The CPU's segment generation when armed.
+        gen: u32,
+    },
+    /// A sleeping task's timer expires.
+    SleepTimer {
+        /// Task index.
+        task: u32,
+        /// The task's sleep generation when armed.
+        gen: u32,
+    },
+    /// A task created with a start time becomes runnable.
+    TaskStart {
+        /// Task index.
+        task: u32,
+    },
+    /// Scheduler tick on a CPU (if `gen` is current: idle CPUs stop their tick).
+    Tick {
+        /// CPU.
+        cpu: u32,
+        /// The CPU's tick generation when armed.
+        gen: u32,
+    },
+    /// A CFS bandwidth hrtimer (period or slack) of a group.
+    Bandwidth {
+        /// Group.
+        group: u32,
+        /// Slack timer (else the period timer).
+        slack: bool,
+    },
+    /// The CPU must reschedule (resched_curr, after any IPI and idle-exit delay).
+    Resched {
+        /// CPU.
+        cpu: u32,
+    },
+    /// The run's end.
+    End,
+}
+
+/// A heap entry: time, class and sequence packed into one u128 so that ordering is a
+/// single comparison, with the event beside it (24 bytes per entry in all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    key: u128,
+    kind: EventKind,
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+/// The pending events of a run.
+#[derive(Default)]
+pub struct EventQueue {
+    heap: BinaryHeap<Reverse<Entry>>,
+    seq: u64,
+}
+
+const SEQ_BITS: u32 = 62;
+
+impl EventQueue {
+    /// Schedules `kind` at `time`.
+    #[inline]
+    pub fn push(&mut self, time: Ns, class: EventClass, kind: EventKind) {
+        self.seq += 1;
+        debug_assert!(self.seq < 1 << SEQ_BITS);
+        let key = (time as u128) << 64 | (class as u128) << SEQ_BITS | self.seq as u128;
+        self.heap.push(Reverse(Entry { key, kind }));
+    }
+
+    /// Removes and returns the earliest event.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
+        self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Ns, e.kind))
+    }
+
+    /// Returns the number of pending entries (stale ones included).
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Tells whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_by_time_then_class_then_sequence() {
+        let mut q = EventQueue::default();
+        q.push(10, EventClass::Tick, EventKind::End);
+        q.push(10, EventClass::Segment, EventKind::SegmentEnd { cpu: 1, gen: 0 });
+        q.push(5, EventClass::Tick, EventKind::Tick { cpu: 0, gen: 0 });
+        q.push(10, EventClass::Segment, EventKind::SegmentEnd { cpu: 2, gen: 0 });
+        assert_eq!(q.pop(), Some((5, EventKind::Tick { cpu: 0, gen: 0 })));
+        assert_eq!(q.pop(), Some((10, EventKind::SegmentEnd { cpu: 1, gen: 0 })));
+        assert_eq!(q.pop(), Some((10, EventKind::SegmentEnd { cpu: 2, gen: 0 })));
+        assert_eq!(q.pop(), Some((10, EventKind::End)));
+        assert!(q.is_empty());
+    }
+}

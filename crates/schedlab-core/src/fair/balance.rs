@@ -1,0 +1,546 @@
+//! Load balancing: periodic per domain level, nohz idle balance, newidle balance.
+//!
+//! Mirrors: kernel/sched/fair.c: sched_balance_trigger (trigger_load_balance),
+//! sched_balance_domains (rebalance_domains), sched_balance_rq (load_balance),
+//! should_we_balance(), update_sd_lb_stats()/group classification,
+//! calculate_imbalance(), find_busiest_queue(), detach_tasks()/can_migrate_task()/
+//! task_hot(), active balance, sched_balance_newidle (newidle_balance) with its
+//! avg_idle gates (≤5.16: sysctl_sched_migration_cost; 5.16+: sd->max_newidle_lb_cost),
+//! update_newidle_cost(), nohz_balancer_kick(), update_idle_cpu_scan() (SIS_UTIL).
+//! Model: group load is the sum of runnable weights (not PELT); group types are
+//! has_spare / fully_busy / overloaded (misfit and asym packing are not modeled).
+//! A balance pass costs the balancing CPU one remote cache-line read per CPU it
+//! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
+
+use crate::cpumask::CpuId;
+use crate::engine::Simulator;
+use crate::features::Feature;
+use crate::task::{TaskId, TaskState};
+use crate::time::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
+use crate::topology::SdFlags;
+
+/// Why a balance pass runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IdleType {
+    /// The CPU is busy (periodic balance at busy_factor × interval).
+    NotIdle,
+    /// The CPU is idle (periodic or nohz idle balance).
+    Idle,
+    /// The CPU is about to go idle.
+    NewlyIdle,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+enum GroupType {
+    #[default]
+    HasSpare,
+    FullyBusy,
+    Overloaded,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct GroupStats {
+    nr_running: usize,
+    load: u64,
+    capacity: u64,
+    weight: usize,
+    idle_cpus: usize,
+    kind: GroupType,
+}
+
+impl GroupStats {
+    fn avg_load(&self) -> u64 {
+        self.load * 1024 / self.capacity.max(1)
+    }
+}
+
+/// A domain group, as the balancer reads it: its CPUs, or the whole LLCs it is made of.
+#[derive(Clone, Debug)]
+enum GroupRef {
+    Cpus(Vec<CpuId>),
+    Llcs(Vec<usize>),
+}
+
+/// Balance tables: per-LLC sums kept up to date as runqueues change, and each
+/// (CPU, level)'s groups resolved once, so a pass over a large domain adds up LLCs
+/// instead of visiting every CPU (the cost charged to the CPU stays per CPU read).
+#[derive(Clone, Debug, Default)]
+pub struct LoadSums {
+    cpu_nr_running: Vec<u32>,
+    cpu_load: Vec<u64>,
+    cpu_capacity: Vec<u64>,
+    cpu_core: Vec<u32>,
+    cpu_llc: Vec<u32>,
+    /// Busy hardware threads per core; a core is idle when this is 0.
+    core_busy: Vec<u32>,
+    /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
+    llc_idle_cores: Vec<u32>,
+    nr_running: Vec<usize>,
+    load: Vec<u64>,
+    idle_cpus: Vec<usize>,
+    capacity: Vec<u64>,
+    weight: Vec<usize>,
+    groups: Vec<GroupRef>,
+    /// Group ids of each (CPU, level), in the domain's group order.
+    sd_groups: Vec<Vec<Vec<u32>>>,
+    /// Cost of one balance pass at each (CPU, level).
+    scan_cost: Vec<Vec<Ns>>,
+}
+
+impl LoadSums {
+    /// Prepares the tables for a machine whose CPUs are all idle.
+    pub fn new(m: &crate::topology::Machine) -> Self {
+        let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
+        let mut groups = Vec::new();
+        let mut sd_groups = Vec::with_capacity(m.nr_cpus());
+        for doms in &m.domains {
+            let mut per_level = Vec::with_capacity(doms.len());
+            for sd in doms {
+                let mut v = Vec::with_capacity(sd.groups.len());
+                for g in &sd.groups {
+                    let key = (g.first().unwrap_or(0), g.weight());
+                    let id = *ids.entry(key).or_insert_with(|| {
+                        let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
+                        let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
+                        groups.push(if covered == g.weight() && llcs.len() > 1 {
+                            GroupRef::Llcs(llcs)
+                        } else {
+                            GroupRef::Cpus(g.iter().collect())
+                        });
+                        groups.len() as u32 - 1
+                    });
+                    v.push(id);
+                }
+                per_level.push(v);
+            }
+            sd_groups.push(per_level);
+        }
+        let scan_cost = (0..m.nr_cpus())
+            .map(|cpu| {
+                m.domains[cpu]
+                    .iter()
+                    .map(|sd| {
+                        let ns: f64 = sd.span.iter().map(|c| m.cost.cacheline.at(m.distance(cpu, c))).sum();
+                        (ns / m.cost.miss_parallelism.max(1.0)) as Ns
+                    })
+                    .collect()
+            })
+            .collect();
+        Self {
+            cpu_nr_running: vec![0; m.nr_cpus()],
+            cpu_load: vec![0; m.nr_cpus()],
+            cpu_capacity: m.cpus.iter().map(|c| c.capacity as u64).collect(),
+            cpu_core: m.cpus.iter().map(|c| c.core as u32).collect(),
+            cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
+            core_busy: vec![0; m.core_span.len()],
+            llc_idle_cores: (0..m.llc_span.len())
+                .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
+                .collect(),
+            nr_running: vec![0; m.llc_span.len()],
+            load: vec![0; m.llc_span.len()],
+            idle_cpus: m.llc_span.iter().map(|s| s.weight()).collect(),
+            capacity: m.llc_span.iter().map(|s| s.iter().map(|c| m.cpus[c].capacity as u64).sum()).collect(),
+            weight: m.llc_span.iter().map(|s| s.weight()).collect(),
+            groups,
+            sd_groups,
+            scan_cost,
+        }
+    }
+
+    /// Applies a change of `cpu`'s nr_running by `delta`.
+    pub fn nr_running_changed(&mut self, cpu: CpuId, delta: isize) {
+        let before = self.cpu_nr_running[cpu] as isize;
+        let after = before + delta;
+        self.cpu_nr_running[cpu] = after as u32;
+        let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
+        self.nr_running[llc] = (self.nr_running[llc] as isize + delta) as usize;
+        if before == 0 && after > 0 {
+            self.idle_cpus[llc] -= 1;
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] -= 1;
+            }
+            self.core_busy[core] += 1;
+        } else if before > 0 && after == 0 {
+            self.idle_cpus[llc] += 1;
+            self.core_busy[core] -= 1;
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] += 1;
+            }
+        }
+    }
+
+    /// Applies a change of `cpu`'s load.
+    pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
+        self.cpu_load[cpu] = (self.cpu_load[cpu] as i64 + delta) as u64;
+        let llc = self.cpu_llc[cpu] as usize;
+        self.load[llc] = (self.load[llc] as i64 + delta) as u64;
+    }
+
+    /// Tells whether the LLC has a core whose threads all have nothing runnable.
+    pub fn has_idle_core(&self, llc: usize) -> bool {
+        self.llc_idle_cores[llc] > 0
+    }
+}
+
+/// What a balance pass decided to move.
+struct Plan {
+    src: CpuId,
+    imbalance: u64,
+    by_tasks: bool,
+}
+
+impl Simulator {
+    fn group_stats(&self, gid: u32) -> GroupStats {
+        let mut s = GroupStats::default();
+        match &self.load_sums.groups[gid as usize] {
+            GroupRef::Llcs(llcs) => {
+                let sums = &self.load_sums;
+                for &l in llcs {
+                    s.nr_running += sums.nr_running[l];
+                    s.load += sums.load[l];
+                    s.capacity += sums.capacity[l];
+                    s.idle_cpus += sums.idle_cpus[l];
+                    s.weight += sums.weight[l];
+                }
+            }
+            GroupRef::Cpus(cpus) => {
+                let sums = &self.load_sums;
+                for &c in cpus {
+                    let nr = sums.cpu_nr_running[c] as usize;
+                    s.nr_running += nr;
+                    s.load += sums.cpu_load[c];
+                    s.capacity += sums.cpu_capacity[c];
+                    s.idle_cpus += (nr == 0) as usize;
+                }
+                s.weight = cpus.len();
+            }
+        }
+        s.kind = if s.nr_running > s.weight {
+            GroupType::Overloaded
+        } else if s.nr_running == s.weight {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
+        };
+        s
+    }
+
+    fn group_cpus(&self, gid: u32) -> impl Iterator<Item = CpuId> + '_ {
+        let (cpus, llcs): (&[CpuId], &[usize]) = match &self.load_sums.groups[gid as usize] {
+            GroupRef::Cpus(c) => (c, &[]),
+            GroupRef::Llcs(l) => (&[], l),
+        };
+        cpus.iter().copied().chain(llcs.iter().flat_map(|&l| self.m.llc_span[l].iter()))
+    }
+
+    /// should_we_balance(): periodic balance is done by the first idle CPU of the local
+    /// group, or its first CPU if none is idle; newidle always proceeds.
+    fn should_we_balance(&self, cpu: CpuId, level: usize, idle: IdleType) -> bool {
+        if idle == IdleType::NewlyIdle {
+            return true;
+        }
+        let sd = &self.m.domains[cpu][level];
+        let local = self.load_sums.sd_groups[cpu][level][sd.local_group];
+        let first = self.group_cpus(local).find(|&c| self.rqs[c].is_idle()).or_else(|| self.group_cpus(local).next());
+        first == Some(cpu)
+    }
+
+    /// find_busiest_group() + calculate_imbalance() + find_busiest_queue().
+    fn find_busiest(&self, cpu: CpuId, level: usize) -> Option<Plan> {
+        let sd = &self.m.domains[cpu][level];
+        let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
+        let gids = &self.load_sums.sd_groups[cpu][level];
+        let local = self.group_stats(gids[sd.local_group]);
+        let (mut total_load, mut total_cap) = (local.load, local.capacity);
+        let mut best: Option<(u32, GroupStats)> = None;
+        for (i, &gid) in gids.iter().enumerate() {
+            if i == sd.local_group {
+                continue;
+            }
+            let s = self.group_stats(gid);
+            total_load += s.load;
+            total_cap += s.capacity;
+            if s.nr_running == 0 {
+                continue;
+            }
+            if best.is_none_or(|(_, b)| (s.kind, s.avg_load()) > (b.kind, b.avg_load())) {
+                best = Some((gid, s));
+            }
+        }
+        let (bgid, busiest) = best?;
+        // calculate_imbalance(), reduced to the cases modeled (no misfit/asym packing).
+        let (by_tasks, imbalance) = if local.kind == GroupType::HasSpare {
+            if busiest.kind == GroupType::HasSpare && !(prefer_sibling || busiest.weight == 1) {
+                (true, (local.idle_cpus.saturating_sub(busiest.idle_cpus) / 2) as u64)
+            } else if busiest.kind >= GroupType::FullyBusy && busiest.nr_running > local.nr_running + 1 {
+                (true, ((busiest.nr_running - local.nr_running) / 2).max(1) as u64)
+            } else if busiest.kind == GroupType::Overloaded {
+                (true, 1)
+            } else if prefer_sibling && busiest.nr_running > local.nr_running + 1 {
+                (true, ((busiest.nr_running - local.nr_running) / 2) as u64)
+            } else {
+                (true, 0)
+            }
+        } else if busiest.kind == GroupType::Overloaded {
+            let sd_avg = total_load * 1024 / total_cap.max(1);
+            let (b, l) = (busiest.avg_load(), local.avg_load());
+            if l >= b || b <= sd_avg || 100 * b <= pct * l {
+                (false, 0)
+            } else {
+                (false, ((b - sd_avg) * busiest.capacity).min(sd_avg.saturating_sub(l) * local.capacity) / 1024)
+            }
+        } else {
+            (true, 0)
+        };
+        if imbalance == 0 {
+            return None;
+        }
+        let src = self
+            .group_cpus(bgid)
+            .filter(|&c| c != cpu && !self.rqs[c].queue.is_empty())
+            .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.rqs[c].load * 1024 / self.capacity(c) })?;
+        Some(Plan { src, imbalance, by_tasks })
+    }
+
+    /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
+    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
+        if !self.should_we_balance(cpu, level, idle) {
+            return (0, 0);
+        }
+        // find_busiest_group reads every CPU of the span: one remote line each.
+        let cost = self.load_sums.scan_cost[cpu][level];
+        let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
+        let Some(plan) = self.find_busiest(cpu, level) else {
+            self.balanced(cpu, level, idle);
+            return (0, cost);
+        };
+        let failed = self.rqs[cpu].sd[level].nr_balance_failed;
+        let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed > cache_nice_tries);
+        let st = &mut self.rqs[cpu].sd[level];
+        if moved > 0 {
+            st.nr_balance_failed = 0;
+            st.balance_interval_ms = self.m.domains[cpu][level].min_interval_ms;
+            self.counters.lb_moved += moved as u64;
+        } else if idle != IdleType::NewlyIdle {
+            st.nr_balance_failed += 1;
+            if st.nr_balance_failed > cache_nice_tries + 2 {
+                st.nr_balance_failed = 0;
+                if self.active_balance(plan.src, cpu) {
+                    return (1, cost);
+                }
+            }
+        }
+        (moved, cost)
+    }
+
+    fn balanced(&mut self, cpu: CpuId, level: usize, idle: IdleType) {
+        if idle == IdleType::NewlyIdle {
+            return;
+        }
+        let max = self.m.domains[cpu][level].max_interval_ms;
+        let st = &mut self.rqs[cpu].sd[level];
+        st.nr_balance_failed = 0;
+        st.balance_interval_ms = (st.balance_interval_ms * 2).min(max);
+    }
+
+    /// task_hot(): did the task run within sched_migration_cost on its CPU?
+    fn task_hot(&self, p: TaskId, dst: CpuId) -> bool {
+        let cost = self.k.tunables.sched_migration_cost_ns;
+        if cost == 0 || self.m.smt_mask(dst).test(self.tasks[p].cpu) {
+            return false; // SMT siblings share caches: never hot
+        }
+        let last_ran = self.tasks[p].se.exec_start;
+        self.now.saturating_sub(last_ran) < cost
+    }
+
+    /// detach_tasks() + attach_tasks(): moves queued tasks from `src` to `dst`.
+    fn detach_and_attach(&mut self, src: CpuId, dst: CpuId, imbalance: u64, by_tasks: bool, allow_hot: bool) -> usize {
+        let mut left = imbalance as i64;
+        let mut moved = 0;
+        let limit = self.k.tunables.sched_nr_migrate as usize;
+        // The kernel walks cfs_tasks from the tail: the least recently enqueued first.
+        let candidates: Vec<TaskId> = self.rqs[src].queue.iter().rev().copied().collect();
+        for p in candidates.into_iter().take(limit) {
+            if left <= 0 || self.rqs[src].nr_running <= 1 {
+                break;
+            }
+            if !self.tasks[p].cpus_allowed.test(dst) || self.tasks[p].state != TaskState::Runnable {
+                continue;
+            }
+            if !allow_hot && self.task_hot(p, dst) {
+                continue;
+            }
+            let w = self.tasks[p].se.weight as i64;
+            if !by_tasks && w / 2 > left {
+                continue;
+            }
+            self.detach_task(src, p);
+            self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
+            self.attach_task(dst, p);
+            moved += 1;
+            left -= if by_tasks { 1 } else { w };
+        }
+        moved
+    }
+
+    /// Active balance: the stopper pushes `src`'s running task to an idle `dst`.
+    fn active_balance(&mut self, src: CpuId, dst: CpuId) -> bool {
+        let Some(p) = self.rqs[src].curr else { return false };
+        if !self.rqs[dst].is_idle() || !self.tasks[p].cpus_allowed.test(dst) || self.rqs[src].nr_running != 1 {
+            return false;
+        }
+        if self.tasks[p].state != TaskState::Running {
+            return false;
+        }
+        // The stopper preempts p; p is then queued and moved as a queued task.
+        self.update_curr(src);
+        self.put_prev_task(src, p);
+        self.set_curr(src, None);
+        self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);
+        self.detach_task(src, p);
+        self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
+        self.send_ipi(dst, src);
+        self.attach_task(dst, p);
+        self.counters.active_balances += 1;
+        true
+    }
+
+    /// Balance interval of a domain level in ns, busy or idle (get_sd_balance_interval).
+    fn balance_interval(&self, cpu: CpuId, level: usize, busy: bool) -> Ns {
+        let ms = self.rqs[cpu].sd[level].balance_interval_ms;
+        let mut interval = ms * NSEC_PER_MSEC;
+        if busy {
+            // 5.10+: busy interval shortened by one jiffy; clamp to [1 jiffy, HZ·cpus/10].
+            interval = (interval * self.k.tunables.busy_factor as u64).saturating_sub(self.tick_ns);
+        }
+        let max = NSEC_PER_SEC * self.m.nr_cpus() as u64 / 10;
+        interval.clamp(self.tick_ns, max.max(self.tick_ns))
+    }
+
+    /// rebalance_domains(): periodic balance at every level whose interval passed.
+    fn rebalance_domains(&mut self, cpu: CpuId, idle: IdleType) {
+        let mut next = Ns::MAX;
+        let busy = idle == IdleType::NotIdle;
+        for level in 0..self.m.domains[cpu].len() {
+            let interval = self.balance_interval(cpu, level, busy);
+            let due = self.rqs[cpu].sd[level].last_balance + interval;
+            if self.now >= due {
+                let (moved, _) = self.load_balance(cpu, level, idle);
+                if moved > 0 {
+                    self.rqs[cpu].stats.periodic_pulls += 1;
+                }
+                self.rqs[cpu].sd[level].last_balance = self.now;
+                if self.m.domains[cpu][level].flags.has(SdFlags::SHARE_LLC)
+                    && !self.m.domains[cpu][level].flags.has(SdFlags::SHARE_CPUCAPACITY)
+                {
+                    self.update_idle_cpu_scan(cpu, level);
+                }
+            }
+            next = next.min(self.rqs[cpu].sd[level].last_balance + self.balance_interval(cpu, level, busy));
+        }
+        self.rqs[cpu].next_balance = next;
+    }
+
+    /// update_idle_cpu_scan() (SIS_UTIL): scan depth shrinks quadratically with LLC utilization.
+    fn update_idle_cpu_scan(&mut self, cpu: CpuId, level: usize) {
+        let span = self.m.domains[cpu][level].span;
+        let pct = self.m.domains[cpu][level].imbalance_pct as u64;
+        let weight = span.weight() as u64;
+        let sum_util: u64 = span.iter().map(|c| self.cpu_util(c)).sum();
+        let x = sum_util / weight.max(1);
+        let y = 1024i64 - (x * x * pct * pct / (10000 * 1024)) as i64;
+        let y = y.clamp(0, 1024) as u64;
+        self.llc_nr_idle_scan[self.m.cpus[cpu].llc] = (weight * y / 1024) as usize;
+    }
+
+    /// sched_balance_trigger(): periodic balance from the tick, and the nohz kick.
+    pub(crate) fn trigger_load_balance(&mut self, cpu: CpuId) {
+        if self.now >= self.rqs[cpu].next_balance {
+            self.rebalance_domains(cpu, IdleType::NotIdle);
+        }
+        self.nohz_balancer_kick(cpu);
+    }
+
+    /// nohz_balancer_kick(): a busy CPU with waiting tasks wakes an idle CPU to balance
+    /// on behalf of all tickless idle CPUs.
+    fn nohz_balancer_kick(&mut self, cpu: CpuId) {
+        if self.now < self.nohz_next_balance || self.rqs[cpu].nr_running < 2 {
+            return;
+        }
+        let Some(ilb) = (0..self.m.nr_cpus()).find(|&c| self.rqs[c].is_idle() && !self.resched_pending[c]) else {
+            return;
+        };
+        self.nohz_next_balance = self.now + self.tick_ns;
+        self.counters.nohz_kicks += 1;
+        self.send_ipi(cpu, ilb);
+        // The ILB CPU balances every idle CPU whose interval is due, itself included.
+        for c in 0..self.m.nr_cpus() {
+            if self.rqs[c].is_idle() && !self.resched_pending[c] && self.now >= self.rqs[c].next_balance {
+                self.rebalance_domains(c, IdleType::Idle);
+            }
+        }
+    }
+
+    /// sched_balance_newidle(): a CPU about to idle tries to pull work; true if it did.
+    pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
+        self.rqs[cpu].stats.newidle_attempts += 1;
+        self.mark_idle_stamp(cpu);
+        let domains = self.m.domains[cpu].len();
+        if domains == 0 {
+            return false;
+        }
+        let avg_idle = self.rqs[cpu].avg_idle;
+        let gate = if self.feat.has(Feature::NEWIDLE_SD_COST_GATE) {
+            self.rqs[cpu].sd[0].max_newidle_lb_cost
+        } else {
+            self.k.tunables.sched_migration_cost_ns
+        };
+        if self.nr_overloaded == 0 || avg_idle < gate {
+            self.rqs[cpu].stats.newidle_skips += 1;
+            return false;
+        }
+        let mut curr_cost: Ns = 0;
+        let mut pulled = 0;
+        for level in 0..domains {
+            self.decay_newidle_cost(cpu, level);
+            if avg_idle < curr_cost + self.rqs[cpu].sd[level].max_newidle_lb_cost {
+                break;
+            }
+            if !self.m.domains[cpu][level].flags.has(SdFlags::BALANCE_NEWIDLE) {
+                continue;
+            }
+            let (moved, cost) = self.load_balance(cpu, level, IdleType::NewlyIdle);
+            let st = &mut self.rqs[cpu].sd[level];
+            if cost > st.max_newidle_lb_cost {
+                st.max_newidle_lb_cost = cost;
+                st.last_decay_max_lb_cost = self.now;
+            }
+            curr_cost += cost;
+            pulled += moved;
+            if pulled > 0 {
+                break;
+            }
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        // The balance itself is CPU time: charge it to whatever runs next here.
+        if pulled > 0 {
+            rq.stats.newidle_pulls += 1;
+            rq.idle_stamp = 0;
+            if let Some(&p) = rq.queue.first() {
+                self.tasks[p].overhead_ns += curr_cost;
+            }
+        }
+        pulled > 0
+    }
+
+    /// update_newidle_cost()'s decay: max_newidle_lb_cost loses 1% per second.
+    fn decay_newidle_cost(&mut self, cpu: CpuId, level: usize) {
+        let now = self.now;
+        let st = &mut self.rqs[cpu].sd[level];
+        if now > st.last_decay_max_lb_cost + NSEC_PER_SEC {
+            st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
+            st.last_decay_max_lb_cost = now;
+        }
+    }
+}

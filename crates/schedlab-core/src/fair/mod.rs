@@ -1,0 +1,279 @@
+//! The fair class: runqueue operations shared by CFS and EEVDF.
+//!
+//! Mirrors: kernel/sched/fair.c: enqueue_task_fair(), dequeue_task_fair(),
+//! pick_next_task_fair(), put_prev_task_fair(), update_curr(), task_tick_fair(),
+//! check_preempt_wakeup_fair() (wakeup_preempt), migrate_task_rq_fair().
+//! Model: the policy-specific rules (vruntime/slices for CFS; lag, eligibility and
+//! deadlines for EEVDF) live in `cfs` and `eevdf`; this module keeps the runqueue
+//! sums both need (load, avg_vruntime) and dispatches on the kernel profile's policy.
+
+mod cfs;
+mod eevdf;
+pub mod balance;
+pub mod placement;
+
+use crate::engine::Simulator;
+use crate::kernel::FairPolicy;
+use crate::task::{TaskId, TaskState};
+use crate::time::Ns;
+
+/// Every runqueue's min_vruntime starts here so placement behind it never underflows.
+pub(crate) const VRUNTIME_BASE: u64 = 1 << 50;
+
+/// How a task arrives on a runqueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Woken from sleep (place_entity with wakeup rules).
+    Wakeup,
+    /// Already placed (new task, or the policy placed it on migration).
+    Placed,
+}
+
+/// Returns delta scaled by NICE_0 / weight (calc_delta_fair).
+#[inline]
+pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
+    if weight == 1024 {
+        delta
+    } else {
+        ((delta as u128 * 1024) / weight as u128) as u64
+    }
+}
+
+impl Simulator {
+    #[inline]
+    pub(crate) fn policy(&self) -> FairPolicy {
+        self.k.policy
+    }
+
+    /// Adds an entity's weight and key to the runqueue sums (curr included).
+    pub(crate) fn account_entity_enqueue(&mut self, cpu: usize, p: TaskId) {
+        let se = self.tasks[p].se;
+        let rq = &mut self.rqs[cpu];
+        if rq.min_vruntime == 0 {
+            rq.min_vruntime = VRUNTIME_BASE;
+        }
+        rq.load += se.weight;
+        self.load_sums.load_changed(cpu, se.weight as i64);
+        rq.avg_vruntime_sum += (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
+    }
+
+    /// Removes an entity's weight and key from the runqueue sums.
+    pub(crate) fn account_entity_dequeue(&mut self, cpu: usize, p: TaskId) {
+        let se = self.tasks[p].se;
+        let rq = &mut self.rqs[cpu];
+        rq.load -= se.weight;
+        self.load_sums.load_changed(cpu, -(se.weight as i64));
+        rq.avg_vruntime_sum -= (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
+    }
+
+    /// Returns the load-weighted average vruntime V of the runqueue (avg_vruntime).
+    pub(crate) fn avg_vruntime(&self, cpu: usize) -> u64 {
+        let rq = &self.rqs[cpu];
+        if rq.load == 0 {
+            return rq.min_vruntime.max(VRUNTIME_BASE);
+        }
+        (rq.min_vruntime as i128 + rq.avg_vruntime_sum.div_euclid(rq.load as i128)) as u64
+    }
+
+    /// Advances min_vruntime to min(curr, leftmost), never backwards.
+    pub(crate) fn update_min_vruntime(&mut self, cpu: usize) {
+        let rq = &self.rqs[cpu];
+        let curr = rq.curr.filter(|&c| self.tasks[c].state == TaskState::Running).map(|c| self.tasks[c].se.vruntime);
+        let left = rq.queue.iter().map(|&t| self.tasks[t].se.vruntime).min();
+        let candidate = match (curr, left) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
+        };
+        let rq = &mut self.rqs[cpu];
+        if candidate > rq.min_vruntime {
+            let d = candidate - rq.min_vruntime;
+            rq.avg_vruntime_sum -= d as i128 * rq.load as i128;
+            rq.min_vruntime = candidate;
+        }
+    }
+
+    /// Fair-class part of update_curr: vruntime, min_vruntime, deadline, bandwidth.
+    pub(crate) fn update_curr_fair(&mut self, cpu: usize, c: TaskId, delta: Ns) {
+        let w = self.tasks[c].se.weight;
+        let dv = calc_delta_fair(delta, w);
+        self.tasks[c].se.vruntime += dv;
+        if self.tasks[c].state == TaskState::Running {
+            self.rqs[cpu].avg_vruntime_sum += dv as i128 * w as i128;
+        }
+        self.update_min_vruntime(cpu);
+        if self.policy() == FairPolicy::Eevdf && self.tasks[c].state == TaskState::Running {
+            self.update_deadline(cpu, c);
+        }
+    }
+
+    /// Puts a woken, new or migrated task on `cpu`'s runqueue (enqueue_task_fair).
+    pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, wakeup: bool) {
+        debug_assert_eq!(self.tasks[p].cpu, cpu);
+        if wakeup {
+            self.update_curr(cpu);
+            self.place_entity(cpu, p, Arrival::Wakeup);
+        }
+        self.account_entity_enqueue(cpu, p);
+        self.rqs[cpu].queue.push(p);
+        self.wc_waiting(cpu, p, 1);
+        self.add_nr_running(cpu, 1);
+        if self.bw_enqueue(cpu, p) {
+            // Throttling the rest of the subtree may have reordered the queue.
+            self.rqs[cpu].queue.retain(|&t| t != p);
+            self.wc_waiting(cpu, p, -1);
+            self.throttle_task(cpu, p);
+        }
+    }
+
+    /// Removes the running task `p` from the sums because it blocks or exits.
+    pub(crate) fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId) {
+        debug_assert_eq!(self.rqs[cpu].curr, Some(p));
+        self.update_curr(cpu);
+        if self.policy() == FairPolicy::Eevdf {
+            self.update_entity_lag(cpu, p);
+        }
+        self.account_entity_dequeue(cpu, p);
+        self.tasks[p].state = TaskState::Blocked;
+        self.add_nr_running(cpu, -1);
+        self.bw_dequeue(cpu, p);
+    }
+
+    /// Takes a queued (not running) task off `cpu` for migration (detach_task).
+    pub(crate) fn detach_task(&mut self, cpu: usize, p: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        let i = rq.queue.iter().position(|&t| t == p).expect("detach of a task not queued here");
+        rq.queue.swap_remove(i);
+        self.wc_waiting(cpu, p, -1);
+        if self.policy() == FairPolicy::Eevdf {
+            self.update_entity_lag(cpu, p);
+        }
+        self.account_entity_dequeue(cpu, p);
+        self.add_nr_running(cpu, -1);
+        self.bw_dequeue(cpu, p);
+    }
+
+    /// Puts a detached task on `dst` (attach_task), keeping its lag or relative vruntime.
+    pub(crate) fn attach_task(&mut self, dst: usize, p: TaskId) {
+        self.set_task_cpu(p, dst);
+        self.update_curr(dst);
+        if self.policy() == FairPolicy::Eevdf {
+            self.place_entity(dst, p, Arrival::Placed);
+        }
+        self.activate_task(dst, p, false);
+        self.wakeup_preempt(dst, p, dst);
+    }
+
+    /// Renormalizes a sleeping task's vruntime when its CPU changes (migrate_task_rq_fair).
+    pub(crate) fn migrate_entity(&mut self, p: TaskId, src: usize, dst: usize) {
+        if self.policy() == FairPolicy::Cfs {
+            let (s, d) = (self.rqs[src].min_vruntime.max(VRUNTIME_BASE), self.rqs[dst].min_vruntime.max(VRUNTIME_BASE));
+            let se = &mut self.tasks[p].se;
+            se.vruntime = (se.vruntime as i128 - s as i128 + d as i128).max(0) as u64;
+        }
+    }
+
+    /// Places an entity on arrival (place_entity).
+    pub(crate) fn place_entity(&mut self, cpu: usize, p: TaskId, how: Arrival) {
+        match self.policy() {
+            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, how == Arrival::Placed),
+            FairPolicy::Eevdf => self.place_entity_eevdf(cpu, p, false),
+        }
+    }
+
+    /// Places a new task (fork): START_DEBIT or PLACE_DEADLINE_INITIAL.
+    pub(crate) fn place_new_entity(&mut self, cpu: usize, p: TaskId) {
+        self.update_curr(cpu);
+        if self.rqs[cpu].min_vruntime == 0 {
+            self.rqs[cpu].min_vruntime = VRUNTIME_BASE;
+        }
+        self.tasks[p].se.vruntime = 0;
+        match self.policy() {
+            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, true),
+            FairPolicy::Eevdf => {
+                self.tasks[p].se.vlag = 0;
+                self.place_entity_eevdf(cpu, p, true)
+            }
+        }
+    }
+
+    /// Puts the preempted current task back on the queue (put_prev_task_fair), or on
+    /// the throttled list if its group ran out of runtime.
+    pub(crate) fn put_prev_task(&mut self, cpu: usize, p: TaskId) {
+        let t = &mut self.tasks[p];
+        t.state = TaskState::Runnable;
+        t.runnable_since = self.now;
+        if self.bw_put_prev(cpu, p) {
+            self.throttle_task(cpu, p);
+        } else {
+            self.rqs[cpu].queue.push(p);
+            self.wc_waiting(cpu, p, 1);
+        }
+    }
+
+    /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair).
+    pub(crate) fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        if self.rqs[cpu].queue.is_empty() {
+            return None;
+        }
+        let next = match self.policy() {
+            FairPolicy::Cfs => self.pick_cfs(cpu),
+            FairPolicy::Eevdf => self.pick_eevdf(cpu, false),
+        }?;
+        let rq = &mut self.rqs[cpu];
+        let i = rq.queue.iter().position(|&t| t == next).expect("picked task is queued");
+        rq.queue.swap_remove(i);
+        self.wc_waiting(cpu, next, -1);
+        Some(next)
+    }
+
+    /// Tick-time preemption check (task_tick_fair / entity_tick).
+    pub(crate) fn task_tick_fair(&mut self, cpu: usize) {
+        let Some(c) = self.rqs[cpu].curr else { return };
+        if self.rqs[cpu].queue.is_empty() {
+            return;
+        }
+        let preempt = match self.policy() {
+            FairPolicy::Cfs => self.check_preempt_tick(cpu, c),
+            FairPolicy::Eevdf => self.pick_eevdf(cpu, true) != Some(c),
+        };
+        if preempt {
+            self.resched_curr(cpu, cpu);
+        }
+    }
+
+    /// Decides whether woken/new `p` on `cpu` preempts the current task (wakeup_preempt).
+    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, from_cpu: usize) {
+        let Some(c) = self.rqs[cpu].curr else {
+            self.resched_curr(cpu, from_cpu);
+            return;
+        };
+        if !self.feat.has(crate::features::Feature::WAKEUP_PREEMPTION) || c == p {
+            return;
+        }
+        self.update_curr(cpu);
+        let preempt = match self.policy() {
+            FairPolicy::Cfs => self.wakeup_preempt_entity(c, p),
+            FairPolicy::Eevdf => self.pick_eevdf(cpu, true) == Some(p),
+        };
+        if preempt {
+            self.resched_curr(cpu, from_cpu);
+        }
+    }
+
+    /// Changes rq->nr_running and the root domain's overload count (rd->overload).
+    pub(crate) fn add_nr_running(&mut self, cpu: usize, delta: isize) {
+        self.load_sums.nr_running_changed(cpu, delta);
+        let rq = &mut self.rqs[cpu];
+        rq.nr_running = (rq.nr_running as isize + delta) as usize;
+        let over = rq.nr_running > 1;
+        if over != rq.overloaded {
+            rq.overloaded = over;
+            if over {
+                self.nr_overloaded += 1;
+            } else {
+                self.nr_overloaded -= 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,256 @@
+//! Choosing a CPU for a waking or new task.
+//!
+//! Mirrors: kernel/sched/fair.c: select_task_rq_fair(), wake_wide(), wake_affine()
+//! (WA_IDLE, WA_WEIGHT, WA_BIAS), select_idle_sibling(), select_idle_core(),
+//! select_idle_cpu() with SIS_UTIL / SIS_PROP, the reverted SIS_NODE
+//! (select_idle_node), and find_idlest_cpu() for fork balancing.
+//! Model: loads are instantaneous runqueue weights rather than PELT load averages.
+//! Each CPU an idle scan examines costs the waker one cache-line read of that CPU's
+//! runqueue at its sharing distance; the cost is charged to the waking task's CPU.
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::engine::Simulator;
+use crate::features::Feature;
+use crate::task::TaskId;
+use crate::topology::SdFlags;
+
+impl Simulator {
+    /// Returns the CPU a waking (or, with `fork`, new) task should be queued on.
+    pub(crate) fn select_task_rq_fair(
+        &mut self,
+        p: TaskId,
+        prev: CpuId,
+        this_cpu: CpuId,
+        waker: Option<TaskId>,
+        sync: bool,
+        fork: bool,
+    ) -> CpuId {
+        let allowed = self.tasks[p].cpus_allowed;
+        if self.tasks[p].nr_cpus_allowed == 1 {
+            return allowed.first().expect("non-empty affinity");
+        }
+        if fork {
+            return self.find_idlest_cpu(p, this_cpu);
+        }
+        let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && allowed.test(this_cpu);
+        let mut new_cpu = prev;
+        if want_affine {
+            let affine_sd = self.m.domains[this_cpu]
+                .iter()
+                .find(|sd| sd.flags.has(SdFlags::WAKE_AFFINE) && sd.span.test(prev))
+                .map(|sd| sd.imbalance_pct);
+            if let Some(pct) = affine_sd {
+                new_cpu = if this_cpu == prev { prev } else { self.wake_affine(p, this_cpu, prev, sync, pct) };
+            }
+        }
+        let target = self.select_idle_sibling(p, prev, new_cpu);
+        if allowed.test(target) {
+            target
+        } else {
+            allowed.first().expect("non-empty affinity")
+        }
+    }
+
+    /// wake_wide(): both waker and wakee switch partners often → spread, don't pull.
+    fn wake_wide(&self, waker: TaskId, p: TaskId) -> bool {
+        let factor = self.m.llc_mask(self.tasks[waker].cpu).weight() as u32;
+        let (mut master, mut slave) = (self.tasks[waker].wakee_flips, self.tasks[p].wakee_flips);
+        if master < slave {
+            std::mem::swap(&mut master, &mut slave);
+        }
+        !(slave < factor || master < slave * factor)
+    }
+
+    fn cpu_load(&self, cpu: CpuId) -> u64 {
+        self.rqs[cpu].load
+    }
+
+    /// wake_affine(): run near the waker (this_cpu) or stay at prev.
+    fn wake_affine(&mut self, p: TaskId, this_cpu: CpuId, prev: CpuId, sync: bool, imbalance_pct: u32) -> CpuId {
+        let mut target = None;
+        if self.feat.has(Feature::WA_IDLE) {
+            // wake_affine_idle()
+            if self.rqs[this_cpu].is_idle() && self.m.share_llc(this_cpu, prev) {
+                target = Some(if self.rqs[prev].is_idle() { prev } else { this_cpu });
+            } else if sync && self.rqs[this_cpu].nr_running == 1 {
+                target = Some(this_cpu);
+            } else if self.rqs[prev].is_idle() {
+                target = Some(prev);
+            }
+        }
+        if target.is_none() && self.feat.has(Feature::WA_WEIGHT) {
+            // wake_affine_weight()
+            let w = self.tasks[p].se.weight as i128;
+            let mut this_eff = self.cpu_load(this_cpu) as i128;
+            if sync {
+                let current = self.rqs[this_cpu].curr.map_or(0, |c| self.tasks[c].se.weight as i128);
+                if current > this_eff {
+                    return this_cpu;
+                }
+                this_eff -= current;
+            }
+            this_eff += w;
+            let mut prev_eff = (self.cpu_load(prev) as i128 - w).max(0);
+            if self.feat.has(Feature::WA_BIAS) {
+                this_eff *= 100;
+                prev_eff *= 100 + (imbalance_pct as i128 - 100) / 2;
+            }
+            this_eff *= self.capacity(prev) as i128;
+            prev_eff *= self.capacity(this_cpu) as i128;
+            if sync {
+                prev_eff += 1;
+            }
+            if this_eff < prev_eff {
+                target = Some(this_cpu);
+            }
+        }
+        target.unwrap_or(prev)
+    }
+
+    /// Charges the CPU running the scan for `n` runqueue reads costing `ns` in all.
+    fn charge_waker(&mut self, from: CpuId, n: u64, ns: f64) {
+        self.counters.sis_scanned += n;
+        if let Some(curr) = self.rqs[from].curr {
+            self.tasks[curr].overhead_ns += ns as u64;
+        }
+    }
+
+    /// select_idle_sibling(): prev, target, recent_used_cpu, then an LLC scan.
+    fn select_idle_sibling(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        let allowed = self.tasks[p].cpus_allowed;
+        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
+        if idle(self, target) {
+            return target;
+        }
+        if prev != target && self.m.share_llc(prev, target) && idle(self, prev) {
+            return prev;
+        }
+        let recent = self.tasks[p].recent_used_cpu;
+        self.tasks[p].recent_used_cpu = prev;
+        if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) {
+            return recent;
+        }
+        let llc = *self.m.llc_mask(target);
+        let has_smt = self.has_smt;
+        let has_idle_core = has_smt && self.load_sums.has_idle_core(self.m.cpus[target].llc);
+        if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
+            let sib = self.m.smt_mask(prev).iter().find(|&c| c != prev && idle(self, c));
+            let siblings = self.m.smt_mask(prev).weight() as u64 - 1;
+            self.charge_waker(target, siblings, siblings as f64 * self.m.cost.cacheline.smt_sibling_ns);
+            if let Some(c) = sib {
+                return c;
+            }
+        }
+        if let Some(c) = self.select_idle_cpu(p, &llc, has_idle_core, target) {
+            return c;
+        }
+        if self.feat.has(Feature::SIS_NODE) {
+            if let Some(c) = self.select_idle_node(p, target) {
+                return c;
+            }
+        }
+        target
+    }
+
+    /// select_idle_cpu(): scan the LLC from target+1, wrapping, up to the SIS limit.
+    fn select_idle_cpu(&mut self, p: TaskId, span: &CpuMask, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
+        let cpus = span.and(&self.tasks[p].cpus_allowed);
+        let mut nr = usize::MAX;
+        if self.feat.has(Feature::SIS_UTIL) {
+            nr = self.llc_nr_idle_scan[self.m.cpus[target].llc] + 1;
+            if nr == 1 {
+                return None;
+            }
+        } else if self.feat.has(Feature::SIS_PROP) {
+            // SIS_PROP: scan in proportion to how long this CPU expects to stay idle
+            // versus the cost of examining one CPU (a same-LLC cache-line read).
+            let avg_idle = self.rqs[target].avg_idle as f64;
+            let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
+            nr = ((avg_idle / per_cpu) as usize / 512).max(4);
+        }
+        let mut cost = 0.0;
+        let mut examined = 0;
+        let mut found = None;
+        let wrapped = cpus.iter().filter(|&c| c > target).chain(cpus.iter().filter(|&c| c <= target));
+        for c in wrapped {
+            if !has_idle_core {
+                nr -= 1;
+                if nr == 0 {
+                    break;
+                }
+            }
+            examined += 1;
+            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+            let idle = |s: &Self, x: CpuId| s.rqs[x].is_idle() && !s.resched_pending[x];
+            let hit = if has_idle_core { self.m.smt_mask(c).iter().all(|s| idle(self, s)) } else { idle(self, c) };
+            if hit {
+                found = Some(c);
+                break;
+            }
+        }
+        self.charge_waker(target, examined, cost);
+        found
+    }
+
+    /// SIS_NODE: after the local LLC, scan the node's other LLCs (never across nodes).
+    fn select_idle_node(&mut self, p: TaskId, target: CpuId) -> Option<CpuId> {
+        let node = self.m.cpus[target].node;
+        let local_llc = self.m.cpus[target].llc;
+        let llcs: Vec<usize> = (0..self.m.llc_span.len())
+            .filter(|&l| l != local_llc && self.m.llc_span[l].iter().next().is_some_and(|c| self.m.cpus[c].node == node))
+            .collect();
+        for l in llcs {
+            let span = self.m.llc_span[l];
+            let first = span.first()?;
+            let idle_core = self.has_smt && self.load_sums.has_idle_core(l);
+            if let Some(c) = self.select_idle_cpu(p, &span, idle_core, first) {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// find_idlest_cpu(): fork balancing, walking down from the widest BALANCE_FORK domain.
+    fn find_idlest_cpu(&mut self, p: TaskId, this_cpu: CpuId) -> CpuId {
+        let allowed = self.tasks[p].cpus_allowed;
+        let mut cpu = if allowed.test(this_cpu) { this_cpu } else { allowed.first().expect("non-empty") };
+        let levels = self.m.domains[cpu].len();
+        for level in (0..levels).rev() {
+            let sd = &self.m.domains[cpu][level];
+            if !sd.flags.has(SdFlags::BALANCE_FORK) {
+                continue;
+            }
+            let pct = sd.imbalance_pct as u64;
+            let local = sd.groups[sd.local_group];
+            let score = |s: &Self, g: &CpuMask| -> (u64, u64) {
+                let cpus = g.and(&allowed);
+                let n = cpus.weight().max(1) as u64;
+                let idle = cpus.iter().filter(|&c| s.rqs[c].is_idle()).count() as u64;
+                let running: u64 = cpus.iter().map(|c| s.rqs[c].nr_running as u64).sum();
+                // Fewer runnable tasks per CPU first, then more idle CPUs.
+                (running * 1024 / n, n - idle)
+            };
+            let mut best = (local, score(self, &local));
+            for g in &sd.groups {
+                if g.and(&allowed).is_empty() {
+                    continue;
+                }
+                let s = score(self, g);
+                if s < best.1 {
+                    best = (*g, s);
+                }
+            }
+            // Stay local unless the idlest group is clearly (imbalance_pct) less loaded.
+            let local_score = score(self, &local);
+            if best.0 != local && local_score.0 * 100 <= best.1 .0 * pct && local_score.0 != 0 {
+                best.0 = local;
+            }
+            let group = best.0.and(&allowed);
+            cpu = group
+                .iter()
+                .min_by_key(|&c| (self.rqs[c].nr_running, self.rqs[c].load, c))
+                .unwrap_or(cpu);
+        }
+        cpu
+    }
+}

@@ -1,0 +1,429 @@
+//! Where per-ID user data lives, and what touching it costs.
+//!
+//! Mirrors: nothing in the kernel; this is the hardware effect that makes the choice of
+//! index (cpu_id, mm_cid, cache-local mm_cid) matter for user-space per-"CPU" data
+//! (librseq `rseq_mempool` per-cpu areas, 16 KiB each in the seed's benchmark).
+//!
+//! Model: an *area* (key = (process, index), whole-area granularity) is written by the
+//! CPU that touches it and then lives in that CPU's core:
+//!
+//! ```text
+//!   written ──► private L1/L2 of the writer's core
+//!                 │ displaced by later data on that core (LRU, L2-sized), or
+//!                 │ the core idles into a deep C-state (AMD CC6 / Intel core C6):
+//!                 ▼ its L1/L2 are written back into the LLC
+//!               LLC (L3 / CCX) of the writer
+//!                 │ displaced by later data in that LLC (LRU, LLC-sized), or
+//!                 ▼ (optional) the whole LLC idles long enough to be flushed
+//!               DRAM
+//! ```
+//!
+//! A touch from CPU `c` pays, for each of the area's cache lines, the latency of the
+//! place the line is in as seen from `c` (cost table, by sharing distance): own core's
+//! L1/L2, SMT sibling, same L3 (peer L2 or the L3 itself), another L3 of the socket,
+//! the other socket, DRAM. The lines then move to `c`'s core (a write invalidates
+//! every other copy). Pass time = base + Σ lines × (latency − own-core latency) /
+//! miss parallelism, the cost table's refill rule ([`crate::cost::CostTable::refill_ns`]).
+//!
+//! Sources for the residency rules:
+//! - Deep core C-states flush the core's private caches: AMD, "Processor Programming
+//!   Reference (PPR) for AMD Family 19h" (CC6: core state saved, caches flushed, core
+//!   power-gated); Intel Xeon Scalable processor datasheets, vol. 1 (core C6: L1/L2
+//!   written back before the core is power-gated). Linux enters such a state as soon as
+//!   an idle CPU's next timer is far (menu/teo pick the deepest state whose target
+//!   residency fits).
+//! - The flushed lines land in the LLC: on Zen the L3 is a victim cache filled by L2
+//!   evictions (AMD Software Optimization Guide for Family 19h, pub. 56665, "L3 cache");
+//!   Intel server LLCs since Skylake-SP likewise receive L2 victims.
+//! - Capacities (L2 per core, LLC per domain) come from the machine's cost table.
+//!
+//! What is not modeled: partial residency inside an area, prefetchers, coherence
+//! directory effects, the first-touch page fault of a never-written area (it is
+//! charged as DRAM), and background OS activity on an otherwise idle machine (report
+//! it with [`CidCache::note_other_work`] if the engine models it).
+
+use std::collections::BTreeMap;
+
+use crate::cost::CachelineCosts;
+use crate::cpumask::CpuId;
+use crate::time::Ns;
+use crate::topology::{Distance, Machine};
+
+/// An area of user data: (process or mm, index used by user space).
+pub type AreaKey = (usize, u32);
+
+/// Bytes per cache line.
+pub const LINE_BYTES: u64 = 64;
+
+/// Names of the six places a line can come from, in the order of
+/// [`PassCost::lines_by_distance`].
+pub const PLACES: [&str; 6] = ["own_core", "smt_sibling", "same_llc", "other_llc", "other_socket", "dram"];
+
+/// Parameters of the cache model; [`CacheParams::for_machine`] gives the defaults.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CacheParams {
+    /// Idle time of a core after which its L1/L2 have been written back into its LLC
+    /// (deep C-state). `None`: cores only use shallow states that keep their caches
+    /// (e.g. `idle=poll`, `processor.max_cstate=1`).
+    pub private_flush_idle_ns: Option<Ns>,
+    /// Idle time of a whole LLC after which its contents are lost to DRAM. `None`:
+    /// the LLC keeps data until other data displaces it.
+    pub llc_flush_idle_ns: Option<Ns>,
+    /// Private cache capacity per core (L2), bytes.
+    pub private_bytes: u64,
+    /// Capacity of one LLC, bytes.
+    pub llc_bytes: u64,
+    /// Bytes one vector instruction of the pass loop processes.
+    pub vector_bytes: u32,
+    /// Core cycles per vector load + add + store with the data in L1.
+    pub cycles_per_vector: f64,
+    /// Fixed cost of one pass outside the loop (reading the clock twice), ns.
+    pub pass_overhead_ns: f64,
+    /// Cache misses a core keeps in flight.
+    pub miss_parallelism: f64,
+}
+
+impl CacheParams {
+    /// Returns the defaults for a machine.
+    ///
+    /// - `private_flush_idle_ns` = 200 µs: the governor picks the deepest state at once
+    ///   when the next timer is far; entering it costs about its exit latency (tens of
+    ///   µs on server parts, /sys/devices/system/cpu/cpu*/cpuidle/state*/latency) plus
+    ///   writing back at most one L2 (1 MiB at ~32 B/cycle ≈ 10 µs). Any value far below
+    ///   the idle gaps of a workload gives the same answer.
+    /// - `llc_flush_idle_ns` = none: no source says a Zen 4 or Xeon L3 drops its
+    ///   contents while the socket is up.
+    /// - Capacities: the cost table's L2 and LLC sizes.
+    /// - Base pass: 16-byte vectors (x86-64 baseline SSE2 / arm64 NEON; GCC >= 12
+    ///   vectorises a byte-increment loop at -O2 with a trip count that is a multiple of
+    ///   16), one vector per cycle (load + add + store + amortised loop overhead ≈ 4
+    ///   µops against a 6-wide core sustaining one to two stores per cycle), clock from
+    ///   the CPU's `freq_mhz`; 40 ns for two vDSO clock_gettime() calls (rdtsc-based).
+    pub fn for_machine(machine: &Machine) -> Self {
+        let cache = &machine.cost.cache;
+        CacheParams {
+            private_flush_idle_ns: Some(200_000),
+            llc_flush_idle_ns: None,
+            private_bytes: cache.l2_kib as u64 * 1024,
+            llc_bytes: cache.llc_kib as u64 * 1024,
+            vector_bytes: 16,
+            cycles_per_vector: 1.0,
+            pass_overhead_ns: 40.0,
+            miss_parallelism: machine.cost.miss_parallelism,
+        }
+    }
+}
+
+/// Cost of one touch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PassCost {
+    /// Time of the pass, ns.
+    pub ns: Ns,
+    /// Lines fetched from each place, indexed as [`PLACES`].
+    pub lines_by_distance: [u64; 6],
+}
+
+/// Where an area is at some moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Residency {
+    /// In the private caches of the core of this CPU (the last writer).
+    Private(CpuId),
+    /// In this LLC only.
+    Llc(usize),
+    /// Only in memory (or never written).
+    Memory,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Lru {
+    cap: u64,
+    total: u64,
+    next: u64,
+    /// seq → (area, or None for foreign data; bytes)
+    entries: BTreeMap<u64, (Option<AreaKey>, u64)>,
+    last_active: Ns,
+}
+
+impl Lru {
+    /// Inserts at the MRU end; returns the sequence number and the areas evicted.
+    fn insert(&mut self, key: Option<AreaKey>, bytes: u64, evicted: &mut Vec<AreaKey>) -> u64 {
+        let seq = self.next;
+        self.next += 1;
+        self.entries.insert(seq, (key, bytes));
+        self.total += bytes;
+        while self.total > self.cap && self.entries.len() > 1 {
+            let (_, (k, b)) = self.entries.pop_first().expect("non-empty");
+            self.total -= b;
+            evicted.extend(k);
+        }
+        seq
+    }
+
+    fn remove(&mut self, seq: u64) {
+        if let Some((_, b)) = self.entries.remove(&seq) {
+            self.total -= b;
+        }
+    }
+
+    fn drain(&mut self, out: &mut Vec<AreaKey>) {
+        out.extend(self.entries.values().filter_map(|e| e.0));
+        self.entries.clear();
+        self.total = 0;
+    }
+
+    fn flushed_by(&self, idle: Option<Ns>, now: Ns) -> bool {
+        idle.is_some_and(|f| now >= self.last_active.saturating_add(f))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Area {
+    writer: CpuId,
+    private_seq: Option<u64>,
+    llc_seq: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CpuInfo {
+    core: usize,
+    llc: usize,
+    socket: usize,
+    freq_mhz: u32,
+}
+
+/// The cache model for per-ID areas on one machine.
+#[derive(Clone, Debug)]
+pub struct CidCache {
+    params: CacheParams,
+    cpus: Vec<CpuInfo>,
+    llc_socket: Vec<usize>,
+    lat: CachelineCosts,
+    cores: Vec<Lru>,
+    llcs: Vec<Lru>,
+    areas: BTreeMap<AreaKey, Area>,
+}
+
+impl CidCache {
+    /// Builds the model for `machine`.
+    pub fn new(machine: &Machine, params: CacheParams) -> Self {
+        let cpus: Vec<CpuInfo> = machine
+            .cpus
+            .iter()
+            .map(|c| CpuInfo { core: c.core, llc: c.llc, socket: c.socket, freq_mhz: c.freq_mhz.max(1) })
+            .collect();
+        let nr_cores = cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
+        let nr_llcs = cpus.iter().map(|c| c.llc + 1).max().unwrap_or(0);
+        let mut llc_socket = vec![0; nr_llcs];
+        for c in &cpus {
+            llc_socket[c.llc] = c.socket;
+        }
+        let lru = |cap| Lru { cap, ..Lru::default() };
+        CidCache {
+            cores: vec![lru(params.private_bytes); nr_cores],
+            llcs: vec![lru(params.llc_bytes); nr_llcs],
+            params,
+            cpus,
+            llc_socket,
+            lat: machine.cost.cacheline.clone(),
+            areas: BTreeMap::new(),
+        }
+    }
+
+    /// Returns the parameters in force.
+    pub fn params(&self) -> &CacheParams {
+        &self.params
+    }
+
+    /// Returns the time of a pass over `bytes` already in `cpu`'s L1/L2, ns.
+    pub fn base_pass_ns(&self, cpu: CpuId, bytes: u64) -> f64 {
+        let p = &self.params;
+        let vectors = bytes.div_ceil(p.vector_bytes.max(1) as u64) as f64;
+        vectors * p.cycles_per_vector * 1000.0 / self.cpus[cpu].freq_mhz as f64 + p.pass_overhead_ns
+    }
+
+    /// Returns where `key` is at `now` (without changing anything).
+    pub fn residency(&self, key: AreaKey, now: Ns) -> Residency {
+        let Some(a) = self.areas.get(&key) else { return Residency::Memory };
+        let w = self.cpus[a.writer];
+        if a.private_seq.is_some() && !self.cores[w.core].flushed_by(self.params.private_flush_idle_ns, now) {
+            return Residency::Private(a.writer);
+        }
+        if a.llc_seq.is_some() && !self.llcs[w.llc].flushed_by(self.params.llc_flush_idle_ns, now) {
+            return Residency::Llc(w.llc);
+        }
+        Residency::Memory
+    }
+
+    /// Index into [`PLACES`] of an area at `r` as seen from `cpu`.
+    fn place_index(&self, r: Residency, cpu: CpuId) -> usize {
+        let me = self.cpus[cpu];
+        match r {
+            Residency::Private(w) => self.distance(w, cpu) as usize,
+            Residency::Llc(l) if l == me.llc => 2,
+            Residency::Llc(l) if self.llc_socket[l] == me.socket => 3,
+            Residency::Llc(_) => 4,
+            Residency::Memory => 5,
+        }
+    }
+
+    /// Sharing distance, as [`Machine::distance`].
+    fn distance(&self, a: CpuId, b: CpuId) -> Distance {
+        let (x, y) = (self.cpus[a], self.cpus[b]);
+        if a == b {
+            Distance::SameCpu
+        } else if x.core == y.core {
+            Distance::SmtSibling
+        } else if x.llc == y.llc {
+            Distance::SameLlc
+        } else if x.socket == y.socket {
+            Distance::SamePackage
+        } else {
+            Distance::OtherPackage
+        }
+    }
+
+    fn latency(&self, place: usize) -> f64 {
+        match place {
+            0 => self.lat.same_core_ns,
+            1 => self.lat.smt_sibling_ns,
+            2 => self.lat.same_llc_ns,
+            3 => self.lat.same_package_ns,
+            4 => self.lat.other_package_ns,
+            _ => self.lat.dram_ns,
+        }
+    }
+
+    /// Applies the idle flushes due by `now` to a core and its LLC.
+    fn settle(&mut self, cpu: CpuId, now: Ns) {
+        let CpuInfo { core, llc, .. } = self.cpus[cpu];
+        let mut gone = Vec::new();
+        if self.cores[core].flushed_by(self.params.private_flush_idle_ns, now) {
+            self.cores[core].drain(&mut gone);
+            for k in gone.drain(..) {
+                if let Some(a) = self.areas.get_mut(&k) {
+                    a.private_seq = None;
+                }
+            }
+        }
+        if self.llcs[llc].flushed_by(self.params.llc_flush_idle_ns, now) {
+            self.llcs[llc].drain(&mut gone);
+            for k in gone.drain(..) {
+                if let Some(a) = self.areas.get_mut(&k) {
+                    a.llc_seq = None;
+                }
+            }
+        }
+    }
+
+    /// Inserts into `cpu`'s core and LLC, applying capacity evictions.
+    fn install(&mut self, key: Option<AreaKey>, cpu: CpuId, bytes: u64, busy_until: Ns) -> (u64, u64) {
+        let CpuInfo { core, llc, .. } = self.cpus[cpu];
+        let mut out_private = Vec::new();
+        let mut out_llc = Vec::new();
+        let ps = self.cores[core].insert(key, bytes, &mut out_private);
+        let ls = self.llcs[llc].insert(key, bytes, &mut out_llc);
+        for k in out_private {
+            if let Some(a) = self.areas.get_mut(&k) {
+                a.private_seq = None;
+            }
+        }
+        for k in out_llc {
+            if let Some(a) = self.areas.get_mut(&k) {
+                a.llc_seq = None;
+            }
+        }
+        let c = &mut self.cores[core];
+        c.last_active = c.last_active.max(busy_until);
+        let l = &mut self.llcs[llc];
+        l.last_active = l.last_active.max(busy_until);
+        (ps, ls)
+    }
+
+    /// `cpu` reads and writes every byte of area `key` (`bytes` long) at `now`.
+    /// Returns the pass's cost; afterwards the area lives in `cpu`'s core.
+    pub fn touch(&mut self, key: AreaKey, cpu: CpuId, bytes: u64, now: Ns) -> PassCost {
+        let lines = bytes.div_ceil(LINE_BYTES);
+        if let Some(a) = self.areas.get(&key) {
+            let w = a.writer;
+            self.settle(w, now);
+        }
+        self.settle(cpu, now);
+        let place = self.place_index(self.residency(key, now), cpu);
+        let mut lines_by_distance = [0u64; 6];
+        lines_by_distance[place] = lines;
+        let extra = (self.latency(place) - self.lat.same_core_ns).max(0.0);
+        let ns = self.base_pass_ns(cpu, bytes) + lines as f64 * extra / self.params.miss_parallelism.max(1.0);
+        let ns = ns.round() as Ns;
+        // The write invalidates every other copy: leave the old core and LLC.
+        if let Some(a) = self.areas.get(&key) {
+            let old = self.cpus[a.writer];
+            let (ps, ls) = (a.private_seq, a.llc_seq);
+            if let Some(s) = ps {
+                self.cores[old.core].remove(s);
+            }
+            if let Some(s) = ls {
+                self.llcs[old.llc].remove(s);
+            }
+        }
+        self.areas.insert(key, Area { writer: cpu, private_seq: None, llc_seq: None });
+        let (ps, ls) = self.install(Some(key), cpu, bytes, now + ns);
+        let a = self.areas.get_mut(&key).expect("just inserted");
+        a.private_seq = Some(ps);
+        a.llc_seq = Some(ls);
+        PassCost { ns, lines_by_distance }
+    }
+
+    /// Another task ran on `cpu` until `now` and brought `bytes` of its own data into
+    /// the core's caches: that data displaces areas (LRU), and the core was not idle.
+    pub fn note_other_work(&mut self, cpu: CpuId, bytes: u64, now: Ns) {
+        self.settle(cpu, now);
+        if bytes > 0 {
+            self.install(None, cpu, bytes, now);
+        } else {
+            let CpuInfo { core, llc, .. } = self.cpus[cpu];
+            self.cores[core].last_active = self.cores[core].last_active.max(now);
+            self.llcs[llc].last_active = self.llcs[llc].last_active.max(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::NSEC_PER_MSEC;
+    use crate::topology::presets::topo;
+
+    const AREA: u64 = 16 * 1024;
+
+    #[test]
+    fn idle_core_flushes_to_its_llc_and_displacement_follows_lru() {
+        let m = topo(1, 2, 4, 1);
+        let mut c = CidCache::new(&m, CacheParams::for_machine(&m));
+        c.touch((0, 0), 1, AREA, 0);
+        assert_eq!(c.residency((0, 0), 100_000), Residency::Private(1));
+        assert_eq!(c.residency((0, 0), NSEC_PER_MSEC), Residency::Llc(0));
+        // Same CPU after the flush: lines come from its own L3.
+        let p = c.touch((0, 0), 1, AREA, NSEC_PER_MSEC);
+        assert_eq!(p.lines_by_distance, [0, 0, 256, 0, 0, 0]);
+        // Filling the core with more than its L2 displaces the area (no idle in between).
+        let mut params = CacheParams::for_machine(&m);
+        params.private_flush_idle_ns = None;
+        let mut c = CidCache::new(&m, params);
+        c.touch((0, 0), 1, AREA, 0);
+        c.note_other_work(1, 2 * 1024 * 1024, 10);
+        assert_eq!(c.residency((0, 0), 20), Residency::Llc(0));
+        c.note_other_work(4, 64 * 1024 * 1024, 30); // CPU 4 is in LLC 1: no effect on LLC 0
+        assert_eq!(c.residency((0, 0), 40), Residency::Llc(0));
+        c.note_other_work(2, 64 * 1024 * 1024, 50);
+        assert_eq!(c.residency((0, 0), 60), Residency::Memory);
+    }
+
+    #[test]
+    fn base_pass_follows_the_clock() {
+        let m = topo(1, 1, 2, 1);
+        let c = CidCache::new(&m, CacheParams::for_machine(&m));
+        // 1024 vectors at one per cycle at 3 GHz, plus the clock reads.
+        let b = c.base_pass_ns(0, AREA);
+        assert!((b - (1024.0 / 3.0 + 40.0)).abs() < 1e-9, "{b}");
+    }
+}

@@ -1,0 +1,81 @@
+//! Per-CPU runqueues.
+//!
+//! Mirrors: kernel/sched/sched.h: struct rq (curr, nr_running, avg_idle, idle_stamp,
+//! max_idle_balance_cost, next_balance) and struct cfs_rq (min_vruntime,
+//! avg_vruntime, avg_load, load) together with the per-CPU copies of each sched
+//! domain's balance state (balance_interval, last_balance, nr_balance_failed,
+//! max_newidle_lb_cost), which the kernel keeps in per-CPU `struct sched_domain`s.
+//! Model: the queued tasks are a small vector scanned on pick (runqueues hold few tasks
+//! in the workloads modeled); group scheduling entities are not modeled (flat
+//! hierarchy: cgroups matter here only through bandwidth control).
+
+use crate::task::TaskId;
+use crate::time::Ns;
+
+/// Per-CPU balance state of one sched-domain level.
+#[derive(Clone, Debug, Default)]
+pub struct DomainState {
+    /// Current interval, ms (doubles while balanced, reset on success).
+    pub balance_interval_ms: u64,
+    /// Time of the last periodic balance.
+    pub last_balance: Ns,
+    /// Consecutive failed balance attempts.
+    pub nr_balance_failed: u32,
+    /// Most expensive newidle balance seen at this level (decays 1%/s).
+    pub max_newidle_lb_cost: Ns,
+    /// When `max_newidle_lb_cost` last decayed.
+    pub last_decay_max_lb_cost: Ns,
+}
+
+/// One CPU's runqueue.
+#[derive(Clone, Debug, Default)]
+pub struct Rq {
+    /// Running task (None = idle).
+    pub curr: Option<TaskId>,
+    /// Queued tasks, not running (the cfs_rq's rb-tree, unordered here).
+    pub queue: Vec<TaskId>,
+    /// Runnable tasks held off the queue because their group is throttled here.
+    pub throttled: Vec<TaskId>,
+    /// Runnable tasks on this CPU, queued or running (rq->nr_running).
+    pub nr_running: usize,
+    /// Whether this rq counts in the root domain's overload (nr_running > 1).
+    pub overloaded: bool,
+    /// Sum of weights of queued + running tasks (cfs_rq->load).
+    pub load: u64,
+    /// cfs_rq->min_vruntime.
+    pub min_vruntime: u64,
+    /// EEVDF: Σ (vruntime - min_vruntime) × weight over queued + running (avg_vruntime).
+    pub avg_vruntime_sum: i128,
+    /// Generation of this CPU's segment-end event.
+    pub seg_gen: u32,
+    /// Generation of this CPU's tick (bumped when the tick stops).
+    pub tick_gen: u32,
+    /// Whether a tick is pending.
+    pub tick_armed: bool,
+    /// When the CPU went idle (0 = not idle): rq->idle_stamp.
+    pub idle_stamp: Ns,
+    /// When the CPU last changed between idle and busy.
+    pub state_since: Ns,
+    /// rq->avg_idle.
+    pub avg_idle: Ns,
+    /// rq->max_idle_balance_cost.
+    pub max_idle_balance_cost: Ns,
+    /// Utilization (PELT util_avg of the CPU, 0..1024).
+    pub util_avg: u64,
+    /// When util_avg was last updated.
+    pub util_stamp: Ns,
+    /// Per-domain balance state, parallel to the machine's domain list for this CPU.
+    pub sd: Vec<DomainState>,
+    /// Next time the periodic balancer is due at any level (rq->next_balance).
+    pub next_balance: Ns,
+    /// Statistics.
+    pub stats: crate::metrics::CpuStats,
+}
+
+impl Rq {
+    /// Tells whether the CPU is idle (available_idle_cpu: nothing running or queued).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.curr.is_none() && self.queue.is_empty()
+    }
+}

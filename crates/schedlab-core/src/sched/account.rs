@@ -1,0 +1,150 @@
+//! Time accounting: update_curr(), idle/busy transitions, utilization, work conservation.
+//!
+//! Mirrors: kernel/sched/fair.c update_curr(); core.c update_rq_clock(), the avg_idle
+//! update in ttwu_do_activate(); pelt.c (util_avg of the CPU, with its 32 ms half-life).
+//! Model: util_avg follows PELT's geometric decay per 1024 µs period using the
+//! kernel's y^n table; partial periods are rounded down.
+
+use crate::engine::Simulator;
+use crate::task::TaskId;
+use crate::time::Ns;
+
+/// y^n × 2^32 for n = 0..31 with y^32 = 1/2 (runnable_avg_yN_inv, kernel/sched/sched-pelt.h).
+const RUNNABLE_AVG_YN_INV: [u64; 32] = [
+    0xffffffff, 0xfa83b2da, 0xf5257d14, 0xefe4b99a, 0xeac0c6e6, 0xe5b906e6, 0xe0ccdeeb, 0xdbfbb796, 0xd744fcc9,
+    0xd2a81d91, 0xce248c14, 0xc9b9bd85, 0xc5672a10, 0xc12c4cc9, 0xbd08a39e, 0xb8fbaf46, 0xb504f333, 0xb123f581,
+    0xad583ee9, 0xa9a15ab4, 0xa5fed6a9, 0xa2704302, 0x9ef5325f, 0x9b8d39b9, 0x9837f050, 0x94f4efa8, 0x91c3d373,
+    0x8ea4398a, 0x8b95c1e3, 0x88980e80, 0x85aac367, 0x82cd8698,
+];
+
+/// Returns val × y^n (decay_load).
+pub(crate) fn decay_load(val: u64, n: u64) -> u64 {
+    if n > 63 * 32 {
+        return 0;
+    }
+    let v = val >> (n / 32);
+    ((v as u128 * RUNNABLE_AVG_YN_INV[(n % 32) as usize] as u128) >> 32) as u64
+}
+
+impl Simulator {
+    /// Charges the running task for the time since its last accounting (update_curr).
+    pub(crate) fn update_curr(&mut self, cpu: usize) {
+        let Some(c) = self.rqs[cpu].curr else { return };
+        let now = self.now;
+        let cap = self.capacity(cpu);
+        let t = &mut self.tasks[c];
+        let delta = now.saturating_sub(t.se.exec_start);
+        if delta == 0 {
+            return;
+        }
+        t.se.exec_start = now;
+        t.se.sum_exec_runtime += delta;
+        t.stats.run_ns += delta;
+        let overhead = delta.min(t.overhead_ns);
+        t.overhead_ns -= overhead;
+        let progress = ((delta - overhead) * cap / 1024).min(t.work_left);
+        t.work_left -= progress;
+        t.stats.work_done_ns += progress;
+        let group = t.group;
+        self.account_group_usage(group, delta);
+        self.update_curr_fair(cpu, c, delta);
+        self.bw_account(cpu, c, delta);
+    }
+
+    fn account_group_usage(&mut self, mut g: usize, delta: Ns) {
+        loop {
+            self.groups[g].usage_ns += delta;
+            match self.groups[g].parent {
+                Some(p) => g = p,
+                None => break,
+            }
+        }
+    }
+
+    /// Sets the CPU's running task, accounting idle/busy transitions.
+    pub(crate) fn set_curr(&mut self, cpu: usize, next: Option<TaskId>) {
+        let was_idle = self.rqs[cpu].curr.is_none();
+        let now_idle = next.is_none();
+        if was_idle != now_idle {
+            let llc = self.m.cpus[cpu].llc;
+            let now = self.now;
+            self.update_util(cpu, !was_idle);
+            let rq = &mut self.rqs[cpu];
+            let span = now - rq.state_since;
+            rq.state_since = now;
+            if was_idle {
+                rq.stats.idle_ns += span;
+                self.wc.idle_changed(now, llc, -1);
+                // ttwu_do_activate: fold the idle period into avg_idle.
+                if rq.idle_stamp != 0 {
+                    let delta = now - rq.idle_stamp;
+                    let max = 2 * rq.max_idle_balance_cost;
+                    rq.avg_idle = update_avg(rq.avg_idle, delta).min(max.max(1));
+                    rq.idle_stamp = 0;
+                }
+            } else {
+                rq.stats.busy_ns += span;
+                self.wc.idle_changed(now, llc, 1);
+                // NOHZ idle: stop the tick.
+                rq.tick_gen = rq.tick_gen.wrapping_add(1);
+                rq.tick_armed = false;
+            }
+        }
+        self.rqs[cpu].curr = next;
+    }
+
+    /// Marks the CPU entering newidle balance (rq->idle_stamp).
+    pub(crate) fn mark_idle_stamp(&mut self, cpu: usize) {
+        // idle_stamp 0 means "not idle", so time 0 is stored as 1 ns.
+        self.rqs[cpu].idle_stamp = self.now.max(1);
+    }
+
+    fn update_util(&mut self, cpu: usize, was_busy: bool) {
+        let now = self.now;
+        let rq = &mut self.rqs[cpu];
+        let periods = (now - rq.util_stamp) / 1024 / 1000;
+        if periods == 0 {
+            return;
+        }
+        rq.util_stamp += periods * 1024 * 1000;
+        rq.util_avg = decay_load(rq.util_avg, periods);
+        if was_busy {
+            rq.util_avg += 1024 - decay_load(1024, periods);
+        }
+    }
+
+    /// Returns the CPU's utilization now (0..1024).
+    pub(crate) fn cpu_util(&mut self, cpu: usize) -> u64 {
+        let busy = self.rqs[cpu].curr.is_some();
+        self.update_util(cpu, busy);
+        self.rqs[cpu].util_avg.min(1024)
+    }
+
+    /// Counts a task joining (+1) or leaving (-1) a runqueue's waiting list.
+    pub(crate) fn wc_waiting(&mut self, cpu: usize, p: TaskId, delta: i32) {
+        if self.tasks[p].nr_cpus_allowed <= 1 {
+            return; // a pinned task cannot use another CPU
+        }
+        let llc = self.m.cpus[cpu].llc;
+        self.wc.waiting_changed(self.now, llc, delta);
+    }
+}
+
+/// Moves an average 1/8 of the way towards a sample (update_avg).
+pub(crate) fn update_avg(avg: Ns, sample: Ns) -> Ns {
+    (avg as i64 + (sample as i64 - avg as i64) / 8) as Ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pelt_half_life_is_32_periods() {
+        // y^32 = 1/2; the kernel's fixed-point table rounds 512 down to 511.
+        assert_eq!(decay_load(1024, 32), 511);
+        assert!(decay_load(1024, 1) < 1024 && decay_load(1024, 1) > 1000);
+        assert_eq!(decay_load(1024, 5000), 0);
+        assert_eq!(update_avg(800, 0), 700);
+    }
+}

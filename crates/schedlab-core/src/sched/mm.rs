@@ -1,0 +1,213 @@
+//! The engine's side of the per-mm mechanisms: rseq mm_cid and reclaim with TLB shootdown.
+//!
+//! Mirrors: kernel/sched/core.c switch_mm_cid() at context switch, sched_mm_cid_migrate_to()
+//! from set_task_cpu(), task_tick_mm_cid() and task_mm_cid_work(); mm/madvise.c
+//! MADV_PAGEOUT → reclaim_pages(); the swap-in fault path.
+//! Model: the state machines live in `crate::mm`; this module calls them at the points
+//! the kernel does and turns their costs into CPU time (system time of the task).
+//! mm_cpumask is the set of CPUs each process has run on (x86 never shrinks it here).
+
+use std::collections::BTreeMap;
+
+use crate::cpumask::CpuMask;
+use crate::engine::Simulator;
+use crate::features::Feature;
+use crate::metrics::LatencyHistogram;
+use crate::mm::cid::{CidPolicy, MmCidState, MmId};
+use crate::mm::cid_cache::{CacheParams, CidCache};
+use crate::mm::reclaim::{DeferPolicy, Mapper, ReclaimModel, ReclaimPath, ZramPayload};
+use crate::mm::tlb::IdleCpus;
+use crate::task::TaskId;
+use crate::time::Ns;
+
+/// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Region {
+    /// Pages resident and mapped.
+    mapped: u64,
+    /// Whether the mapped PTEs are dirty (written since mapped).
+    dirty: bool,
+}
+
+/// Per-mm state of a run.
+#[derive(Default)]
+pub(crate) struct MmState {
+    cid: Option<MmCidState>,
+    cid_mm: BTreeMap<usize, MmId>,
+    cache: Option<CidCache>,
+    regions: Vec<Region>,
+    reclaim: Option<ReclaimModel>,
+    mm_cpumask: BTreeMap<usize, CpuMask>,
+    /// Time in named kernel paths ("ptep_clear_flush", "try_to_unmap_flush"), ns.
+    pub(crate) kernel_ns: BTreeMap<&'static str, Ns>,
+    /// Event counts of the mechanisms ("tlb_completion_waits", "cid_scans", ...).
+    pub(crate) counts: BTreeMap<&'static str, u64>,
+    /// Recorded touch_area pass times.
+    pub(crate) touch_area: LatencyHistogram,
+}
+
+impl Simulator {
+    /// Registers a new thread of a named process with the mm_cid allocator.
+    pub(crate) fn mm_register_thread(&mut self, p: TaskId) {
+        let policy = CidPolicy::from_features(&self.feat);
+        let Some(policy) = policy else { return };
+        let (nr, hz, now) = (self.m.nr_cpus(), self.k.tunables.hz, self.now);
+        let cid = self.mm.cid.get_or_insert_with(|| MmCidState::new(nr, policy, hz));
+        let mm = self.tasks[p].mm;
+        let id = *self.mm.cid_mm.entry(mm).or_insert_with(|| cid.add_mm());
+        cid.add_thread(id, p, &self.tasks[p].cpus_allowed, now);
+        self.tasks[p].rseq = true;
+    }
+
+    /// switch_mm_cid() and mm_cpumask bookkeeping at a context switch on `cpu`.
+    pub(crate) fn mm_switch(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
+        if let Some(cid) = &mut self.mm.cid {
+            let p = prev.filter(|&t| self.tasks[t].rseq);
+            let n = next.filter(|&t| self.tasks[t].rseq);
+            if p.is_some() || n.is_some() {
+                cid.switch_mm_cid(cpu, p, n, self.now);
+            }
+        }
+        if let (Some(n), false) = (next, self.mm.regions.is_empty()) {
+            self.mm.mm_cpumask.entry(self.tasks[n].mm).or_default().set(cpu);
+        }
+    }
+
+    /// sched_mm_cid_migrate_to() when a registered thread changes CPU.
+    pub(crate) fn mm_migrate(&mut self, p: TaskId, src: usize, dst: usize) {
+        if self.tasks[p].rseq {
+            if let Some(cid) = &mut self.mm.cid {
+                cid.migrate(p, src, dst, self.now);
+            }
+        }
+    }
+
+    /// task_tick_mm_cid(): queue the compaction scan, run at return to user space.
+    pub(crate) fn mm_tick(&mut self, cpu: usize, c: TaskId) {
+        if !self.tasks[c].rseq {
+            return;
+        }
+        let Some(cid) = &mut self.mm.cid else { return };
+        if cid.tick(cpu, c, self.now) {
+            let report = cid.run_scan_work(c, self.now);
+            if report.ran {
+                *self.mm.counts.entry("cid_scans").or_default() += 1;
+                // The scan reads every possible CPU's per-mm slot: one remote line each.
+                let per_cpu = self.m.cost.cacheline.same_package_ns / self.m.cost.miss_parallelism.max(1.0);
+                self.tasks[c].overhead_ns += (report.cpus_scanned as f64 * per_cpu) as Ns;
+            }
+        }
+    }
+
+    /// Releases an exiting thread's cid.
+    pub(crate) fn mm_exit(&mut self, c: TaskId, cpu: usize) {
+        if self.tasks[c].rseq {
+            if let Some(cid) = &mut self.mm.cid {
+                cid.exit_thread(c, cpu, self.now);
+            }
+        }
+    }
+
+    /// Increments every byte of the area the task indexes now; returns its pass time.
+    pub(crate) fn touch_area(&mut self, c: TaskId, cpu: usize, bytes: u64, by_cid: bool, record: bool) {
+        let cid = if by_cid { self.mm.cid.as_ref().and_then(|s| s.cid_of(c)) } else { None };
+        let index = cid.unwrap_or(cpu as u32);
+        // Separate pools for cpu_id- and cid-indexed areas of one process.
+        let key = (self.tasks[c].mm * 2 + cid.is_some() as usize, index);
+        let m = &self.m;
+        let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, CacheParams::for_machine(m)));
+        let cost = cache.touch(key, cpu, bytes, self.now);
+        self.tasks[c].overhead_ns += cost.ns;
+        if record {
+            self.mm.touch_area.record(cost.ns);
+        }
+    }
+
+    fn reclaim_model(&mut self) -> &ReclaimModel {
+        let batch = self.feat.has(Feature::TLB_BATCH);
+        let policy = match self.k.tunables.tlb_batch_min_cpus {
+            Some(n) => DeferPolicy::CpuThreshold(n),
+            None => DeferPolicy::Always,
+        };
+        let m = &self.m;
+        // The regions hold memset-filled pages: zram stores them as same-filled.
+        self.mm.reclaim.get_or_insert_with(|| ReclaimModel::new(m, batch, policy).with_payload(ZramPayload::SameFilled))
+    }
+
+    /// Touches `pages` of a region: absent pages fault in (swap-in), then the loop runs.
+    pub(crate) fn touch_pages(&mut self, c: TaskId, cpu: usize, region: usize, pages: u64, write: bool) {
+        if self.mm.regions.len() <= region {
+            self.mm.regions.resize(region + 1, Region::default());
+        }
+        let absent = pages.saturating_sub(self.mm.regions[region].mapped);
+        let model = self.reclaim_model();
+        let sys = model.swap_in(cpu, absent);
+        let k = &model.costs;
+        let user = if write {
+            model.work_ns(cpu, (pages * 4096) as f64 / k.fill_bytes_per_cycle)
+        } else {
+            pages as f64 * model.work_ns(cpu, k.user_touch_cycles) + absent as f64 * k.user_walk_ns
+        } as Ns;
+        let r = &mut self.mm.regions[region];
+        r.mapped = r.mapped.max(pages);
+        r.dirty |= write;
+        self.mm.mm_cpumask.entry(self.tasks[c].mm).or_default().set(cpu);
+        let t = &mut self.tasks[c];
+        t.overhead_ns += sys + user;
+        t.stats.sys_ns += sys;
+    }
+
+    /// MADV_PAGEOUT (or kswapd reclaim) of a region's mapped pages.
+    pub(crate) fn page_out(&mut self, c: TaskId, cpu: usize, region: usize, extra_mappers: u32, kswapd: bool) {
+        if self.mm.regions.len() <= region {
+            self.mm.regions.resize(region + 1, Region::default());
+        }
+        let Region { mapped, dirty } = self.mm.regions[region];
+        let own = self.mm.mm_cpumask.get(&self.tasks[c].mm).copied().unwrap_or(CpuMask::single(cpu));
+        let nr = self.m.nr_cpus();
+        let mut mappers = vec![Mapper { mm_cpumask: own, pte_dirty: dirty }];
+        mappers.extend((0..extra_mappers as usize).map(|i| Mapper::reader(CpuMask::single((cpu + 1 + i) % nr))));
+        let idle = self.idle_cpus(cpu);
+        let mut model = self.reclaim_model().clone();
+        if kswapd {
+            model = model.with_path(ReclaimPath::Kswapd);
+        }
+        let r = model.page_out(cpu, mapped, &mappers, &idle);
+        let t = &mut self.tasks[c];
+        t.overhead_ns += r.cpu_ns;
+        t.stats.sys_ns += r.cpu_ns;
+        for (target, ns) in &r.remote_ns {
+            self.send_ipi(cpu, *target);
+            if let Some(victim) = self.rqs[*target].curr {
+                self.tasks[victim].overhead_ns += ns; // the flush IPI interrupts whatever runs there
+            }
+        }
+        *self.mm.kernel_ns.entry("ptep_clear_flush").or_default() += r.flush_ns;
+        *self.mm.kernel_ns.entry("try_to_unmap_flush").or_default() += r.batch_flush_ns + r.defer_ns;
+        *self.mm.counts.entry("tlb_completion_waits").or_default() += r.completion_waits;
+        *self.mm.counts.entry("tlb_ipi_rounds").or_default() += r.ipi_rounds;
+        *self.mm.counts.entry("tlb_ipis").or_default() += r.ipis;
+        *self.mm.counts.entry("pages_out").or_default() += r.pages_unmapped;
+        *self.mm.counts.entry("pages_left_mapped").or_default() += r.still_mapped + r.skipped;
+        let reg = &mut self.mm.regions[region];
+        reg.mapped = r.still_mapped + r.skipped;
+        reg.dirty = false;
+    }
+
+    /// Which CPUs are idle now, and whether long enough to be powered down.
+    fn idle_cpus(&self, busy: usize) -> IdleCpus {
+        let mut idle = IdleCpus::none();
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if cpu == busy || rq.curr.is_some() {
+                continue;
+            }
+            let deep = self.k.tunables.cpuidle_deep_after_ns.is_some_and(|t| self.now - rq.state_since >= t);
+            if deep {
+                idle.off.set(cpu);
+            } else {
+                idle.shallow.set(cpu);
+            }
+        }
+        idle
+    }
+}

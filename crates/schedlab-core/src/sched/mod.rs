@@ -1,0 +1,259 @@
+//! The scheduler core: wakeups, schedule(), the tick, context switches.
+//!
+//! Mirrors: kernel/sched/core.c: try_to_wake_up(), wake_up_new_task(), __schedule(),
+//! context_switch(), sched_tick() (scheduler_tick), resched_curr(), set_task_cpu().
+//! Model: resched_curr() on a remote CPU posts a Resched event after the IPI and, if
+//! the CPU was idle, its idle-exit latency; on the local CPU it is immediate. A task's
+//! blocking step dequeues it at once and schedules the CPU within the same event.
+
+mod account;
+mod bandwidth;
+pub(crate) mod mm;
+mod program;
+
+use crate::engine::queue::{EventClass, EventKind};
+use crate::engine::Simulator;
+use crate::task::{TaskId, TaskState};
+use crate::time::Ns;
+use crate::trace::TraceEvent;
+
+impl Simulator {
+    /// Wakes a sleeping or blocked task (try_to_wake_up); `waker` is the task doing it.
+    pub(crate) fn try_to_wake_up(&mut self, p: TaskId, this_cpu: usize, waker: Option<TaskId>, sync: bool) {
+        let t = &mut self.tasks[p];
+        if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
+            return;
+        }
+        t.sleep_gen = t.sleep_gen.wrapping_add(1);
+        t.stats.nr_wakeups += 1;
+        self.counters.wakeups += 1;
+        if let Some(w) = waker {
+            self.record_wakee(w, p);
+        }
+        let prev = self.tasks[p].cpu;
+        let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
+        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
+        if cpu != prev {
+            self.set_task_cpu(p, cpu);
+        }
+        let t = &mut self.tasks[p];
+        t.state = TaskState::Runnable;
+        t.runnable_since = self.now;
+        t.woken = true;
+        self.activate_task(cpu, p, true);
+        self.wakeup_preempt(cpu, p, this_cpu);
+    }
+
+    /// Places and starts a newly created task (wake_up_new_task with fork balancing).
+    pub(crate) fn wake_up_new_task(&mut self, p: TaskId, this_cpu: usize, parent: Option<TaskId>) {
+        let cpu = if self.tasks[p].start_on {
+            self.tasks[p].cpu
+        } else {
+            self.select_task_rq_fair(p, self.tasks[p].cpu, this_cpu, parent, false, true)
+        };
+        self.tasks[p].cpu = cpu;
+        self.tasks[p].data_cpu = cpu;
+        self.tasks[p].recent_used_cpu = cpu;
+        let t = &mut self.tasks[p];
+        t.state = TaskState::Runnable;
+        t.runnable_since = self.now;
+        t.stats.start_ns = self.now;
+        self.place_new_entity(cpu, p);
+        self.activate_task(cpu, p, false);
+        self.wakeup_preempt(cpu, p, this_cpu);
+    }
+
+    /// Moves a non-running task's CPU (set_task_cpu), counting the migration by distance.
+    pub(crate) fn set_task_cpu(&mut self, p: TaskId, dst: usize) {
+        let src = self.tasks[p].cpu;
+        if src == dst {
+            return;
+        }
+        let d = self.m.distance(src, dst);
+        self.counters.migrations[d as usize] += 1;
+        self.tasks[p].stats.nr_migrations += 1;
+        self.migrate_entity(p, src, dst);
+        self.mm_migrate(p, src, dst);
+        self.tasks[p].cpu = dst;
+        self.trace_event(dst, TraceEvent::Migrate { pid: p + 1, orig_cpu: src, dest_cpu: dst });
+    }
+
+    /// Asks `cpu` to reschedule (resched_curr); remote CPUs get an IPI.
+    pub(crate) fn resched_curr(&mut self, cpu: usize, from_cpu: usize) {
+        if self.resched_pending[cpu] {
+            return;
+        }
+        self.resched_pending[cpu] = true;
+        let mut delay: f64 = 0.0;
+        if cpu != from_cpu {
+            self.send_ipi(from_cpu, cpu);
+            delay += self.m.cost.ipi_send_ns + self.m.cost.ipi_receive_ns;
+            if self.rqs[cpu].curr.is_none() {
+                delay += self.m.cost.idle_exit_ns;
+            }
+        }
+        self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
+    }
+
+    /// Counts an IPI from one CPU to another.
+    pub(crate) fn send_ipi(&mut self, _from: usize, to: usize) {
+        self.counters.ipis += 1;
+        self.rqs[to].stats.ipis_received += 1;
+    }
+
+    /// Picks the next task for `cpu` and switches to it (__schedule).
+    pub(crate) fn schedule(&mut self, cpu: usize) {
+        let prev = self.rqs[cpu].curr;
+        if let Some(p) = prev {
+            self.update_curr(cpu);
+            if self.tasks[p].state == TaskState::Running {
+                self.put_prev_task(cpu, p);
+            } else if self.tasks[p].state != TaskState::Exited {
+                // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
+                self.bw_put_prev(cpu, p);
+            }
+        }
+        let mut next = self.pick_next_task_fair(cpu);
+        if next.is_none() {
+            if self.sched_balance_newidle(cpu) {
+                next = self.pick_next_task_fair(cpu);
+            }
+        }
+        self.switch_to(cpu, prev, next);
+    }
+
+    fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
+        if prev == next {
+            if let Some(n) = next {
+                // Picked again: set_next_entity restarts its slice accounting.
+                let se = &mut self.tasks[n].se;
+                se.prev_sum_exec_runtime = se.sum_exec_runtime;
+                self.tasks[n].state = TaskState::Running;
+                self.arm_segment(cpu);
+            }
+            return;
+        }
+        self.rqs[cpu].stats.nr_switches += 1;
+        self.counters.switches += 1;
+        let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == TaskState::Runnable);
+        self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_runnable, next: next.map_or(0, |n| n + 1) });
+        if let Some(n) = next {
+            self.start_running(cpu, n);
+        }
+        self.mm_switch(cpu, prev, next);
+        self.set_curr(cpu, next);
+        self.arm_segment(cpu);
+    }
+
+    /// Bookkeeping of a task getting the CPU: wait time, wakeup latency, switch and refill costs.
+    fn start_running(&mut self, cpu: usize, n: TaskId) {
+        let now = self.now;
+        let switch_cost = self.m.cost.context_switch_ns as Ns;
+        let t = &mut self.tasks[n];
+        t.state = TaskState::Running;
+        t.stats.nr_switches += 1;
+        t.stats.wait_ns += now - t.runnable_since;
+        if t.woken {
+            t.woken = false;
+            self.wakeup_latency.record(now - t.runnable_since);
+        }
+        t.overhead_ns += switch_cost;
+        t.se.exec_start = now;
+        t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
+        t.se.protected = true;
+        // Cache locality: data cached far away must be refilled here.
+        let d = self.m.distance(t.data_cpu, cpu);
+        let refill = self.m.cost.refill_ns(t.footprint, d) as Ns;
+        t.overhead_ns += refill;
+        t.data_cpu = cpu;
+        self.counters.refill_ns += refill as u128;
+    }
+
+    /// Arms the end of the running task's current step (lazy cancel of the old one).
+    pub(crate) fn arm_segment(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        rq.seg_gen = rq.seg_gen.wrapping_add(1);
+        let gen = rq.seg_gen;
+        let Some(c) = rq.curr else { return };
+        let t = &self.tasks[c];
+        let cap = self.m.cpus[cpu].capacity as u64;
+        let run = (t.work_left * 1024).div_ceil(cap);
+        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
+        if !self.rqs[cpu].tick_armed {
+            self.arm_tick(cpu);
+        }
+    }
+
+    fn arm_tick(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        rq.tick_armed = true;
+        let gen = rq.tick_gen;
+        // Ticks fall on one jiffy grid for every CPU (no sched_skew_tick); the grid's
+        // phase against time 0 (where hrtimer periods such as the bandwidth period are
+        // aligned) is a per-run accident of boot, drawn from the seed.
+        let off = self.tick_offset;
+        let next = ((self.now + self.tick_ns - off) / self.tick_ns) * self.tick_ns + off;
+        let next = if next <= self.now { next + self.tick_ns } else { next };
+        self.q.push(next, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+    }
+
+    /// The running task's step ended: continue its program or block it.
+    pub(crate) fn segment_end(&mut self, cpu: usize) {
+        let Some(c) = self.rqs[cpu].curr else { return };
+        self.update_curr(cpu);
+        let t = &self.tasks[c];
+        if t.work_left > 0 || t.overhead_ns > 0 {
+            self.arm_segment(cpu); // rounding left a few ns
+            return;
+        }
+        if self.advance_program(c, cpu) {
+            if self.resched_pending[cpu] {
+                return; // a local resched is already queued for now
+            }
+            self.arm_segment(cpu);
+        } else {
+            self.schedule(cpu);
+        }
+    }
+
+    /// The periodic tick of a busy CPU (sched_tick).
+    pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
+        let rq = &mut self.rqs[cpu];
+        rq.tick_armed = false;
+        rq.stats.ticks += 1;
+        if rq.curr.is_none() {
+            return; // NOHZ: the tick stops while idle
+        }
+        self.update_curr(cpu);
+        if let Some(c) = self.rqs[cpu].curr {
+            self.mm_tick(cpu, c);
+        }
+        self.task_tick_fair(cpu);
+        self.trigger_load_balance(cpu);
+        if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].tick_armed {
+            self.arm_tick(cpu);
+        }
+    }
+
+    /// Records a trace event if tracing.
+    #[inline]
+    pub(crate) fn trace_event(&mut self, cpu: usize, event: TraceEvent) {
+        if let Some(t) = &mut self.trace {
+            t.records.push(crate::trace::TraceRecord { ts: self.now, cpu, event });
+        }
+    }
+
+    /// record_wakee(): the waker's flip count feeds wake_wide().
+    fn record_wakee(&mut self, waker: TaskId, p: TaskId) {
+        let now = self.now;
+        let w = &mut self.tasks[waker];
+        if now > w.wakee_flip_decay_ts + crate::time::NSEC_PER_SEC {
+            w.wakee_flips >>= 1;
+            w.wakee_flip_decay_ts = now;
+        }
+        if w.last_wakee != Some(p) {
+            w.last_wakee = Some(p);
+            w.wakee_flips += 1;
+        }
+    }
+}

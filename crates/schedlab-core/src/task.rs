@@ -1,0 +1,287 @@
+//! Tasks: the simulator's task_struct, and the small programs tasks run.
+//!
+//! Mirrors: include/linux/sched.h: struct task_struct, struct sched_entity
+//! (vruntime, deadline, vlag, slice, sum_exec_runtime), wakee_flips, recent_used_cpu.
+//! Model: a task's behaviour is a compiled program of steps (run, sleep, wait/signal,
+//! lock/unlock, fork, loops); `Run` work is in ns at capacity 1024 and takes longer
+//! on smaller CPUs. Overheads the machine charges (context switch, migration refill,
+//! idle-CPU scans) are added as `overhead_ns`, consumed before the task's own work.
+
+use std::collections::BTreeMap;
+
+use crate::cpumask::{CpuId, CpuMask};
+use crate::error::ScenarioError;
+use crate::scenario::OpSpec;
+use crate::time::Ns;
+
+/// Task index in the run (pid = index + 1; pid 0 is the idle task).
+pub type TaskId = usize;
+
+/// One compiled program step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insn {
+    /// Compute this much work (ns at capacity 1024).
+    Run(Ns),
+    /// Compute an exponentially distributed amount with this mean.
+    RunExp(Ns),
+    /// Sleep this long.
+    Sleep(Ns),
+    /// Sleep an exponentially distributed time with this mean.
+    SleepExp(Ns),
+    /// Block on a channel until signalled.
+    Wait(usize),
+    /// Signal a channel.
+    Signal(usize),
+    /// Take a mutex.
+    Lock(usize),
+    /// Release a mutex.
+    Unlock(usize),
+    /// Create `count` tasks from template `template`.
+    Fork {
+        /// Template index.
+        template: usize,
+        /// Children to create.
+        count: usize,
+    },
+    /// Block until every child has exited.
+    WaitChildren,
+    /// Loop head: `count` iterations (None = forever); `end` is the matching LoopEnd.
+    LoopStart {
+        /// Iterations.
+        count: Option<u64>,
+        /// Index of the matching LoopEnd.
+        end: usize,
+    },
+    /// Loop tail, jumping back to `start`.
+    LoopEnd {
+        /// Index of the matching LoopStart.
+        start: usize,
+    },
+    /// Touch a per-CPU (`by_cid` false) or per-cid area.
+    TouchArea {
+        /// Bytes.
+        bytes: u64,
+        /// Index by mm_cid.
+        by_cid: bool,
+        /// Record the pass time.
+        record: bool,
+    },
+    /// Touch pages of a region.
+    TouchPages {
+        /// Region index.
+        region: usize,
+        /// Pages.
+        pages: u64,
+        /// Dirty the PTEs.
+        write: bool,
+    },
+    /// Page a region out.
+    PageOut {
+        /// Region index.
+        region: usize,
+        /// Extra mapping processes.
+        extra_mappers: u32,
+        /// kswapd path.
+        kswapd: bool,
+    },
+    /// End the task.
+    Exit,
+}
+
+/// A compiled program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Program {
+    /// Steps; execution starts at 0 and ends past the last step.
+    pub insns: Vec<Insn>,
+}
+
+/// Names of channels, locks and templates, resolved to indices at compile time.
+#[derive(Debug, Default)]
+pub struct Names {
+    /// Channels by name.
+    pub channels: BTreeMap<String, usize>,
+    /// Mutexes by name.
+    pub locks: BTreeMap<String, usize>,
+    /// Templates by name.
+    pub templates: BTreeMap<String, usize>,
+    /// Memory regions by name.
+    pub regions: BTreeMap<String, usize>,
+}
+
+fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
+    let n = map.len();
+    *map.entry(name.to_string()).or_insert(n)
+}
+
+impl Program {
+    /// Compiles program steps; `field` names the program in errors.
+    pub fn compile(ops: &[OpSpec], names: &mut Names, field: &str) -> Result<Program, ScenarioError> {
+        let mut p = Program::default();
+        p.emit(ops, names, field)?;
+        Ok(p)
+    }
+
+    fn emit(&mut self, ops: &[OpSpec], names: &mut Names, field: &str) -> Result<(), ScenarioError> {
+        for (i, op) in ops.iter().enumerate() {
+            let insn = match op {
+                OpSpec::Run(d) => Insn::Run(d.0),
+                OpSpec::RunExp(d) => Insn::RunExp(d.0),
+                OpSpec::Sleep(d) => Insn::Sleep(d.0),
+                OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
+                OpSpec::Wait(c) => Insn::Wait(intern(&mut names.channels, c)),
+                OpSpec::Signal(c) => Insn::Signal(intern(&mut names.channels, c)),
+                OpSpec::Lock(l) => Insn::Lock(intern(&mut names.locks, l)),
+                OpSpec::Unlock(l) => Insn::Unlock(intern(&mut names.locks, l)),
+                OpSpec::WaitChildren => Insn::WaitChildren,
+                OpSpec::Exit => Insn::Exit,
+                OpSpec::TouchArea(a) => Insn::TouchArea {
+                    bytes: a.bytes,
+                    by_cid: a.index == crate::scenario::AreaIndex::MmCid,
+                    record: a.record,
+                },
+                OpSpec::TouchPages(t) => {
+                    Insn::TouchPages { region: intern(&mut names.regions, &t.region), pages: t.pages, write: t.write }
+                }
+                OpSpec::PageOut(o) => Insn::PageOut {
+                    region: intern(&mut names.regions, &o.region),
+                    extra_mappers: o.extra_mappers,
+                    kswapd: o.kswapd,
+                },
+                OpSpec::Fork(f) => {
+                    let template = *names.templates.get(&f.template).ok_or_else(|| {
+                        ScenarioError::new(format!("{field}[{i}].fork.template"), format!("unknown template '{}'", f.template))
+                    })?;
+                    Insn::Fork { template, count: f.count }
+                }
+                OpSpec::Loop(l) => {
+                    if l.body.is_empty() {
+                        return Err(ScenarioError::new(format!("{field}[{i}].loop.body"), "expected at least one step"));
+                    }
+                    let start = self.insns.len();
+                    self.insns.push(Insn::LoopStart { count: l.count, end: 0 });
+                    self.emit(&l.body, names, &format!("{field}[{i}].loop.body"))?;
+                    let end = self.insns.len();
+                    self.insns.push(Insn::LoopEnd { start });
+                    self.insns[start] = Insn::LoopStart { count: l.count, end };
+                    continue;
+                }
+            };
+            self.insns.push(insn);
+        }
+        Ok(())
+    }
+}
+
+/// Where a task is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    /// Not started yet (waiting for its start time).
+    New,
+    /// On a CPU.
+    Running,
+    /// Queued on a runqueue, waiting for a CPU.
+    Runnable,
+    /// Sleeping on a timer.
+    Sleeping,
+    /// Blocked on a channel, mutex or children.
+    Blocked,
+    /// Runnable but its group is throttled on its CPU (off the runqueue).
+    Throttled,
+    /// Exited.
+    Exited,
+}
+
+/// The fair-class scheduling entity of a task.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SchedEntity {
+    /// Load weight from nice (NICE_0 = 1024).
+    pub weight: u64,
+    /// Virtual runtime.
+    pub vruntime: u64,
+    /// EEVDF virtual deadline.
+    pub deadline: u64,
+    /// EEVDF lag kept across sleep (V - vruntime at dequeue).
+    pub vlag: i64,
+    /// EEVDF requested slice, ns.
+    pub slice: Ns,
+    /// Total time run.
+    pub sum_exec_runtime: Ns,
+    /// sum_exec_runtime when last picked (CFS slice accounting).
+    pub prev_sum_exec_runtime: Ns,
+    /// Start of the current accounting interval.
+    pub exec_start: Ns,
+    /// EEVDF RUN_TO_PARITY: protected from preemption until its deadline moves.
+    pub protected: bool,
+}
+
+/// A task.
+#[derive(Clone, Debug)]
+pub struct Task {
+    /// comm.
+    pub name: String,
+    /// Program index.
+    pub program: usize,
+    /// Next step.
+    pub pc: usize,
+    /// Active loops: (LoopStart index, iterations left; None = forever).
+    pub loops: Vec<(usize, Option<u64>)>,
+    /// Life state.
+    pub state: TaskState,
+    /// CPU the task is on or last ran on (task_cpu).
+    pub cpu: CpuId,
+    /// Allowed CPUs.
+    pub cpus_allowed: CpuMask,
+    /// Weight of `cpus_allowed`.
+    pub nr_cpus_allowed: usize,
+    /// Nice value.
+    pub nice: i32,
+    /// Fair-class entity.
+    pub se: SchedEntity,
+    /// Work left in the current Run step (ns at capacity 1024).
+    pub work_left: Ns,
+    /// Machine overhead to execute before more work (ns of wall time).
+    pub overhead_ns: Ns,
+    /// Group index (0 = root).
+    pub group: usize,
+    /// Process (mm) index.
+    pub mm: usize,
+    /// Working set refilled after migration, bytes.
+    pub footprint: u64,
+    /// CPU where the task's data was last cached.
+    pub data_cpu: CpuId,
+    /// wake_wide() bookkeeping.
+    pub wakee_flips: u32,
+    /// When wakee_flips was last decayed.
+    pub wakee_flip_decay_ts: Ns,
+    /// Last task this one woke.
+    pub last_wakee: Option<TaskId>,
+    /// select_idle_sibling's recent_used_cpu.
+    pub recent_used_cpu: CpuId,
+    /// Sleep generation (stale sleep timers are ignored).
+    pub sleep_gen: u32,
+    /// Parent task.
+    pub parent: Option<TaskId>,
+    /// Children alive.
+    pub live_children: usize,
+    /// When the task last became runnable (for wait time and wakeup latency).
+    pub runnable_since: Ns,
+    /// Whether the pending run is a wakeup (latency is recorded at first run).
+    pub woken: bool,
+    /// Start on `cpu` as given, bypassing fork placement (scenario `cpu = N`).
+    pub start_on: bool,
+    /// Registered with the mm_cid allocator (a thread of a named process).
+    pub rseq: bool,
+    /// Statistics.
+    pub stats: crate::metrics::TaskStats,
+}
+
+/// The CFS nice-to-weight table (sched_prio_to_weight, kernel/sched/core.c), nice -20..19.
+pub const PRIO_TO_WEIGHT: [u64; 40] = [
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
+    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+];
+
+/// Returns the load weight of a nice value.
+pub fn nice_to_weight(nice: i32) -> u64 {
+    PRIO_TO_WEIGHT[(nice.clamp(-20, 19) + 20) as usize]
+}

@@ -1,0 +1,324 @@
+//! Cost tables of the preset machines, one per microarchitecture family, every figure
+//! with its source.
+//!
+//! Mirrors: nothing in the kernel; these are the hardware figures the kernel's mechanisms
+//! pay (see `cost.rs`).
+//! Model: cache-line transfer latencies by sharing distance are published core-to-core
+//! "bounce" latencies (two threads pinned to two CPUs exchanging one cache line with
+//! compare-and-swap; the figure is round trip / 2, i.e. one transfer). Private-cache
+//! hits are the vendor's load-to-use cycles at the preset's nominal clock. Figures
+//! nobody has published for that exact part are marked "estimate" with their reasoning.
+//! Nothing here is fitted to a seed's benchmark results.
+//!
+//! Sources, cited by key below:
+//! - \[c2c\]   nviennot/core-to-core-latency (GitHub), README tables and results/*.csv;
+//!   the same test as Anandtech's core-to-core chart.
+//! - \[c2c#132\] same project, issue #132 "AMD EPYC 9274F 24-Core Processor Dual Socket"
+//!   (a Genoa part: same Zen 4 CCDs, IO die and socket link as the EPYC 9654).
+//! - \[at7950\] Anandtech, "AMD Zen 4 Ryzen 9 7950X and Ryzen 5 7600X Review", page
+//!   "Core-to-Core Latency": 15-19 ns inside a CCX, up to 79.5 ns across CCDs.
+//! - \[atrome\] Anandtech, "AMD Rome EPYC 2nd gen" review, "Memory Subsystem: Latency":
+//!   L2 12 cycles (Zen 2), Xeon 8280 L2 14 cycles, DRAM full random ~122 ns (NPS1).
+//! - \[amd\]   AMD product pages / Software Optimization Guides (cache sizes, L2 cycles).
+//! - \[gs101\] Linux arch/arm64/boot/dts/exynos/google/gs101.dtsi (mainline).
+//! - \[lahaina\] Qualcomm downstream arch/arm64/boot/dts/vendor/qcom/lahaina.dtsi (as in
+//!   OnePlusOSS/android_kernel_oneplus_sm8350).
+//! - \[intel_idle\] Linux drivers/idle/intel_idle.c, skx_cstates: C1 exit_latency 2 us.
+//! - \[psci_wfi\] Linux drivers/cpuidle/cpuidle-psci.c and arch/arm cpuidle.h: the WFI
+//!   state has exit_latency = 1 us.
+//! - \[ctxsw\] "Context switch overhead" experiment (ddumbying.vercel.app): pipe
+//!   ping-pong, Linux 6.6, Intel 11th-gen Core: 1,070 ns per thread switch, ~2,410 ns per
+//!   process switch (includes the wake-up path).
+
+use crate::cost::{CacheSizes, CachelineCosts, CostTable};
+
+/// Returns the duration of `cycles` core cycles at `mhz`, in ns.
+fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
+    cycles * 1000.0 / mhz
+}
+
+/// Estimate of a task migration between runqueues: the dequeue/enqueue code path plus
+/// about four cache lines pulled from the other CPU (its rq lock, rq/cfs_rq counters and
+/// the task's scheduling entity), at that CPU's sharing distance (`line_ns`).
+fn migration_estimate(code_ns: f64, line_ns: f64) -> f64 {
+    code_ns + 4.0 * line_ns
+}
+
+/// Returns a generic x86 server cost table, used by synthetic `topo()` machines and the
+/// host reader on x86-64: an AMD EPYC Zen 3 (Milan) class server at 3 GHz, whose
+/// several-LLCs-per-socket shape is what `topo(sockets, llcs, cores, smt)` describes.
+pub fn generic_x86_costs() -> CostTable {
+    let mut c = zen3_server_costs(3000.0);
+    // estimate: the generic table keeps a round DRAM figure between the desktop (~64 ns)
+    // and server (~122 ns) measurements below.
+    c.cacheline.dram_ns = 100.0;
+    c
+}
+
+/// Returns a generic arm64 server cost table (host reader on aarch64): the Kunpeng 920
+/// figures, the only arm64 server with published per-distance measurements here.
+pub fn generic_arm64_costs() -> CostTable {
+    kunpeng920_costs()
+}
+
+/// AMD Ryzen 9 7950X (Zen 4 desktop, 2 CCDs of one 8-core CCX each) at 4.5 GHz base.
+pub fn zen4_desktop_costs() -> CostTable {
+    let mhz = 4500.0;
+    let same_llc = 15.7;
+    CostTable {
+        cacheline: CachelineCosts {
+            // [amd] Zen 4 L2 load-to-use 14 cycles, at the 4.5 GHz base clock.
+            same_core_ns: cycles_ns(14.0, mhz),
+            // [c2c] 7950X hyper-thread pairs: median 5.3 ns.
+            smt_sibling_ns: 5.3,
+            // [c2c] results/AMD Ryzen 9 7950X.csv: same-CCX pairs 15.3-21 ns, mostly
+            // 15.7 ns; [at7950] 15-19 ns.
+            same_llc_ns: same_llc,
+            // [c2c] same CSV: cross-CCD pairs 67.7-73 ns; [at7950] up to 79.5 ns.
+            same_package_ns: 70.0,
+            // Single socket: never used; kept equal to the farthest real distance.
+            other_package_ns: 70.0,
+            // AIDA64 latency at DDR5-6000, FCLK 2000 MHz: 63.6 ns (harukaze5719 /
+            // Chiphell chart, reported by silverflick.com "2000MHz FCLK DDR5-6000 seems
+            // optimal for Ryzen 7000"). JEDEC DDR5-5200 setups are a few ns slower.
+            dram_ns: 63.6,
+        },
+        // [amd] 32 KiB L1D, 1 MiB L2 per core, 32 MiB L3 per CCX.
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024 },
+        // estimate: demand misses a Zen core overlaps; AMD documents 22-24 outstanding
+        // L1D misses for Zen 2/3 (Software Optimization Guides), prefetch-free streams
+        // of dependent work overlap fewer.
+        miss_parallelism: 16.0,
+        // [ctxsw] 1,070 ns per thread switch on an 11th-gen Intel desktop core at a
+        // similar clock; estimate for Zen 4.
+        context_switch_ns: 1100.0,
+        // estimate: one x2APIC ICR write (WRMSR) plus the smp_call_function queueing.
+        ipi_send_ns: 300.0,
+        // estimate: interrupt entry, handler and exit on the target (~1 us; IPI round
+        // trips of 1-3 us are the range usually quoted for x86).
+        ipi_receive_ns: 1000.0,
+        // estimate, see migration_estimate(): 0.5 us of code + 4 lines at same-LLC.
+        migration_ns: migration_estimate(500.0, same_llc),
+        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
+        idle_exit_ns: 1000.0,
+        // estimate: fork+exit of a small process (lmbench lat_proc fork class), tens of us.
+        fork_ns: 40_000.0,
+    }
+}
+
+/// AMD EPYC Zen 3 (Milan) server, single or dual socket, at `mhz`.
+pub fn zen3_server_costs(mhz: f64) -> CostTable {
+    let same_llc = 23.0;
+    CostTable {
+        cacheline: CachelineCosts {
+            // [atrome]/[amd] Zen 2/3 L2 load-to-use 12 cycles.
+            same_core_ns: cycles_ns(12.0, mhz),
+            // [c2c] EPYC 7R13 (Milan, AWS c6a.metal) hyper-threads: 9.8 ns.
+            smt_sibling_ns: 9.8,
+            // [c2c] EPYC 7R13: 23 ns inside a CCX.
+            same_llc_ns: same_llc,
+            // [c2c] EPYC 7R13: ~90-110 ns across CCX, median 107 ns.
+            same_package_ns: 107.0,
+            // [c2c] dual EPYC 7R13: 197 ns socket to socket.
+            other_package_ns: 197.0,
+            // [atrome] Rome DRAM full random ~122 ns in NPS1; Milan keeps Rome's IO die
+            // (same memory path), so the figure is carried over.
+            dram_ns: 122.0,
+        },
+        // [amd] 32 KiB L1D, 512 KiB L2 per core, 32 MiB L3 per CCX (one CCX per CCD).
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024 },
+        // estimate: as zen4_desktop_costs().
+        miss_parallelism: 16.0,
+        // estimate: [ctxsw]'s 1.07 us scaled up for a ~2-3 GHz server core.
+        context_switch_ns: 1500.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_send_ns: 300.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_receive_ns: 1000.0,
+        // estimate, see migration_estimate().
+        migration_ns: migration_estimate(700.0, same_llc),
+        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
+        idle_exit_ns: 1000.0,
+        // estimate: fork+exit of a small process on a server core.
+        fork_ns: 50_000.0,
+    }
+}
+
+/// AMD EPYC Zen 4 / Zen 4c server (Genoa 9654, Bergamo) at `mhz`, with `llc_kib` of L3
+/// per CCX (32 MiB Genoa, 16 MiB Bergamo).
+pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
+    let same_llc = 23.0;
+    CostTable {
+        cacheline: CachelineCosts {
+            // [amd] Zen 4 (and Zen 4c, same core design) L2 load-to-use 14 cycles.
+            same_core_ns: cycles_ns(14.0, mhz),
+            // [c2c#132] EPYC 9274F: SMT siblings 9 ns.
+            smt_sibling_ns: 9.0,
+            // [c2c#132] EPYC 9274F: 22-24 ns inside a CCX.
+            same_llc_ns: same_llc,
+            // [c2c#132] EPYC 9274F: 97-104 ns to another CCD of the same socket.
+            // Bergamo: the two CCXs of one CCD share one link to the IO die, so
+            // same-CCD/other-CCX behaves like another CCD (Chips and Cheese, "Testing
+            // AMD's Bergamo: Zen 4c Spam"); one figure serves both.
+            same_package_ns: 100.0,
+            // [c2c#132] EPYC 9274F dual socket: 193-202 ns to the other socket.
+            other_package_ns: 196.0,
+            // estimate: Chips and Cheese ("Genoa-X: Server V-Cache Round 2") measures
+            // Genoa(-X) DRAM latency slightly above Milan-X's; [atrome]-class 122 ns +
+            // DDR5's few extra ns.
+            dram_ns: 125.0,
+        },
+        // [amd] 32 KiB L1D, 1 MiB L2 per core.
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib },
+        // estimate: as zen4_desktop_costs().
+        miss_parallelism: 16.0,
+        // estimate: as zen3_server_costs().
+        context_switch_ns: 1500.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_send_ns: 300.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_receive_ns: 1000.0,
+        // estimate, see migration_estimate().
+        migration_ns: migration_estimate(700.0, same_llc),
+        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
+        idle_exit_ns: 1000.0,
+        // estimate: as zen3_server_costs().
+        fork_ns: 50_000.0,
+    }
+}
+
+/// Intel Xeon Scalable 20-core (Skylake-SP / Cascade Lake mesh, one LLC per socket)
+/// at `mhz`.
+pub fn skylake_sp_costs(mhz: f64) -> CostTable {
+    let same_llc = 47.0;
+    CostTable {
+        cacheline: CachelineCosts {
+            // [atrome] Xeon 8280 (Cascade Lake) L2 14 cycles.
+            same_core_ns: cycles_ns(14.0, mhz),
+            // [c2c] Xeon Gold 6242: 7.4 ns, Platinum 8275CL: 7.6 ns (Cascade Lake).
+            smt_sibling_ns: 7.5,
+            // [c2c] Xeon Gold 6242: 48 ns, Platinum 8275CL: 47 ns across the mesh.
+            same_llc_ns: same_llc,
+            // One LLC per socket: never used; kept equal to same_llc.
+            same_package_ns: same_llc,
+            // [c2c] dual Xeon Gold 6242: 136 ns, dual 8275CL: 134 ns over UPI.
+            other_package_ns: 135.0,
+            // estimate: local DRAM on a 6-channel DDR4 Skylake-SP/Cascade Lake socket,
+            // ~90 ns (below Rome's 122 ns [atrome], which pays for the IO die).
+            dram_ns: 90.0,
+        },
+        // Intel: 32 KiB L1D, 1 MiB L2 per core, 1.375 MiB of L3 per core (27.5 MiB).
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408 },
+        // estimate: bounded by the 12 L1D fill buffers of Skylake (Intel Optimization
+        // Reference Manual).
+        miss_parallelism: 10.0,
+        // estimate: as zen3_server_costs().
+        context_switch_ns: 1500.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_send_ns: 300.0,
+        // estimate: as zen4_desktop_costs().
+        ipi_receive_ns: 1000.0,
+        // estimate, see migration_estimate().
+        migration_ns: migration_estimate(700.0, same_llc),
+        // [intel_idle] skx_cstates C1 exit_latency = 2 us.
+        idle_exit_ns: 2000.0,
+        // estimate: as zen3_server_costs().
+        fork_ns: 50_000.0,
+    }
+}
+
+/// HiSilicon Kunpeng 920 (TaiShan v110 cores, no SMT, 32-core dies sharing their L3)
+/// at 2.6 GHz.
+pub fn kunpeng920_costs() -> CostTable {
+    let same_llc = 35.0;
+    CostTable {
+        cacheline: CachelineCosts {
+            // estimate: private L2 hit, ~10 cycles at 2.6 GHz (no published figure).
+            same_core_ns: cycles_ns(10.0, 2600.0),
+            // No SMT: never used; kept equal to same_core.
+            smt_sibling_ns: cycles_ns(10.0, 2600.0),
+            // [c2c] results/HiSilicon Kunpeng 920-6426 @ 2.6GHz.csv: pairs in one die
+            // 30-38 ns (30 ns inside a 4-core cluster), typically ~35 ns.
+            same_llc_ns: same_llc,
+            // [c2c] same CSV: pairs on the two dies of one socket 72-87 ns.
+            same_package_ns: 80.0,
+            // estimate: no published cross-socket measurement; the other die's 80 ns
+            // plus one Hydra link hop, in line with the ~2x socket penalty [c2c] shows
+            // on other 2-socket parts.
+            other_package_ns: 150.0,
+            // estimate: DDR4-2933, 8 channels per socket; ~100 ns local.
+            dram_ns: 100.0,
+        },
+        // Huawei: 64 KiB L1D, 512 KiB L2 per core, 1 MiB L3 per core (32 MiB per die).
+        cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024 },
+        // estimate: a 4-wide out-of-order Armv8.2 core; fewer outstanding misses than
+        // the x86 parts.
+        miss_parallelism: 8.0,
+        // estimate: [ctxsw] scaled for a 2.6 GHz core with a narrower pipeline.
+        context_switch_ns: 2000.0,
+        // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
+        ipi_send_ns: 200.0,
+        // estimate: exception entry, handler and exit on the target.
+        ipi_receive_ns: 1000.0,
+        // estimate, see migration_estimate().
+        migration_ns: migration_estimate(900.0, same_llc),
+        // [psci_wfi] WFI exit_latency = 1 us.
+        idle_exit_ns: 1000.0,
+        // estimate: fork+exit on a 2.6 GHz Arm server core.
+        fork_ns: 80_000.0,
+    }
+}
+
+/// A phone SoC whose CPUs all share one DynamIQ (DSU) L3: `l2_kib` is the biggest
+/// core's private L2, `big_mhz` its clock.
+fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
+    let same_llc = 40.0;
+    CostTable {
+        cacheline: CachelineCosts {
+            // estimate: big-core (X1) private L2 hit, ~11 cycles (Arm's Cortex-X1
+            // material gives 10-11 cycles); little cores are slower.
+            same_core_ns: cycles_ns(11.0, big_mhz),
+            // No SMT: never used; kept equal to same_core.
+            smt_sibling_ns: cycles_ns(11.0, big_mhz),
+            // estimate: snoop through the DSU's L3; no phone core-to-core measurement
+            // was found. Between [c2c]'s Kunpeng in-die 35 ns and Apple M1 Pro 40 ns.
+            same_llc_ns: same_llc,
+            // One LLC, one package: never used; kept equal to same_llc.
+            same_package_ns: same_llc,
+            // One package: never used; kept equal to same_llc.
+            other_package_ns: same_llc,
+            // estimate: LPDDR5 behind a system-level cache, ~120 ns on phone SoCs.
+            dram_ns: 120.0,
+        },
+        // Arm: Cortex-X1 64 KiB L1D; the DSU L3 is 4 MiB on both presets.
+        cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024 },
+        // estimate: a mix of in-order A55s (few misses in flight) and out-of-order
+        // A7x/X1 cores.
+        miss_parallelism: 6.0,
+        // estimate: [ctxsw] scaled for phone cores.
+        context_switch_ns: 2500.0,
+        // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
+        ipi_send_ns: 200.0,
+        // estimate: exception entry, handler and exit on the target.
+        ipi_receive_ns: 1500.0,
+        // estimate, see migration_estimate().
+        migration_ns: migration_estimate(1200.0, same_llc),
+        // [psci_wfi] WFI exit_latency = 1 us (the deeper "c2" states of [gs101] exit in
+        // 160-220 us and are not the shallow state this field models).
+        idle_exit_ns: 1000.0,
+        // estimate: fork+exit on a phone.
+        fork_ns: 150_000.0,
+    }
+}
+
+/// Google Tensor GS101 (Pixel 6): X1 at 2.802 GHz \[gs101\] with 1 MiB L2 (Google Tensor
+/// specifications as reported at launch; A76 256 KiB, A55 128 KiB).
+pub fn gs101_costs() -> CostTable {
+    dsu_phone_costs(2802.0, 1024)
+}
+
+/// Qualcomm Snapdragon 888 (SM8350): X1 at 2.84 GHz with 1 MiB L2 (Qualcomm product
+/// brief; A78 512 KiB, A55 128 KiB).
+pub fn sd888_costs() -> CostTable {
+    dsu_phone_costs(2841.6, 1024)
+}

@@ -1,0 +1,173 @@
+//! The simulation core's analytic cases, invariants and determinism (issue: core).
+
+mod common;
+
+use common::{run_ns, run_toml, scenario};
+use schedlab_core::api::{run, RunOptions};
+use schedlab_core::trace::TraceEvent;
+
+fn hogs(profile: &str, cpus: &str, extra: &str) -> String {
+    format!(
+        r#"
+[machine]
+topo = {{ cores = 4 }}
+[kernel]
+profile = "{profile}"
+[[tasks]]
+name = "a"
+affinity = "{cpus}"
+program = [{{ run = "100s" }}]
+[[tasks]]
+name = "b"
+affinity = "{cpus}"
+{extra}
+program = [{{ run = "100s" }}]
+[run]
+duration_s = 1.0
+"#
+    )
+}
+
+#[test]
+fn one_cpu_bound_task_is_never_preempted_or_migrated() {
+    for profile in ["5.15", "6.6"] {
+        let r = run_toml(
+            &format!(
+                "[machine]\ntopo = {{ llcs = 2, cores = 4, smt = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"hog\"\nprogram = [{{ run = \"10s\" }}]\n[run]\nduration_s = 2.0\n"
+            ),
+            1,
+        );
+        let t = &r.tasks[0];
+        assert_eq!(t.nr_migrations, 0, "{profile}");
+        assert_eq!(t.nr_switches, 1, "{profile}: switched in once and never out");
+        assert_eq!(t.run_ns, 2_000_000_000, "{profile}");
+        assert_eq!(t.wait_ns, 0, "{profile}");
+    }
+}
+
+#[test]
+fn two_equal_hogs_split_one_cpu_evenly() {
+    for profile in ["5.15", "6.6"] {
+        let r = run_toml(&hogs(profile, "0", ""), 1);
+        let (a, b) = (run_ns(&r, "a") as f64, run_ns(&r, "b") as f64);
+        assert!((a + b - 1e9).abs() < 1e3, "{profile}: the CPU is always busy");
+        assert!((a / (a + b) - 0.5).abs() < 0.01, "{profile}: a={a} b={b}");
+        assert!(r.cpus[1].busy_ns == 0, "{profile}: CPU 1 stays idle");
+    }
+}
+
+#[test]
+fn nice_levels_split_by_weight() {
+    for profile in ["5.15", "6.6"] {
+        let r = run_toml(&hogs(profile, "0", "nice = 5"), 1);
+        let (a, b) = (run_ns(&r, "a") as f64, run_ns(&r, "b") as f64);
+        let expected = 1024.0 / (1024.0 + 335.0);
+        assert!((a / (a + b) - expected).abs() / expected < 0.02, "{profile}: share {} vs {expected}", a / (a + b));
+    }
+}
+
+#[test]
+fn load_balance_spreads_2n_tasks_started_on_one_cpu() {
+    for profile in ["5.15", "6.6"] {
+        let r = run_toml(
+            &format!(
+                "[machine]\ntopo = {{ cores = 8 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"hog\"\ncount = 16\ncpu = 0\nprogram = [{{ run = \"100s\" }}]\n[run]\nduration_s = 2.0\n"
+            ),
+            1,
+        );
+        let per_cpu: Vec<usize> = r.cpus.iter().map(|c| c.nr_running_end).collect();
+        assert_eq!(per_cpu, vec![2; 8], "{profile}");
+    }
+}
+
+#[test]
+fn a_pinned_task_never_runs_elsewhere() {
+    let s = scenario(
+        "[machine]\ntopo = { cores = 4 }\n[[tasks]]\nname = \"pinned\"\naffinity = \"2\"\n\
+         program = [{ loop = { count = 200, body = [{ run = \"1ms\" }, { sleep = \"1ms\" }] } }]\n\
+         [[tasks]]\nname = \"other\"\ncount = 6\nprogram = [{ loop = { body = [{ run_exp = \"2ms\" }, { sleep_exp = \"1ms\" }] } }]\n\
+         [run]\nduration_s = 0.5\n",
+    );
+    let out = run(&s, 3, &RunOptions { trace: true, ..Default::default() }).unwrap();
+    let trace = out.trace.unwrap();
+    let mut seen = 0;
+    for r in &trace.records {
+        if let TraceEvent::Switch { next: 1, .. } = r.event {
+            assert_eq!(r.cpu, 2);
+            seen += 1;
+        }
+    }
+    assert!(seen >= 200);
+    assert_eq!(out.result.tasks[0].nr_migrations, 0);
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_results() {
+    let toml = "[machine]\ntopo = { llcs = 2, cores = 4, smt = 2 }\n\
+                [workload]\nkind = \"make\"\nparams = { jobs = 16, units = 300, unit_mean = \"5ms\" }\n\
+                [run]\nuntil = \"workload_done\"\n";
+    let strip = |mut r: schedlab_core::RunResult| {
+        r.engine.wall_ns = 0;
+        serde_json::to_string(&r).unwrap()
+    };
+    let a = strip(run_toml(toml, 9));
+    let b = strip(run_toml(toml, 9));
+    let c = strip(run_toml(toml, 10));
+    assert_eq!(a, b);
+    assert_ne!(a, c, "another seed draws other job lengths");
+}
+
+#[test]
+fn make_job_finishes_and_reports_its_figures() {
+    let r = run_toml(
+        "[machine]\ntopo = { llcs = 2, cores = 4, smt = 2 }\n\
+         [workload]\nkind = \"make\"\nparams = { jobs = 16, units = 400, unit_mean = \"10ms\" }\n\
+         [run]\nuntil = \"workload_done\"\n",
+        1,
+    );
+    assert_eq!(r.engine.stopped_by, "workload_done");
+    assert_eq!(r.tasks.len(), 401);
+    let makespan = r.workload["makespan_s"];
+    let cpu_pct = r.workload["cpu_pct"];
+    // 400 × 10 ms on 16 CPUs: at least 0.25 s, and the CPUs cannot exceed 1600 %.
+    assert!(makespan >= 0.25 && makespan < 0.6, "makespan {makespan}");
+    assert!(cpu_pct > 1000.0 && cpu_pct <= 1600.0, "cpu% {cpu_pct}");
+}
+
+#[test]
+fn pingpong_wakes_through_the_normal_path() {
+    let r = run_toml(
+        "[machine]\ntopo = { cores = 4, smt = 2 }\n[workload]\nkind = \"pingpong\"\nparams = { pairs = 2, rounds = 500 }\n[run]\nuntil = \"workload_done\"\n",
+        1,
+    );
+    assert_eq!(r.engine.stopped_by, "workload_done");
+    // 2 pairs × 500 rounds × 2 hand-offs; a signal sent before its reader first
+    // blocks is banked in the pipe instead of waking it.
+    assert!(r.summary["wakeups"] >= 1990.0);
+    assert_eq!(r.histograms["wakeup_latency"].count as f64, r.summary["wakeups"]);
+    assert!(r.workload["round_trip_us"] > 4.0, "two 2 µs runs per round");
+}
+
+#[test]
+fn traces_open_as_perfetto_json_and_ftrace_text() {
+    let s = scenario(
+        "[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"pingpong\"\nparams = { pairs = 1, rounds = 20 }\n[run]\nuntil = \"workload_done\"\n",
+    );
+    let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
+    let trace = out.trace.unwrap();
+    let mut json = Vec::new();
+    trace.write_perfetto_json(&mut json).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let slices: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(slices.len() >= 40, "one slice per run of ping or pong");
+    assert!(slices.iter().all(|e| e["tid"].as_u64().unwrap() < 2 && e["dur"].as_f64().unwrap() >= 0.0));
+    let mut text = Vec::new();
+    trace.write_ftrace(&mut text).unwrap();
+    let text = String::from_utf8(text).unwrap();
+    let switch = text.lines().find(|l| l.contains("sched_switch:")).unwrap();
+    assert!(switch.contains("prev_comm=") && switch.contains("==> next_comm="), "{switch}");
+    assert!(text.lines().any(|l| l.contains("sched_waking: comm=pong0 pid=2 prio=120 target_cpu=")));
+}

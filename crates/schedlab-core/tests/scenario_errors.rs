@@ -1,0 +1,84 @@
+//! Bad scenarios get typed errors naming the field and what was expected.
+
+use schedlab_core::Scenario;
+
+fn err(toml: &str) -> schedlab_core::ScenarioError {
+    match Scenario::from_toml_str(toml, "bad.toml") {
+        Ok(_) => panic!("accepted:\n{toml}"),
+        Err(e) => e,
+    }
+}
+
+const OK_TAIL: &str = "[[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
+
+#[test]
+fn unknown_fields_are_named() {
+    let e = err(&format!("[machine]\npreset = \"bergamo\"\ncolour = \"red\"\n{OK_TAIL}"));
+    assert_eq!(e.field, "machine.colour");
+    assert!(e.message.contains("unknown field"), "{e}");
+    assert_eq!(e.origin, "bad.toml");
+    assert!(e.location.starts_with(":3:"), "line of the bad key: {}", e.location);
+}
+
+#[test]
+fn wrong_units_are_rejected() {
+    let e = err("[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"t\"\nprogram = [{ run = \"10 parsecs\" }]\n[run]\nduration_s = 1.0\n");
+    assert_eq!(e.field, "tasks[0].program[0].run");
+    assert!(e.message.contains("unit"), "{e}");
+    let e = err("[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"t\"\nprogram = [{ sleep = 5 }]\n[run]\nduration_s = 1.0\n");
+    assert_eq!(e.field, "tasks[0].program[0].sleep");
+    assert!(e.message.contains("duration string"), "{e}");
+}
+
+#[test]
+fn impossible_topologies_are_rejected() {
+    let e = err(&format!("[machine]\ntopo = {{ cores = 0 }}\n{OK_TAIL}"));
+    assert_eq!(e.field, "machine.topo");
+    let e = err(&format!("[machine]\ntopo = {{ sockets = 8, llcs = 16, cores = 8, smt = 2 }}\n{OK_TAIL}"));
+    assert!(e.message.contains("more than"), "{e}");
+    let e = err(&format!("[machine]\npreset = \"bergamo\"\ntopo = {{ cores = 2 }}\n{OK_TAIL}"));
+    assert_eq!(e.field, "machine");
+}
+
+#[test]
+fn empty_workloads_and_bad_runs_are_rejected() {
+    let e = err("[machine]\ntopo = { cores = 2 }\n[run]\nduration_s = 1.0\n");
+    assert_eq!(e.field, "workload");
+    let e = err("[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"t\"\nprogram = []\n[run]\nduration_s = 1.0\n");
+    assert_eq!(e.field, "tasks[0].program");
+    let e = err("[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = -1.0\n");
+    assert_eq!(e.field, "run.duration_s");
+}
+
+#[test]
+fn kernel_names_are_checked() {
+    let e = err(&format!("[machine]\ntopo = {{ cores = 2 }}\n[kernel]\nfeatures = {{ NO_SUCH = true }}\n{OK_TAIL}"));
+    assert_eq!(e.field, "kernel.features.NO_SUCH");
+    let e = err(&format!("[machine]\ntopo = {{ cores = 2 }}\n[kernel]\nprofile = \"banana\"\n{OK_TAIL}"));
+    assert_eq!(e.field, "kernel.profile");
+    let e = err(&format!("[machine]\ntopo = {{ cores = 2 }}\n[kernel]\ntunables = {{ sched_latency = 5 }}\n{OK_TAIL}"));
+    assert_eq!(e.field, "kernel.tunables.sched_latency");
+    // The seed's HHVM settings are expressible with debugfs names.
+    Scenario::from_toml_str(
+        &format!("[machine]\ntopo = {{ cores = 2 }}\n[kernel]\nprofile = \"6.5\"\ntunables = {{ migration_cost_ns = 0, latency_ns = 20000000, min_granularity_ns = 10000000, wakeup_granularity_ns = 12000000 }}\n{OK_TAIL}"),
+        "hhvm.toml",
+    )
+    .unwrap();
+}
+
+#[test]
+fn run_time_errors_name_the_field() {
+    let s = Scenario::from_toml_str(&format!("[machine]\npreset = \"no-such-box\"\n{OK_TAIL}"), "x.toml").unwrap();
+    match schedlab_core::api::run(&s, 1, &Default::default()) {
+        Err(schedlab_core::SimError::Scenario(e)) => {
+            assert_eq!(e.field, "machine.preset");
+            assert!(e.message.contains("bergamo"), "lists the presets: {e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let s = Scenario::from_toml_str("[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"make\"\nparams = { jobz = 3 }\n[run]\nuntil = \"workload_done\"\n", "x.toml").unwrap();
+    match schedlab_core::api::run(&s, 1, &Default::default()) {
+        Err(schedlab_core::SimError::Scenario(e)) => assert!(e.field.starts_with("workload.params"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+}
