@@ -65,14 +65,14 @@ def fake_result(seed: int = 1, *, scenario: str = "fake", workload: dict | None 
         "workload": workload if workload is not None else {"makespan_s": 1.0 + seed / 10, "cpu_pct": 180.0},
         "tasks": [
             {"pid": 1, "name": "a", "group": "root", "run_ns": 5, "wait_ns": 1, "nr_switches": 3,
-             "nr_migrations": 0, "nr_wakeups": 2, "start_ns": 0, "exit_ns": 10, "work_done_ns": 5},
+             "nr_migrations": 0, "nr_wakeups": 2, "start_ns": 0, "exit_ns": 10, "work_done_ns": 5, "sys_ns": 0},
             {"pid": 2, "name": "b", "group": "root", "run_ns": 6, "wait_ns": 2, "nr_switches": 4,
-             "nr_migrations": 1, "nr_wakeups": 3, "start_ns": 0, "exit_ns": None, "work_done_ns": 6},
+             "nr_migrations": 1, "nr_wakeups": 3, "start_ns": 0, "exit_ns": None, "work_done_ns": 6, "sys_ns": 1},
         ],
         "cpus": [
             {"cpu": c, "busy_ns": 7, "idle_ns": 3, "nr_switches": 4, "ipis_received": 1, "ticks": 9,
              "newidle_attempts": 2, "newidle_skips": 1, "newidle_pulls": 0, "periodic_pulls": 0,
-             "shared_runq_pulls": 0}
+             "shared_runq_pulls": 0, "nr_running_end": 0}
             for c in range(2)
         ],
         "groups": [

@@ -99,3 +99,12 @@ def test_reproduce_unknown_experiment(cli):
     assert r.exit_code == 2
     assert r.stderr == "error: unknown experiment 'no-such-experiment': expected one of " + \
         ", ".join(sorted(e["name"] for e in json.loads(cli("reproduce", "--list", "--json").stdout))) + "\n"
+
+
+def test_workloads(cli):
+    r = cli("workloads", "--json")
+    assert r.exit_code == 0, r.output
+    names = [g["name"] for g in json.loads(r.stdout)]
+    assert "make" in names and len(names) == len(set(names))
+    r = cli("workloads")
+    assert r.exit_code == 0 and "make" in r.stdout

@@ -21,6 +21,8 @@ CASES = {
     "malformed.toml": ("", ":2:", ["expected"]),
     "missing_unit.toml": ("tasks[0].program[0].sleep", ":7:", ["no unit"]),
     "no_workload.toml": ("workload", None, ["no workload"]),
+    "unknown_generator.toml": ("workload.kind", ":6:8", ["unknown generator", "make"]),
+    "bad_generator_param.toml": ("workload.params.jobz", ":7:", ["unknown field", "jobs"]),
 }
 
 

@@ -118,3 +118,16 @@ def test_reproduce_make_core_quick(cli, tmp_path):
         assert d["published"] is None and d["ratio"] is None and d["calibrated"] is False
         assert d["simulated_mean"] is not None and d["simulated_mean"] > 0
     assert (tmp_path / "make-core.md").exists()
+
+
+def test_run_many_from_an_unguarded_script():
+    """Process workers must not re-run the caller's script (no __main__ guard, stdin)."""
+    import subprocess
+    import sys
+
+    script = ("import schedlab\n"
+              "rs = schedlab.run_many('examples/pipe_pingpong.toml', seeds=[1, 2], backend='process', workers=2)\n"
+              "print(rs.seeds)\n")
+    r = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[1, 2]"

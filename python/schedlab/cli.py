@@ -292,6 +292,24 @@ def features(
     out.print("Override in a scenario: [kernel] features = { SIS_NODE = true }")
 
 
+# ----------------------------------------------------------------------- workloads
+@app.command()
+def workloads(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the workload generators ([workload] kind = "NAME" in a scenario)."""
+    with errors():
+        doc = json.loads(_core.workloads())
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    t = Table(title="workload generators", title_justify="left")
+    t.add_column("kind", no_wrap=True)
+    t.add_column("what it models")
+    for g in doc:
+        t.add_row(g["name"], g["description"])
+    out.print(t)
+    out.print("Parameters: docs/scenario.md; figures: the RunResult's workload section.")
+
+
 # ----------------------------------------------------------------------- reproduce
 @app.command()
 def reproduce(

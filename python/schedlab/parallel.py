@@ -1,8 +1,10 @@
 """Running many (scenario, seed) jobs in parallel.
 
-Backends: ``"process"`` (default; a ``ProcessPoolExecutor`` with the forkserver start
-method, safe next to threads such as a progress bar), ``"thread"`` (the core releases
-the GIL, so threads run in parallel too), ``"ray"`` (if Ray is installed: ``pip install
+Backends: ``"process"`` (default; a ``ProcessPoolExecutor``; on Linux its workers are
+forked, so scripts without an ``if __name__ == "__main__"`` guard, notebooks and
+``python -`` work as they are, and the executor forks every worker up front, before
+it starts any thread of its own), ``"thread"`` (the core releases the GIL, so threads
+run in parallel too), ``"ray"`` (if Ray is installed: ``pip install
 'schedlab[ray]'``) and ``"serial"``. Every run is independent and deterministic, so the
 backend never changes a result.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
@@ -33,6 +36,12 @@ class Job:
     seed: int
     trace_path: Optional[str] = None
     trace_format: str = "perfetto"
+
+
+def _mp_context():
+    # fork needs no re-import of __main__ (spawn and forkserver re-run an unguarded
+    # script in every worker); elsewhere than Linux, fork is unsafe, so spawn.
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
 
 
 def run_job(job: Job) -> str:
@@ -78,7 +87,7 @@ def map_runs(
     if backend == "thread":
         pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers)
     else:
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("forkserver"))
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
     results: list[Optional[str]] = [None] * n
     with pool:
         futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}

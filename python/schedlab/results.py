@@ -100,14 +100,14 @@ class _Frames:
     def tasks(self) -> "pd.DataFrame":
         """One row per task and seed (pid, name, group, run_ns, wait_ns, nr_switches, ...)."""
         return self._per("tasks", ["pid", "name", "group", "run_ns", "wait_ns", "nr_switches",
-                                   "nr_migrations", "nr_wakeups", "start_ns", "exit_ns", "work_done_ns"])
+                                   "nr_migrations", "nr_wakeups", "start_ns", "exit_ns", "work_done_ns", "sys_ns"])
 
     @property
     def cpus(self) -> "pd.DataFrame":
         """One row per CPU and seed (busy_ns, idle_ns, ipis_received, newidle_*, ...)."""
         return self._per("cpus", ["cpu", "busy_ns", "idle_ns", "nr_switches", "ipis_received", "ticks",
                                   "newidle_attempts", "newidle_skips", "newidle_pulls", "periodic_pulls",
-                                  "shared_runq_pulls"])
+                                  "shared_runq_pulls", "nr_running_end"])
 
     @property
     def groups(self) -> "pd.DataFrame":

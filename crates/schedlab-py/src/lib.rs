@@ -45,6 +45,12 @@ fn load(text: &str, format: &str, origin: &str) -> Result<Scenario, CoreScenario
         .map_err(|e| CoreScenarioError::new("kernel.profile", e).with_origin(origin))?;
     KernelConfig::resolve(version, machine.nr_cpus(), &scenario.kernel.tunables)
         .map_err(|e| CoreScenarioError::new("kernel.tunables", e).with_origin(origin))?;
+    // The generator checks its own parameters; run it once so a bad kind or parameter
+    // is reported here, with the file, before anything runs.
+    if let Some(w) = &scenario.workload {
+        let seed = scenario.run.seeds.first().copied().unwrap_or(1);
+        schedlab_core::workload::generate(w, &machine, seed).map_err(|e| e.with_origin(origin))?;
+    }
     if scenario.name.is_empty() {
         scenario.name = default_name(origin);
     }
@@ -280,6 +286,18 @@ fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
     })
 }
 
+/// workloads() -> str: JSON list of the workload generators, {name, description}.
+#[pyfunction]
+fn workloads() -> PyResult<String> {
+    no_panic("workloads", || {
+        let list: Vec<serde_json::Value> = schedlab_core::workload::GENERATORS
+            .iter()
+            .map(|g| serde_json::json!({"name": g.name, "description": g.description}))
+            .collect();
+        to_json(&list)
+    })
+}
+
 /// version() -> str: the version of the Rust core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -292,5 +310,5 @@ mod _core {
     #[pymodule_export]
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
-    use super::{features, kernel, load_scenario, machine, machines, run, version};
+    use super::{features, kernel, load_scenario, machine, machines, run, version, workloads};
 }
