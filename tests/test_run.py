@@ -131,3 +131,13 @@ def test_run_many_from_an_unguarded_script():
     r = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[1, 2]"
+
+
+def test_event_limit_keeps_results_and_warns(cli, tmp_path):
+    p = tmp_path / "limited.toml"
+    p.write_text(open(PINGPONG).read().replace("seeds = [1, 2, 3]", "seeds = [1]\nmax_events = 1000"))
+    r = cli("run", str(p), "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["engine"]["stopped_by"] == "max_events" and doc["engine"]["events"] <= 1001
+    assert r.stderr.startswith("warning: seed 1 stopped at run.max_events")

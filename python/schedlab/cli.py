@@ -189,6 +189,11 @@ def run(
             with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
                 res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
                                trace_format=fmt, on_done=bar.advance)
+    for r in res:
+        eng = r.raw.get("engine", {})
+        if eng.get("stopped_by") == "max_events":
+            sys.stderr.write(f"warning: seed {r.seed} stopped at run.max_events after {eng.get('events', 0):,} events, "
+                             f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated; the figures cover that part only\n")
     if json_out:
         if len(res) == 1:
             sys.stdout.write(res[0].to_json(wall_time=wall_time, indent=2) + "\n")
