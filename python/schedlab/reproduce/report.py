@@ -90,7 +90,8 @@ def markdown(exp: Experiment, rows: Sequence[Row], version: str = "") -> str:
     lines = [f"# {exp.name}: {exp.title}", ""]
     if exp.description:
         lines += [exp.description.strip(), ""]
-    lines += [f"Published figures: {exp.source}." + (f" {exp.source.note}" if exp.source.note else ""), ""]
+    note = f" ({exp.source.note})" if exp.source.note else ""
+    lines += [f"Published figures: {exp.source}{note}.", ""]
     lines += ["| machine | config | metric | unit | published | simulated (mean ± std) | n seeds | sim/pub | calibrated |",
               "|---|---|---|---|---:|---:|---:|---:|:---:|"]
     for r in rows:

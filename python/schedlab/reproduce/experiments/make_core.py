@@ -5,7 +5,7 @@ It exercises the core end to end: fork-heavy compile jobs over every CPU of a
 fair class (CFS before 6.6, EEVDF from 6.6). The seed thread (shared wakequeue RFC)
 published make -j$(nproc) build times on the 7950X for its own feature switches
 (SWQUEUE, SIS_NODE) on a full allyesconfig build; there is no published CFS-vs-EEVDF
-figure, so ``published`` is null and no figure is calibrated. The shape of the job
+figure, so `published` is null and no figure is calibrated. The shape of the job
 (compile units of tens of milliseconds, jobs = CPUs) follows that benchmark.
 """
 
