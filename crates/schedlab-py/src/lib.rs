@@ -1,0 +1,314 @@
+//! `schedlab._core`: the Python face of schedlab-core.
+//!
+//! Thin by design: every function takes and returns plain strings/numbers (JSON for
+//! structured data), converts, calls the core once, and maps errors (see errors.rs).
+//! One call crosses the boundary per run; the GIL is released while a run goes on.
+
+mod errors;
+mod locate;
+
+use std::io::Write;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use schedlab_core::api::{self, RunOptions};
+use schedlab_core::kernel::{KernelConfig, KernelVersion};
+use schedlab_core::scenario::MachineSpec;
+use schedlab_core::topology::{presets, Arch, Machine, SdFlags};
+use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
+
+use crate::errors::{no_panic, panic_message, scenario_error, sim_error};
+
+fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
+    serde_json::to_string(v).map_err(|e| errors::InternalError::new_err(format!("cannot serialize: {e}")))
+}
+
+/// Parses and checks a scenario the way a run would, returning it or the first error.
+fn load(text: &str, format: &str, origin: &str) -> Result<Scenario, CoreScenarioError> {
+    let mut scenario = match format {
+        "toml" => Scenario::from_toml_str(text, origin),
+        "json" => Scenario::from_json_str(text, origin),
+        // JSON made from a Python dict: positions would point into generated text.
+        "dict" => Scenario::from_json_str(text, origin).map_err(|mut e| {
+            e.location.clear();
+            e
+        }),
+        other => {
+            return Err(CoreScenarioError::new("format", format!("unknown format '{other}': expected toml, json or dict"))
+                .with_origin(origin))
+        }
+    }?;
+    // What serde and Scenario::validate cannot see: the machine and the tunables.
+    let machine = api::build_machine(&scenario.machine).map_err(|e| e.with_origin(origin))?;
+    let version = KernelVersion::parse(&scenario.kernel.profile)
+        .map_err(|e| CoreScenarioError::new("kernel.profile", e).with_origin(origin))?;
+    KernelConfig::resolve(version, machine.nr_cpus(), &scenario.kernel.tunables)
+        .map_err(|e| CoreScenarioError::new("kernel.tunables", e).with_origin(origin))?;
+    // The generator checks its own parameters; run it once so a bad kind or parameter
+    // is reported here, with the file, before anything runs.
+    if let Some(w) = &scenario.workload {
+        let seed = scenario.run.seeds.first().copied().unwrap_or(1);
+        schedlab_core::workload::generate(w, &machine, seed).map_err(|e| e.with_origin(origin))?;
+    }
+    if scenario.name.is_empty() {
+        scenario.name = default_name(origin);
+    }
+    Ok(scenario)
+}
+
+/// Names an unnamed scenario after its file ("examples/pingpong.toml" -> "pingpong").
+fn default_name(origin: &str) -> String {
+    if origin.starts_with('<') {
+        return String::new();
+    }
+    std::path::Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// load_scenario(text, format="toml", origin="<string>") -> str
+///
+/// Parses and validates a scenario (format "toml", "json", or "dict" for JSON made from a
+/// Python dict) and returns it as normalized JSON. Raises schedlab.ScenarioError.
+#[pyfunction]
+#[pyo3(signature = (text, format = "toml", origin = "<string>"))]
+fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
+    no_panic("load_scenario", || match load(text, format, origin) {
+        Ok(s) => to_json(&s),
+        Err(mut e) => {
+            if format == "toml" && e.location.is_empty() {
+                if let Some((line, col)) = locate::toml_field(text, &e.field) {
+                    e.location = format!(":{line}:{col}");
+                }
+            }
+            Err(scenario_error(&e))
+        }
+    })
+}
+
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None) -> str
+///
+/// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
+/// `trace_path`, records a trace and writes it there ("perfetto": Chrome JSON that
+/// ui.perfetto.dev opens; "ftrace": tracefs text). `progress(fraction)` is called now
+/// and then. The GIL is released during the run.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None))]
+fn run(
+    py: Python<'_>,
+    scenario_json: &str,
+    seed: u64,
+    trace_path: Option<String>,
+    trace_format: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    if !matches!(trace_format, "perfetto" | "ftrace") {
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto or ftrace")));
+    }
+    let scenario = no_panic("run", || {
+        Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
+    })?;
+    let opts = RunOptions {
+        trace: trace_path.is_some(),
+        progress: progress.map(|cb| {
+            let f: Arc<dyn Fn(f64) + Send + Sync> = Arc::new(move |fraction: f64| {
+                Python::attach(|py| {
+                    // A failing progress callback must not end the run.
+                    let _ = cb.call1(py, (fraction,));
+                })
+            });
+            f
+        }),
+    };
+    let ftrace = trace_format == "ftrace";
+    enum Outcome {
+        Done(String),
+        Sim(schedlab_core::SimError),
+        Io(String),
+        Panic(String),
+    }
+    let outcome = py.detach(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let out = match api::run(&scenario, seed, &opts) {
+                Ok(out) => out,
+                Err(e) => return Outcome::Sim(e),
+            };
+            if let (Some(path), Some(trace)) = (&trace_path, &out.trace) {
+                let written = std::fs::File::create(path).and_then(|f| {
+                    let mut w = std::io::BufWriter::new(f);
+                    if ftrace {
+                        trace.write_ftrace(&mut w)?;
+                    } else {
+                        trace.write_perfetto_json(&mut w)?;
+                    }
+                    w.flush()
+                });
+                if let Err(e) = written {
+                    return Outcome::Io(format!("cannot write trace {path}: {e}"));
+                }
+            }
+            match serde_json::to_string(&out.result) {
+                Ok(s) => Outcome::Done(s),
+                Err(e) => Outcome::Panic(format!("cannot serialize the result: {e}")),
+            }
+        }));
+        r.unwrap_or_else(|p| Outcome::Panic(panic_message(&p)))
+    });
+    match outcome {
+        Outcome::Done(s) => Ok(s),
+        Outcome::Sim(e) => Err(sim_error(&e)),
+        Outcome::Io(msg) => Err(PyOSError::new_err(msg)),
+        Outcome::Panic(msg) => {
+            Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}")))
+        }
+    }
+}
+
+/// Parses "topo(S,L,C,T)" into a synthetic machine.
+fn parse_topo(name: &str) -> Option<Machine> {
+    let inner = name.trim().strip_prefix("topo(")?.strip_suffix(')')?;
+    let v: Vec<usize> = inner.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
+    match v.as_slice() {
+        [s, l, c, t] if v.iter().all(|&x| x >= 1) && s * l * c * t <= schedlab_core::cpumask::MAX_CPUS => {
+            Some(presets::topo(*s, *l, *c, *t))
+        }
+        _ => None,
+    }
+}
+
+fn find_machine(name: &str) -> PyResult<Machine> {
+    if let Some(m) = parse_topo(name) {
+        return Ok(m);
+    }
+    let spec = MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() };
+    api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message))
+}
+
+/// machines() -> str: JSON list of {name, description, summary, nr_cpus, arch}.
+#[pyfunction]
+fn machines() -> PyResult<String> {
+    no_panic("machines", || {
+        let list: Vec<serde_json::Value> = presets::PRESET_NAMES
+            .iter()
+            .filter_map(|n| presets::preset(n))
+            .map(|m| {
+                serde_json::json!({
+                    "name": m.name,
+                    "description": m.description,
+                    "summary": m.summary(),
+                    "nr_cpus": m.nr_cpus(),
+                    "arch": m.arch,
+                })
+            })
+            .collect();
+        to_json(&list)
+    })
+}
+
+const FLAG_NAMES: &[(u32, &str)] = &[
+    (SdFlags::BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"),
+    (SdFlags::BALANCE_EXEC, "SD_BALANCE_EXEC"),
+    (SdFlags::BALANCE_FORK, "SD_BALANCE_FORK"),
+    (SdFlags::WAKE_AFFINE, "SD_WAKE_AFFINE"),
+    (SdFlags::SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"),
+    (SdFlags::SHARE_LLC, "SD_SHARE_LLC"),
+    (SdFlags::PREFER_SIBLING, "SD_PREFER_SIBLING"),
+    (SdFlags::SERIALIZE, "SD_SERIALIZE"),
+    (SdFlags::NUMA, "SD_NUMA"),
+    (SdFlags::ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"),
+];
+
+/// machine(name) -> str: JSON of the full machine (a preset or "topo(S,L,C,T)"), with
+/// its LLC/core/node spans and CPU 0's sched domains. Raises ValueError if unknown.
+#[pyfunction]
+fn machine(name: &str) -> PyResult<String> {
+    no_panic("machine", || {
+        let m = find_machine(name)?;
+        let mut doc = serde_json::to_value(&m).map_err(|e| errors::InternalError::new_err(e.to_string()))?;
+        let spans = |v: &[schedlab_core::cpumask::CpuMask]| v.iter().map(|s| s.to_list()).collect::<Vec<_>>();
+        let domains: Vec<serde_json::Value> = m
+            .domains
+            .first()
+            .map(|ds| {
+                ds.iter()
+                    .map(|d| {
+                        let mut v = serde_json::to_value(d).unwrap_or_default();
+                        v["flags"] = serde_json::json!(FLAG_NAMES
+                            .iter()
+                            .filter(|(bit, _)| d.flags.has(*bit))
+                            .map(|(_, n)| *n)
+                            .collect::<Vec<_>>());
+                        v["span_weight"] = serde_json::json!(d.span_weight());
+                        v
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(obj) = doc.as_object_mut() {
+            obj.insert("summary".into(), m.summary().into());
+            obj.insert("nr_cpus".into(), m.nr_cpus().into());
+            obj.insert("llcs".into(), spans(&m.llc_span).into());
+            obj.insert("cores".into(), spans(&m.core_span).into());
+            obj.insert("nodes".into(), spans(&m.node_span).into());
+            obj.insert("domains_cpu0".into(), domains.into());
+        }
+        to_json(&doc)
+    })
+}
+
+fn parse_arch(arch: &str) -> PyResult<Arch> {
+    serde_json::from_value(serde_json::json!(arch))
+        .map_err(|_| PyValueError::new_err(format!("unknown arch '{arch}': expected x86_64 or arm64")))
+}
+
+fn parse_version(profile: &str) -> PyResult<KernelVersion> {
+    KernelVersion::parse(profile).map_err(PyValueError::new_err)
+}
+
+/// features(profile="6.6", arch="x86_64") -> str: JSON list of {name, default, reason}.
+#[pyfunction]
+#[pyo3(signature = (profile = "6.6", arch = "x86_64"))]
+fn features(profile: &str, arch: &str) -> PyResult<String> {
+    no_panic("features", || {
+        let list = schedlab_core::features::list(parse_version(profile)?, parse_arch(arch)?);
+        to_json(&list)
+    })
+}
+
+/// kernel(profile="6.6", nr_cpus=8) -> str: JSON of the resolved profile (version,
+/// policy, effective tunables) on a machine of `nr_cpus` CPUs.
+#[pyfunction]
+#[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
+fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
+    no_panic("kernel", || {
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
+            .map_err(PyValueError::new_err)?;
+        to_json(&k)
+    })
+}
+
+/// workloads() -> str: JSON list of the workload generators, {name, description}.
+#[pyfunction]
+fn workloads() -> PyResult<String> {
+    no_panic("workloads", || {
+        let list: Vec<serde_json::Value> = schedlab_core::workload::GENERATORS
+            .iter()
+            .map(|g| serde_json::json!({"name": g.name, "description": g.description}))
+            .collect();
+        to_json(&list)
+    })
+}
+
+/// version() -> str: the version of the Rust core.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The extension module `schedlab._core`.
+#[pymodule]
+mod _core {
+    #[pymodule_export]
+    use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
+    #[pymodule_export]
+    use super::{features, kernel, load_scenario, machine, machines, run, version, workloads};
+}

@@ -1,0 +1,66 @@
+"""``schedlab.run``: one scenario, one seed, one call into the core."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Optional, Union
+
+from . import _core
+from .results import Result
+from .scenario import ScenarioLike, load_scenario
+
+__all__ = ["run", "trace_path_for"]
+
+TRACE_SUFFIX = {"perfetto": ".perfetto.json", "ftrace": ".trace.txt"}
+
+
+def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
+                   several: bool) -> Optional[str]:
+    """Resolves where a run's trace goes.
+
+    ``template`` may contain ``{seed}``; otherwise, when several seeds share one template,
+    ``.seed<N>`` is inserted before the extension. ``template=None`` gives
+    ``<scenario name>.seed<N>.perfetto.json`` (or ``.trace.txt``) in the current directory.
+    """
+    if template is None:
+        return f"{name or 'schedlab'}.seed{seed}{TRACE_SUFFIX[fmt]}"
+    t = os.fspath(template)
+    if "{seed}" in t:
+        return t.replace("{seed}", str(seed))
+    if not several:
+        return t
+    root, ext = os.path.splitext(t)
+    if root.endswith(".perfetto"):
+        root, ext = root[: -len(".perfetto")], ".perfetto" + ext
+    return f"{root}.seed{seed}{ext}"
+
+
+def run(
+    scenario: ScenarioLike,
+    seed: Optional[int] = None,
+    *,
+    trace: Optional[Union[str, os.PathLike, bool]] = None,
+    trace_format: str = "perfetto",
+    progress: Optional[Callable[[float], None]] = None,
+) -> Result:
+    """Runs a scenario with one seed and returns its :class:`Result`.
+
+    ``scenario`` is a path (TOML/JSON), a dict or a :class:`Scenario`. ``seed`` defaults
+    to the scenario's first seed. ``trace`` is a file path (or True for a default name;
+    a scenario with ``[run] trace = true`` gets the default name too): the trace is written
+    there as Perfetto JSON or, with ``trace_format="ftrace"``, as tracefs text.
+    ``progress(fraction)`` is called now and then from the running thread.
+    The GIL is released while the core runs.
+    """
+    s = load_scenario(scenario)
+    if seed is None:
+        seed = s.seeds[0]
+    if trace_format not in TRACE_SUFFIX:
+        raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
+    path = None
+    if trace is True or (trace is None and s.trace):
+        path = trace_path_for(None, s.name, seed, trace_format, False)
+    elif trace not in (None, False):
+        path = trace_path_for(trace, s.name, seed, trace_format, False)
+    text = _core.run(s.json, int(seed), path, trace_format, progress)
+    return Result.from_json(text, path)

@@ -1,0 +1,372 @@
+"""The ``schedlab`` command (typer + rich). Orchestration only: loading, running and
+simulating happen in the library; this module parses arguments, shows progress and
+prints tables or JSON.
+
+Exit status: 0 success; 2 bad input (scenario file, experiment or machine name,
+option), printed as ONE line ``error: ...`` on stderr with no traceback; 3 a run hit its
+limit; 70 an internal error (a schedlab bug); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import sys
+from pathlib import Path
+from typing import Iterator, List, NoReturn, Optional
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from . import _core
+from .errors import InternalError, ScenarioError, SchedlabError, SimulationLimitError
+
+app = typer.Typer(
+    name="schedlab",
+    help="Deterministic discrete-event simulator of the Linux kernel's per-CPU scheduling machinery.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# Piped or captured output is not squeezed to 80 columns.
+out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False)
+
+
+class TraceFormat(str, enum.Enum):
+    perfetto = "perfetto"
+    ftrace = "ftrace"
+
+
+class Backend(str, enum.Enum):
+    process = "process"
+    thread = "thread"
+    ray = "ray"
+    serial = "serial"
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Prints one line ``error: MESSAGE`` on stderr and exits with ``code``."""
+    one_line = " ".join(str(message).split("\n")).strip()
+    sys.stderr.write(f"error: {one_line}\n")
+    sys.stderr.flush()
+    raise typer.Exit(code)
+
+
+@contextlib.contextmanager
+def errors() -> Iterator[None]:
+    """Turns schedlab's errors and bad arguments into one line and an exit status."""
+    try:
+        yield
+    except ScenarioError as e:
+        fail(str(e), 2)
+    except SimulationLimitError as e:
+        fail(str(e), 3)
+    except InternalError as e:
+        fail(str(e), 70)
+    except SchedlabError as e:  # pragma: no cover - every subclass is listed above
+        fail(str(e), 70)
+    except KeyError as e:
+        fail(e.args[0] if e.args else str(e), 2)
+    except ValueError as e:
+        fail(str(e), 2)
+    except OSError as e:
+        fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "), 2)
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        out.print(f"schedlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """schedlab: what does this kernel mechanism do to my workload on that machine?"""
+
+
+# ----------------------------------------------------------------------------- run
+def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
+    """(label, per-seed values) for the figures worth a glance, workload first."""
+    rows: list[tuple[str, list]] = []
+    for section in ("workload", "summary"):
+        keys = list(dict.fromkeys(k for r in raws for k in r.get(section, {})))
+        for k in keys:
+            rows.append((f"{section}.{k}", [r.get(section, {}).get(k) for r in raws]))
+    for k in ("events", "sim_ns", "stopped_by"):
+        rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
+    return rows
+
+
+def _cell(v) -> str:
+    from .reproduce.report import fmt
+
+    if isinstance(v, bool) or isinstance(v, str):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return fmt(v)
+
+
+def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
+    from .reproduce.compare import mean_std
+
+    raws = [r.raw for r in results]
+    first = raws[0]
+    k = first.get("kernel", {})
+    v = k.get("version", {})
+    changed = ", ".join(f"{n}" if on else f"NO_{n}" for n, on in overrides.items()) or "none (profile defaults)"
+    out.print(Panel.fit(
+        f"[bold]{first.get('scenario') or '(unnamed)'}[/] on [bold]{first.get('machine')}[/] "
+        f"({first.get('nr_cpus')} CPUs), kernel profile {v.get('major')}.{v.get('minor')} "
+        f"({str(k.get('policy', '')).upper()})\nfeature overrides: {changed}",
+        title="schedlab run"))
+    several = len(raws) > 1
+    t = Table(show_edge=False)
+    t.add_column("figure", no_wrap=True)
+    show_seeds = len(raws) <= 6
+    if show_seeds:
+        for r in raws:
+            t.add_column(f"seed {r.get('seed')}", justify="right")
+    if several:
+        t.add_column("mean ± std", justify="right")
+    for label, vals in _figure_rows(raws):
+        cells = [_cell(x) for x in vals] if show_seeds else []
+        if several:
+            nums = [float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)]
+            m, s = mean_std(nums)
+            from .reproduce.report import fmt
+
+            cells.append(f"{fmt(m)} ± {fmt(s, m)}" if m is not None else "")
+        t.add_row(label, *cells)
+    out.print(t)
+    for p in traces:
+        if p:
+            out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
+                      if p.endswith(".json") else f"trace written to [bold]{p}[/]")
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
+    json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
+    trace_format: TraceFormat = typer.Option(TraceFormat.perfetto, "--trace-format", help="perfetto (Chrome JSON, opens in ui.perfetto.dev) or ftrace (tracefs text)."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
+    wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
+) -> None:
+    """Run a scenario file, once per seed."""
+    from ._progress import DelayedProgress
+    from .api import run as run_one
+    from .parallel import run_many
+    from .results import ResultSet
+    from .scenario import load_scenario
+
+    with errors():
+        s = load_scenario(scenario)
+        seeds = list(seed) if seed else s.seeds
+        fmt = trace_format.value
+        trace_arg = trace if trace is not None else None
+        if len(seeds) == 1:
+            with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
+                res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar.fraction)])
+        else:
+            with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
+                res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
+                               trace_format=fmt, on_done=bar.advance)
+    for r in res:
+        eng = r.raw.get("engine", {})
+        if eng.get("stopped_by") == "max_events":
+            sys.stderr.write(f"warning: seed {r.seed} stopped at run.max_events after {eng.get('events', 0):,} events, "
+                             f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated; the figures cover that part only\n")
+    if json_out:
+        if len(res) == 1:
+            sys.stdout.write(res[0].to_json(wall_time=wall_time, indent=2) + "\n")
+        else:
+            sys.stdout.write(res.to_json(wall_time=wall_time, indent=2) + "\n")
+        return
+    _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
+
+
+# ------------------------------------------------------------------------ machines
+def _flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
+    items: list[tuple[str, object]] = []
+    for k, v in d.items():
+        if isinstance(v, dict):
+            items += _flatten(v, f"{prefix}{k}.")
+        else:
+            items.append((f"{prefix}{k}", v))
+    return items
+
+
+@app.command()
+def machines(
+    name: Optional[str] = typer.Argument(None, help="A preset name, or topo(SOCKETS,LLCS,CORES,SMT).", show_default=False),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the machine presets, or describe one (topology, costs, sched domains)."""
+    with errors():
+        if name is None:
+            doc = json.loads(_core.machines())
+            if json_out:
+                sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+                return
+            t = Table(title="machine presets", title_justify="left")
+            for c in ("name", "CPUs", "arch", "topology", "description"):
+                t.add_column(c, overflow="fold")
+            for m in doc:
+                t.add_row(m["name"], str(m["nr_cpus"]), m["arch"], m["summary"], m["description"])
+            out.print(t)
+            if not doc:
+                out.print("(no presets built into this version)")
+            out.print("Synthetic machines: machine.topo = { sockets, llcs, cores, smt } in a scenario, "
+                      "or `schedlab machines 'topo(1,2,8,2)'`.")
+            return
+        m = json.loads(_core.machine(name))
+    if json_out:
+        sys.stdout.write(json.dumps(m, indent=2) + "\n")
+        return
+    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}", title="machine"))
+    t = Table(title="spans", title_justify="left", show_edge=False)
+    t.add_column("level")
+    t.add_column("count", justify="right")
+    t.add_column("CPUs of each", overflow="fold")
+    for level in ("nodes", "llcs", "cores"):
+        spans = m.get(level, [])
+        shown = spans if len(spans) <= 16 else spans[:16] + [f"... {len(spans) - 16} more"]
+        t.add_row(level, str(len(spans)), "  ".join(shown))
+    out.print(t)
+    c0 = m["cpus"][0] if m.get("cpus") else {}
+    types = sorted({(c.get("core_type"), c.get("capacity"), c.get("freq_mhz")) for c in m.get("cpus", [])}, key=str)
+    out.print("core types: " + ", ".join(f"{ct} (capacity {cap}, {mhz} MHz)" for ct, cap, mhz in types) if c0 else "")
+    t = Table(title="sched domains of CPU 0", title_justify="left", show_edge=False)
+    for c in ("level", "span", "groups", "interval ms", "imbalance %", "flags"):
+        t.add_column(c)
+    for d in m.get("domains_cpu0", []):
+        groups = d.get("groups", [])
+        gtext = " | ".join(groups) if len(groups) <= 8 else f"{len(groups)} groups"
+        t.add_row(str(d["level"]), d["span"], gtext, f"{d['min_interval_ms']}-{d['max_interval_ms']}",
+                  str(d["imbalance_pct"]), " ".join(f.removeprefix("SD_") for f in d.get("flags", [])))
+    out.print(t)
+    t = Table(title="cost table (override with \\[machine.cost] in a scenario)", title_justify="left", show_edge=False)
+    t.add_column("field")
+    t.add_column("value", justify="right")
+    for k, v in _flatten(m.get("cost", {})):
+        t.add_row(k, _cell(v))
+    out.print(t)
+
+
+# ------------------------------------------------------------------------ features
+@app.command()
+def features(
+    profile: str = typer.Option("6.6", "--profile", "-p", help="Kernel version whose defaults to show."),
+    arch: str = typer.Option("x86_64", "--arch", help="x86_64 or arm64."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the scheduler feature switches with their defaults for a kernel profile."""
+    with errors():
+        doc = json.loads(_core.features(profile, arch))
+        kernel = json.loads(_core.kernel(profile, 8))
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    v = kernel["version"]
+    t = Table(title=f"features, profile {v['major']}.{v['minor']} ({kernel['policy'].upper()}), {arch}",
+              title_justify="left")
+    t.add_column("feature")
+    t.add_column("default", justify="center")
+    t.add_column("what it selects", overflow="fold")
+    for f in doc:
+        t.add_row(f["name"], "[green]on[/]" if f["default"] else "[dim]off[/]", f["reason"])
+    out.print(t)
+    out.print("Override in a scenario: [kernel] features = { SIS_NODE = true }")
+
+
+# ----------------------------------------------------------------------- workloads
+@app.command()
+def workloads(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the workload generators ([workload] kind = "NAME" in a scenario)."""
+    with errors():
+        doc = json.loads(_core.workloads())
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    t = Table(title="workload generators", title_justify="left")
+    t.add_column("kind", no_wrap=True)
+    t.add_column("what it models")
+    for g in doc:
+        t.add_row(g["name"], g["description"])
+    out.print(t)
+    out.print("Parameters: docs/scenario.md; figures: the RunResult's workload section.")
+
+
+# ----------------------------------------------------------------------- reproduce
+@app.command()
+def reproduce(
+    experiment: Optional[List[str]] = typer.Argument(None, help="Experiments to run (default: all).", show_default=False),
+    quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write one Markdown table per experiment here."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
+    list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    backend: Backend = typer.Option(Backend.process, "--backend", help="How runs are spread."),
+) -> None:
+    """Re-derive published results: simulated vs published, per machine and configuration."""
+    from . import __version__
+    from ._progress import DelayedProgress
+    from .reproduce import registry
+    from .reproduce.report import notes, rich_tables, rows_json, write_markdown
+    from .reproduce.runner import run_experiments
+
+    with errors():
+        exps = registry.select(experiment or [])
+        if list_:
+            if json_out:
+                doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
+                        "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
+                        "metrics": [m.key for m in e.metrics]} for e in exps]
+                sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+                return
+            for e in exps:
+                configs = [f"{e.baseline} (baseline)"] + [c for c in e.configs if c != e.baseline]
+                out.print(f"[bold]{e.name}[/]: {e.title}")
+                out.print(f"    published figures: {e.source}", soft_wrap=True)
+                out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
+                          f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
+                          soft_wrap=True)
+            return
+        with DelayedProgress("reproduce", total=None) as bar:
+            rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
+                                   backend=backend.value, on_planned=bar.set_total, on_done=bar.advance)
+        if out_dir is not None:
+            write_markdown(out_dir, exps, rows, __version__)
+    if json_out:
+        sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
+        return
+    for table in rich_tables(rows, exps):
+        out.print(table)
+    for n in notes(rows, exps):
+        out.print(n, soft_wrap=True)
+    if out_dir is not None:
+        out.print(f"Markdown tables written to {out_dir}/")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

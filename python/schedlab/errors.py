@@ -1,0 +1,37 @@
+"""Exceptions schedlab raises.
+
+The classes are defined by the Rust bindings (``schedlab._core``, module name
+``schedlab``) so that the core's errors arrive as these exact types:
+
+- :class:`SchedlabError` -- base of everything below.
+- :class:`ScenarioError` -- a scenario that cannot be run as written. Attributes
+  ``origin`` (file or ``<dict>``), ``location`` (``":LINE:COL"`` or ``""``),
+  ``field`` (dotted path such as ``machine.preset``) and ``message``; ``str()`` is
+  the one-line form ``ORIGIN:LINE:COL: FIELD: MESSAGE``.
+- :class:`SimulationLimitError` -- a run stopped at its event or wall-time limit.
+- :class:`InternalError` -- an invariant broke inside the simulator (a bug).
+"""
+
+from __future__ import annotations
+
+from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
+
+__all__ = [
+    "SchedlabError",
+    "ScenarioError",
+    "SimulationLimitError",
+    "InternalError",
+    "scenario_error",
+]
+
+
+def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:
+    """Builds a :class:`ScenarioError` raised from Python (e.g. a file that cannot be read)."""
+    head = f"{origin}{location}" or "<scenario>"
+    line = f"{head}: {field}: {message}" if field else f"{head}: {message}"
+    err = ScenarioError(line)
+    err.origin = origin
+    err.location = location
+    err.field = field
+    err.message = message
+    return err

@@ -1,0 +1,113 @@
+"""Comparison of simulated figures with published ones: the rows `schedlab reproduce` prints.
+
+Per (machine, configuration, metric): published figure, simulated mean and spread
+(sample standard deviation) over seeds, and their ratio. Per non-baseline
+configuration, one more row per metric: the change "CONFIG vs BASELINE" as a ratio,
+simulated as the mean over seeds of the paired per-seed ratio (the same seeds run in
+every configuration). A metric marked ``calibrate`` on an experiment whose baseline has
+a published absolute figure is scaled by one factor per machine so the baseline's mean
+matches it; those rows are ``calibrated`` and carry ``scale``. Change rows never are.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Optional, Sequence
+
+from ..results import figure
+from .registry import Experiment
+
+__all__ = ["Row", "compare", "ROW_FIELDS", "mean_std"]
+
+# The stable JSON fields of a row, in order (docs/schema.md).
+ROW_FIELDS = ("experiment", "machine", "config", "metric", "unit", "published", "simulated_mean",
+              "simulated_std", "n_seeds", "calibrated", "ratio", "scale")
+
+
+@dataclass(frozen=True)
+class Row:
+    experiment: str
+    machine: str
+    config: str
+    metric: str
+    unit: str
+    published: Optional[float]
+    simulated_mean: Optional[float]
+    simulated_std: Optional[float]
+    n_seeds: int
+    calibrated: bool
+    ratio: Optional[float]
+    scale: Optional[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def mean_std(values: Sequence[float]) -> tuple[Optional[float], Optional[float]]:
+    """Mean and sample standard deviation (0 for a single value); None if empty."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if not vals:
+        return None, None
+    m = sum(vals) / len(vals)
+    if len(vals) == 1:
+        return m, 0.0
+    var = sum((v - m) ** 2 for v in vals) / (len(vals) - 1)
+    return m, math.sqrt(var)
+
+
+def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    if a is None or b is None or b == 0 or not (math.isfinite(a) and math.isfinite(b)):
+        return None
+    return a / b
+
+
+def _values(raws: Sequence[dict], metric: str) -> dict[int, float]:
+    out = {}
+    for r in raws:
+        try:
+            out[r["seed"]] = figure(r, metric)
+        except KeyError:
+            continue
+    return out
+
+
+def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> list[Row]:
+    """Builds the rows of one experiment from its runs: ``{(machine, config): [RunResult dict
+    per seed]}``. Uses the experiment's own ``compare`` hook if it has one."""
+    if exp.compare is not None:
+        return exp.compare(exp, runs)
+    rows: list[Row] = []
+    machines = list(dict.fromkeys(m for m, _ in runs))
+    for machine in machines:
+        for metric in exp.metrics:
+            per_config = {c: _values(runs.get((machine, c), []), metric.name) for c in exp.configs}
+            base_mean, _ = mean_std(list(per_config[exp.baseline].values()))
+            scale = None
+            if metric.calibrate:
+                pub_base = exp.published_value(machine, exp.baseline, metric.key)
+                if pub_base is not None and base_mean:
+                    scale = pub_base / base_mean
+            for config in exp.configs:
+                vals = list(per_config[config].values())
+                if scale is not None:
+                    vals = [v * scale for v in vals]
+                m, s = mean_std(vals)
+                pub = exp.published_value(machine, config, metric.key)
+                rows.append(Row(exp.name, machine, config, metric.key, metric.unit, pub, m, s, len(vals),
+                                scale is not None, _ratio(m, pub), scale))
+            base = per_config[exp.baseline]
+            for config in exp.configs:
+                if config == exp.baseline:
+                    continue
+                paired = [per_config[config][seed] / base[seed]
+                          for seed in per_config[config] if seed in base and base[seed] != 0]
+                m, s = mean_std(paired)
+                name = f"{config} vs {exp.baseline}"
+                pub = exp.published_value(machine, name, metric.key)
+                if pub is None:
+                    pub = _ratio(exp.published_value(machine, config, metric.key),
+                                 exp.published_value(machine, exp.baseline, metric.key))
+                rows.append(Row(exp.name, machine, name, metric.key, "ratio", pub, m, s, len(paired),
+                                False, _ratio(m, pub), None))
+    return rows

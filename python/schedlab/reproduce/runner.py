@@ -1,0 +1,82 @@
+"""Plans and runs the scenarios of experiments, then compares (see compare.py)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from ..parallel import Job, map_runs
+from ..scenario import Scenario
+from .compare import Row, compare
+from .registry import Experiment, seeds_for
+
+__all__ = ["Planned", "plan", "run_experiments", "Runner"]
+
+# (jobs, on_done) -> RunResult JSON texts in job order; tests substitute their own.
+Runner = Callable[[Sequence[Job], Callable[[int], None]], list]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One (experiment, machine, configuration) with its validated scenario and seeds."""
+
+    experiment: Experiment
+    machine: str
+    config: str
+    scenario: Scenario
+    seeds: tuple[int, ...]
+
+
+def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
+         machine: Optional[str] = None) -> list[Planned]:
+    """Builds and validates every scenario (fails fast, before anything runs)."""
+    out = []
+    for exp in experiments:
+        for m in ([machine] if machine else exp.machines):
+            for config in exp.configs:
+                doc = exp.scenario(m, config, quick)
+                s = Scenario.from_dict(doc, origin=f"<{exp.name}:{m}:{config}>")
+                out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, quick, seeds))))
+    return out
+
+
+def run_experiments(
+    experiments: Sequence[Experiment],
+    *,
+    quick: bool = False,
+    seeds: Optional[int] = None,
+    machine: Optional[str] = None,
+    workers: Optional[int] = None,
+    backend: str = "process",
+    on_planned: Optional[Callable[[int], None]] = None,
+    on_done: Optional[Callable[[int], None]] = None,
+    runner: Optional[Runner] = None,
+) -> list[Row]:
+    """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
+    returns the comparison rows, experiment by experiment.
+
+    ``on_planned(n_runs)`` is called once before the runs start, ``on_done(i)`` after each.
+    """
+    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine)
+    jobs: list[Job] = []
+    owner: list[int] = []
+    for k, p in enumerate(planned):
+        for seed in p.seeds:
+            jobs.append(Job(p.scenario.json, seed))
+            owner.append(k)
+    if on_planned:
+        on_planned(len(jobs))
+    done = on_done or (lambda i: None)
+    if runner is None:
+        texts = map_runs(jobs, workers=workers, backend=backend, on_done=done)
+    else:
+        texts = runner(jobs, done)
+    by_planned: list[list[dict]] = [[] for _ in planned]
+    for k, text in zip(owner, texts):
+        by_planned[k].append(json.loads(text) if isinstance(text, str) else text)
+    rows: list[Row] = []
+    for exp in experiments:
+        runs = {(p.machine, p.config): by_planned[k] for k, p in enumerate(planned) if p.experiment is exp}
+        rows.extend(compare(exp, runs))
+    return rows

@@ -1,0 +1,110 @@
+"""The CLI's commands that need no engine: --version, machines, features, reproduce --list."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_version(cli):
+    import schedlab
+
+    r = cli("--version")
+    assert r.exit_code == 0
+    assert r.stdout.strip() == f"schedlab {schedlab.__version__}"
+
+
+def test_no_args_shows_help(cli):
+    r = cli()
+    assert "run" in r.output and "reproduce" in r.output
+
+
+def test_machines_list(cli):
+    r = cli("machines")
+    assert r.exit_code == 0, r.output
+    r = cli("machines", "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)
+    assert isinstance(doc, list)
+    for m in doc:
+        assert set(m) >= {"name", "description", "summary", "nr_cpus", "arch"}
+        assert m["nr_cpus"] >= 1 and m["arch"] in ("x86_64", "arm64")
+
+
+def test_machines_presets_describe(cli):
+    doc = json.loads(cli("machines", "--json").stdout)
+    for m in doc:
+        r = cli("machines", m["name"], "--json")
+        assert r.exit_code == 0
+        full = json.loads(r.stdout)
+        assert full["name"] == m["name"] and len(full["cpus"]) == m["nr_cpus"]
+
+
+def test_machines_topo(cli):
+    r = cli("machines", "topo(1,2,4,2)", "--json")
+    assert r.exit_code == 0, r.output
+    m = json.loads(r.stdout)
+    assert m["nr_cpus"] == 16
+    assert m["llcs"] == ["0-3,8-11", "4-7,12-15"]
+    assert [d["level"] for d in m["domains_cpu0"]] == ["Smt", "Mc", "Pkg"]
+    assert "SD_SHARE_LLC" in m["domains_cpu0"][1]["flags"]
+    assert "context_switch_ns" in m["cost"]
+    r = cli("machines", "topo(1,2,4,2)")
+    assert r.exit_code == 0 and "sched domains of CPU 0" in r.stdout
+
+
+def test_machines_unknown(cli):
+    r = cli("machines", "no-such-box")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: unknown preset 'no-such-box'") and r.stderr.count("\n") == 1
+
+
+def features(cli, *args) -> dict:
+    r = cli("features", "--json", *args)
+    assert r.exit_code == 0, r.output
+    return {f["name"]: f["default"] for f in json.loads(r.stdout)}
+
+
+def test_features_follow_profile(cli):
+    cfs = features(cli, "--profile", "6.5")
+    eevdf = features(cli, "--profile", "6.6")
+    assert cfs["GENTLE_FAIR_SLEEPERS"] and not cfs["PLACE_LAG"]
+    assert eevdf["PLACE_LAG"] and not eevdf["GENTLE_FAIR_SLEEPERS"]
+    assert not features(cli, "--profile", "6.4", "--arch", "arm64")["TLB_BATCH"]
+    assert features(cli, "--profile", "6.4", "--arch", "x86_64")["TLB_BATCH"]
+    r = cli("features")
+    assert r.exit_code == 0 and "SIS_NODE" in r.stdout and "EEVDF" in r.stdout
+
+
+@pytest.mark.parametrize("args", [("--profile", "banana"), ("--arch", "riscv")])
+def test_features_bad_args(cli, args):
+    r = cli("features", *args)
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
+
+
+def test_reproduce_list(cli):
+    r = cli("reproduce", "--list")
+    assert r.exit_code == 0
+    assert "make-core" in r.stdout and "000_8095fe63da30d972.txt" in r.stdout
+    doc = json.loads(cli("reproduce", "--list", "--json").stdout)
+    mc = next(e for e in doc if e["name"] == "make-core")
+    assert mc["machines"] == ["ryzen-7950x"] and mc["baseline"] == "cfs-6.5"
+    assert mc["metrics"] == ["makespan_s", "cpu_pct"]
+
+
+def test_reproduce_unknown_experiment(cli):
+    r = cli("reproduce", "no-such-experiment")
+    assert r.exit_code == 2
+    assert r.stderr == "error: unknown experiment 'no-such-experiment': expected one of " + \
+        ", ".join(sorted(e["name"] for e in json.loads(cli("reproduce", "--list", "--json").stdout))) + "\n"
+
+
+def test_workloads(cli):
+    r = cli("workloads", "--json")
+    assert r.exit_code == 0, r.output
+    names = [g["name"] for g in json.loads(r.stdout)]
+    assert "make" in names and len(names) == len(set(names))
+    r = cli("workloads")
+    assert r.exit_code == 0 and "make" in r.stdout
