@@ -14,13 +14,18 @@ use crate::trace::Trace;
 pub struct RunOptions {
     /// Record a trace even if the scenario does not ask for one.
     pub trace: bool,
+    /// Check every invariant after every event (slow; debug builds already sample).
+    pub check_invariants: bool,
     /// Called now and then with the fraction of the run done (0..1).
     pub progress: Option<std::sync::Arc<dyn Fn(f64) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunOptions").field("trace", &self.trace).finish_non_exhaustive()
+        f.debug_struct("RunOptions")
+            .field("trace", &self.trace)
+            .field("check_invariants", &self.check_invariants)
+            .finish_non_exhaustive()
     }
 }
 

@@ -51,7 +51,8 @@ proptest! {
     #[test]
     fn random_scenarios_keep_every_task_and_conserve_time(text in scenario()) {
         let s = Scenario::from_toml_str(&text, "<prop>").unwrap();
-        let a = run(&s, 5, &RunOptions::default()).unwrap().result;
+        let checked = RunOptions { check_invariants: true, ..Default::default() };
+        let a = run(&s, 5, &checked).unwrap().result;
         let end = a.engine.sim_ns;
         for c in &a.cpus {
             prop_assert_eq!(c.busy_ns + c.idle_ns, end, "CPU {} time is conserved", c.cpu);

@@ -184,8 +184,14 @@ impl Simulator {
             if let Some(e) = self.error.take() {
                 return Err(e);
             }
-            #[cfg(debug_assertions)]
-            self.check_invariants_sampled();
+            if opts.check_invariants {
+                if let Err(e) = self.check_invariants() {
+                    return Err(SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.now, self.events)));
+                }
+            } else {
+                #[cfg(debug_assertions)]
+                self.check_invariants_sampled();
+            }
             if self.events & 0xF_FFFF == 0 {
                 if let Some(p) = &opts.progress {
                     p(if self.end.is_some() { self.now as f64 / horizon } else { f64::NAN });
