@@ -132,7 +132,7 @@ fn make_job_finishes_and_reports_its_figures() {
     let makespan = r.workload["makespan_s"];
     let cpu_pct = r.workload["cpu_pct"];
     // 400 × 10 ms on 16 CPUs: at least 0.25 s, and the CPUs cannot exceed 1600 %.
-    assert!(makespan >= 0.25 && makespan < 0.6, "makespan {makespan}");
+    assert!((0.25..0.6).contains(&makespan), "makespan {makespan}");
     assert!(cpu_pct > 1000.0 && cpu_pct <= 1600.0, "cpu% {cpu_pct}");
 }
 

@@ -39,7 +39,8 @@ enum GroupType {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-struct GroupStats {
+/// A group's figures for one balance pass (struct sg_lb_stats).
+struct SgLbStats {
     nr_running: usize,
     load: u64,
     capacity: u64,
@@ -48,7 +49,7 @@ struct GroupStats {
     kind: GroupType,
 }
 
-impl GroupStats {
+impl SgLbStats {
     fn avg_load(&self) -> u64 {
         self.load * 1024 / self.capacity.max(1)
     }
@@ -190,8 +191,8 @@ struct Plan {
 }
 
 impl Simulator {
-    fn group_stats(&self, gid: u32) -> GroupStats {
-        let mut s = GroupStats::default();
+    fn group_stats(&self, gid: u32) -> SgLbStats {
+        let mut s = SgLbStats::default();
         match &self.load_sums.groups[gid as usize] {
             GroupRef::Llcs(llcs) => {
                 let sums = &self.load_sums;
@@ -252,7 +253,7 @@ impl Simulator {
         let gids = &self.load_sums.sd_groups[cpu][level];
         let local = self.group_stats(gids[sd.local_group]);
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
-        let mut best: Option<(u32, GroupStats)> = None;
+        let mut best: Option<(u32, SgLbStats)> = None;
         for (i, &gid) in gids.iter().enumerate() {
             if i == sd.local_group {
                 continue;

@@ -50,9 +50,6 @@ impl Simulator {
     pub(crate) fn account_entity_enqueue(&mut self, cpu: usize, p: TaskId) {
         let se = self.tasks[p].se;
         let rq = &mut self.rqs[cpu];
-        if rq.min_vruntime == 0 {
-            rq.min_vruntime = VRUNTIME_BASE;
-        }
         rq.load += se.weight;
         self.load_sums.load_changed(cpu, se.weight as i64);
         rq.avg_vruntime_sum += (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
@@ -71,7 +68,7 @@ impl Simulator {
     pub(crate) fn avg_vruntime(&self, cpu: usize) -> u64 {
         let rq = &self.rqs[cpu];
         if rq.load == 0 {
-            return rq.min_vruntime.max(VRUNTIME_BASE);
+            return rq.min_vruntime;
         }
         (rq.min_vruntime as i128 + rq.avg_vruntime_sum.div_euclid(rq.load as i128)) as u64
     }
@@ -170,7 +167,7 @@ impl Simulator {
     /// Renormalizes a sleeping task's vruntime when its CPU changes (migrate_task_rq_fair).
     pub(crate) fn migrate_entity(&mut self, p: TaskId, src: usize, dst: usize) {
         if self.policy() == FairPolicy::Cfs {
-            let (s, d) = (self.rqs[src].min_vruntime.max(VRUNTIME_BASE), self.rqs[dst].min_vruntime.max(VRUNTIME_BASE));
+            let (s, d) = (self.rqs[src].min_vruntime, self.rqs[dst].min_vruntime);
             let se = &mut self.tasks[p].se;
             se.vruntime = (se.vruntime as i128 - s as i128 + d as i128).max(0) as u64;
         }
@@ -187,9 +184,6 @@ impl Simulator {
     /// Places a new task (fork): START_DEBIT or PLACE_DEADLINE_INITIAL.
     pub(crate) fn place_new_entity(&mut self, cpu: usize, p: TaskId) {
         self.update_curr(cpu);
-        if self.rqs[cpu].min_vruntime == 0 {
-            self.rqs[cpu].min_vruntime = VRUNTIME_BASE;
-        }
         self.tasks[p].se.vruntime = 0;
         match self.policy() {
             FairPolicy::Cfs => self.place_entity_cfs(cpu, p, true),

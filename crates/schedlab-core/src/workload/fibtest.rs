@@ -66,7 +66,7 @@ fn slow_sleep() -> Duration {
 pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: Params = params(v)?;
     let threads = p.threads.unwrap_or(m.nr_cpus());
-    if threads == 0 || p.fast_threads > threads || !(p.seconds > 0.0) {
+    if threads == 0 || p.fast_threads > threads || p.seconds.is_nan() || p.seconds <= 0.0 {
         return Err(ScenarioError::new("workload.params", "expected threads >= 1, fast_threads <= threads, seconds > 0"));
     }
     let forever = |body| OpSpec::Loop(LoopSpec { count: None, body });
