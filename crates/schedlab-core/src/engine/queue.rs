@@ -158,4 +158,49 @@ mod tests {
         assert_eq!(q.pop(), Some((10, EventKind::End)));
         assert!(q.is_empty());
     }
+
+    /// The queue pops exactly what a plain binary heap would, FIFO aside.
+    #[test]
+    fn matches_a_binary_heap_on_random_pushes() {
+        let mut rng = crate::engine::rng::Stream::new(3, "queue-test");
+        let mut q = EventQueue::default();
+        let mut reference = std::collections::BinaryHeap::new();
+        let (mut now, mut seq) = (0u64, 0u64);
+        for round in 0..20_000u64 {
+            for _ in 0..rng.below(3) {
+                let dt = match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(10_000),
+                    2 => rng.below(5_000_000),
+                    _ => rng.below(500_000_000),
+                };
+                let class = if rng.below(2) == 0 { EventClass::Segment } else { EventClass::Tick };
+                seq += 1;
+                let kind = EventKind::TaskStart { task: (round * 8 + seq % 8) as u32 };
+                q.push(now + dt, class, kind);
+                reference.push(std::cmp::Reverse((now + dt, class, seq, kind.clone_key())));
+            }
+            if rng.below(2) == 0 {
+                let got = q.pop();
+                let want = reference.pop().map(|std::cmp::Reverse((t, _, _, k))| (t, k));
+                assert_eq!(got.map(|(t, k)| (t, k.clone_key())), want);
+                if let Some((t, _)) = got {
+                    now = t;
+                }
+            }
+        }
+        while let Some(std::cmp::Reverse((t, _, _, k))) = reference.pop() {
+            assert_eq!(q.pop().map(|(t2, k2)| (t2, k2.clone_key())), Some((t, k)));
+        }
+        assert!(q.pop().is_none() && q.is_empty());
+    }
+
+    impl EventKind {
+        fn clone_key(&self) -> u32 {
+            match *self {
+                EventKind::TaskStart { task } => task,
+                _ => u32::MAX,
+            }
+        }
+    }
 }
