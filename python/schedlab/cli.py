@@ -316,9 +316,35 @@ def workloads(json_out: bool = typer.Option(False, "--json", help="Print JSON.")
 
 
 # ----------------------------------------------------------------------- reproduce
-@app.command()
+def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, str]]:
+    """Separates experiment names from per-experiment options (``--delay-ms 10`` or
+    ``--delay-ms=10``), which click leaves among the arguments."""
+    names: list[str] = []
+    opts: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("--") and len(w) > 2:
+            key, eq, value = w[2:].partition("=")
+            if not eq:
+                if i + 1 >= len(words):
+                    raise ValueError(f"option --{key} needs a value")
+                value = words[i + 1]
+                i += 1
+            opts[key.replace("-", "_")] = value
+        elif w.startswith("-") and len(w) > 1 and not w[1:].replace(".", "").isdigit():
+            raise ValueError(f"unknown option '{w}'")
+        else:
+            names.append(w)
+        i += 1
+    return names, opts
+
+
+@app.command(context_settings={"ignore_unknown_options": True})
 def reproduce(
-    experiment: Optional[List[str]] = typer.Argument(None, help="Experiments to run (default: all).", show_default=False),
+    experiment: Optional[List[str]] = typer.Argument(
+        None, help="Experiments to run (default: all), and their own options, e.g. `mm_cid --delay-ms 10` "
+                   "(`--list` shows them).", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
     seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
@@ -335,13 +361,18 @@ def reproduce(
     from .reproduce.report import notes, rich_tables, rows_json, write_markdown
     from .reproduce.runner import run_experiments
 
+    from .reproduce.runner import apply_options
+
     with errors():
-        exps = registry.select(experiment or [])
+        names, exp_opts = _split_experiment_options(list(experiment or []))
+        exps = apply_options(registry.select(names), exp_opts)
         if list_:
             if json_out:
                 doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
                         "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
-                        "metrics": [m.key for m in e.metrics]} for e in exps]
+                        "metrics": [m.key for m in e.metrics],
+                        "options": [{"flag": o.flag, "default": o.default, "help": o.help} for o in e.options]}
+                       for e in exps]
                 sys.stdout.write(json.dumps(doc, indent=2) + "\n")
                 return
             for e in exps:
@@ -351,6 +382,8 @@ def reproduce(
                 out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
                           f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
                           soft_wrap=True)
+                for o in e.options:
+                    out.print(f"    option {o.flag} (default {o.default}): {o.help}", soft_wrap=True)
             return
         with DelayedProgress("reproduce", total=None) as bar:
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,

@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 from ..results import figure
 from .registry import Experiment
 
-__all__ = ["Row", "compare", "ROW_FIELDS", "mean_std"]
+__all__ = ["Row", "compare", "ROW_FIELDS", "mean_std", "seed_values", "value_row", "change_row"]
 
 # The stable JSON fields of a row, in order (docs/schema.md).
 ROW_FIELDS = ("experiment", "machine", "config", "metric", "unit", "published", "simulated_mean",
@@ -70,6 +70,30 @@ def _values(raws: Sequence[dict], metric: str) -> dict[int, float]:
         except KeyError:
             continue
     return out
+
+
+def seed_values(raws: Sequence[dict], metric: str) -> dict[int, float]:
+    """``{seed: figure}`` over runs that produced ``metric`` (for custom ``compare`` hooks)."""
+    return _values(raws, metric)
+
+
+def value_row(exp: Experiment, machine: str, config: str, metric: str, unit: str, values: dict[int, float],
+              published: Optional[float], scale: Optional[float] = None) -> Row:
+    """A configuration's row: mean ± std of ``values`` (times ``scale`` if calibrated)."""
+    vals = [v * scale for v in values.values()] if scale is not None else list(values.values())
+    m, s = mean_std(vals)
+    return Row(exp.name, machine, config, metric, unit, published, m, s, len(vals), scale is not None,
+               _ratio(m, published), scale)
+
+
+def change_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
+               b: dict[int, float], published: Optional[float]) -> Row:
+    """The change row ``"CONFIG vs BASE"``: mean over seeds of the per-seed ratio a/b, never
+    calibrated."""
+    paired = [a[seed] / b[seed] for seed in a if seed in b and b[seed] != 0]
+    m, s = mean_std(paired)
+    return Row(exp.name, machine, f"{config} vs {base}", metric, "ratio", published, m, s, len(paired), False,
+               _ratio(m, published), None)
 
 
 def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> list[Row]:

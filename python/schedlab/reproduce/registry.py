@@ -14,15 +14,20 @@ An experiment declares
 Adding an experiment is one new module in ``schedlab/reproduce/experiments/`` that
 calls :func:`register` (or uses the :func:`experiment` decorator), plus, if it has
 published figures, one ``published/<name>.toml``.
+
+An experiment may also declare options (:class:`ExpOption`, e.g. a delay): the CLI takes
+them as ``--NAME VALUE`` and the builder receives them as keyword arguments. Published
+figures apply only at an option's default value unless the option says otherwise.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import pkgutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -32,6 +37,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
+    "ExpOption",
     "Metric",
     "Published",
     "Source",
@@ -41,11 +47,13 @@ __all__ = [
     "get",
     "all_experiments",
     "machine_cpus",
+    "machine_info",
+    "parse_cpulist",
     "machine_spec",
     "load_published",
 ]
 
-Builder = Callable[[str, str, bool], dict]
+Builder = Callable[..., dict]
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,37 @@ class Metric:
     @property
     def key(self) -> str:
         return self.name.split(".", 1)[1] if self.name.startswith(("workload.", "summary.")) else self.name
+
+
+@dataclass(frozen=True)
+class ExpOption:
+    """A per-experiment option: ``--NAME VALUE`` on the command line (underscores in
+    ``name`` become dashes), a keyword argument ``name=value`` of the builder.
+
+    ``type`` converts the command-line text (``int``, ``float`` or ``str``). With
+    ``published_at_default`` (the usual case), the published figures belong to the
+    default value only: any other value runs without them (nothing is compared, nothing
+    calibrated).
+    """
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str = ""
+    published_at_default: bool = True
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def convert(self, text: Any) -> Any:
+        if not isinstance(text, str):
+            return text
+        try:
+            return self.type(text)
+        except (TypeError, ValueError):
+            kind = getattr(self.type, "__name__", "value")
+            raise ValueError(f"option {self.flag}: '{text}' is not a valid {kind}") from None
 
 
 @dataclass(frozen=True)
@@ -109,11 +148,13 @@ class Experiment:
     description: str = ""
     published: Optional[list[Published]] = None
     compare: Optional[Callable[..., list]] = None
+    options: tuple[ExpOption, ...] = ()
 
     def __post_init__(self) -> None:
         self.machines = tuple(self.machines)
         self.configs = tuple(self.configs)
         self.metrics = tuple(self.metrics)
+        self.options = tuple(self.options)
         if self.baseline not in self.configs:
             raise ValueError(f"experiment {self.name}: baseline '{self.baseline}' is not one of {self.configs}")
         if self.published is None:
@@ -122,9 +163,39 @@ class Experiment:
     def label(self, config: str) -> str:
         return self.labels.get(config, config)
 
-    def scenario(self, machine: str, config: str, quick: bool = False) -> dict:
-        """Returns the scenario dict of one (machine, configuration)."""
-        return self.build(machine, config, quick)
+    def scenario(self, machine: str, config: str, quick: bool = False, **options: Any) -> dict:
+        """Returns the scenario dict of one (machine, configuration); ``options`` override
+        the experiment's option defaults (unknown names are an error)."""
+        opts = self.resolve_options(options)
+        return self.build(machine, config, quick, **opts) if self.options else self.build(machine, config, quick)
+
+    def resolve_options(self, given: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+        """Every declared option's value: ``given`` (converted) or the default."""
+        given = dict(given or {})
+        known = {o.name: o for o in self.options}
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            flags = ", ".join(o.flag for o in self.options) or "none"
+            raise ValueError(f"experiment {self.name}: unknown option "
+                             f"{', '.join('--' + u.replace('_', '-') for u in unknown)} (its options: {flags})")
+        return {n: o.convert(given[n]) if n in given else o.default for n, o in known.items()}
+
+    def with_options(self, given: Optional[dict[str, Any]] = None) -> "Experiment":
+        """This experiment as run with ``given`` options: the builder gets them, and the
+        published figures are dropped if an option that holds them to its default
+        differs from it."""
+        opts = self.resolve_options(given)
+        if not given:
+            return self
+        changed = [o for o in self.options if opts[o.name] != o.default]
+        if not changed:
+            return self
+        off_default = any(o.published_at_default for o in changed)
+        build = self.build
+        title = f"{self.title} ({', '.join(f'{o.flag} {opts[o.name]}' for o in changed)})"
+        return replace(self, title=title, build=lambda m, c, q, **kw: build(m, c, q, **{**opts, **kw}),
+                       options=tuple(replace(o, default=opts[o.name]) for o in self.options),
+                       published=[] if off_default else list(self.published or []))
 
     def published_value(self, machine: str, config: str, metric: str) -> Optional[float]:
         for p in self.published or []:
@@ -198,9 +269,32 @@ def select(names: Iterable[str]) -> list[Experiment]:
 
 def machine_cpus(machine: str) -> int:
     """CPUs of a preset (or "topo(S,L,C,T)"), e.g. for ``make -j$(nproc)``."""
+    return int(machine_info(machine)["nr_cpus"])
+
+
+@functools.lru_cache(maxsize=64)
+def _machine_json(machine: str) -> str:
     from .. import _core
 
-    return int(json.loads(_core.machine(machine))["nr_cpus"])
+    return _core.machine(machine)
+
+
+def machine_info(machine: str) -> dict:
+    """What ``schedlab machines NAME --json`` prints: topology spans (``nodes``, ``llcs``,
+    ``cores`` as cpulists), ``cpus``, ``arch``, cost table."""
+    return json.loads(_machine_json(machine))
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """``"0-3,8,10-11"`` -> ``[0, 1, 2, 3, 8, 10, 11]`` (the kernel's cpulist format)."""
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
 
 
 def machine_spec(machine: str) -> dict:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..parallel import Job, map_runs
 from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
 
-__all__ = ["Planned", "plan", "run_experiments", "Runner"]
+__all__ = ["Planned", "plan", "run_experiments", "apply_options", "Runner"]
 
 # (jobs, on_done) -> RunResult JSON texts in job order; tests substitute their own.
 Runner = Callable[[Sequence[Job], Callable[[int], None]], list]
@@ -28,9 +28,31 @@ class Planned:
     seeds: tuple[int, ...]
 
 
+def apply_options(experiments: Sequence[Experiment], options: Optional[dict[str, Any]] = None) -> list[Experiment]:
+    """The experiments as run with ``options`` (name -> value, e.g. ``{"delay_ms": 10}``):
+    each gets the options it declares (see :meth:`Experiment.with_options`). A name that
+    none of them declares is an error."""
+    options = dict(options or {})
+    if not options:
+        return list(experiments)
+    declared = {o.name: o for e in experiments for o in e.options}
+    unknown = sorted(set(options) - set(declared))
+    if unknown:
+        flags = ", ".join(sorted(o.flag for o in declared.values())) or "none"
+        names = ", ".join(e.name for e in experiments)
+        raise ValueError(f"unknown option {', '.join('--' + u.replace('_', '-') for u in unknown)} "
+                         f"for {names} (options they take: {flags})")
+    out = []
+    for e in experiments:
+        mine = {o.name for o in e.options}
+        out.append(e.with_options({k: v for k, v in options.items() if k in mine}))
+    return out
+
+
 def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
-         machine: Optional[str] = None) -> list[Planned]:
+         machine: Optional[str] = None, options: Optional[dict[str, Any]] = None) -> list[Planned]:
     """Builds and validates every scenario (fails fast, before anything runs)."""
+    experiments = apply_options(experiments, options)
     out = []
     for exp in experiments:
         for m in ([machine] if machine else exp.machines):
@@ -52,12 +74,15 @@ def run_experiments(
     on_planned: Optional[Callable[[int], None]] = None,
     on_done: Optional[Callable[[int], None]] = None,
     runner: Optional[Runner] = None,
+    options: Optional[dict[str, Any]] = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.
 
     ``on_planned(n_runs)`` is called once before the runs start, ``on_done(i)`` after each.
+    ``options`` are per-experiment options by name (see :func:`apply_options`).
     """
+    experiments = apply_options(experiments, options)
     planned = plan(experiments, quick=quick, seeds=seeds, machine=machine)
     jobs: list[Job] = []
     owner: list[int] = []

@@ -1,0 +1,214 @@
+"""The mm_cid, swap and swap-sweep reproductions: registration, scenarios, rows against the
+published figures (real engine, --quick), direction checks, per-experiment options."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import jsonschema
+import pytest
+
+import schedlab
+from schedlab import schemas
+from schedlab.reproduce import get
+from schedlab.reproduce.experiments import mm_cid as mm_mod
+from schedlab.reproduce.experiments import swap as swap_mod
+from schedlab.reproduce.runner import apply_options, plan
+
+ROW_SCHEMA = schemas.load("reproduce-rows")
+TOPOLOGIES = ("1-L3", "1-core-per-L3", "all-cores", "all-threads")
+
+
+@pytest.fixture(scope="module")
+def mm_rows():
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    r = CliRunner().invoke(app, ["reproduce", "mm_cid", "--quick", "--json", "-j", "2"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+@pytest.fixture(scope="module")
+def swap_rows():
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    r = CliRunner().invoke(app, ["reproduce", "swap", "--quick", "--json", "-j", "2"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def by_key(rows):
+    return {(d["config"], d["metric"]): d for d in rows}
+
+
+# ------------------------------------------------------------------ registration
+def test_registered():
+    e = get("mm_cid")
+    assert e.machines == ("epyc-9654-2s",) and e.baseline == "1-L3:per-cpu"
+    assert len(e.configs) == 12 and {c.split(":")[1] for c in e.configs} == {"per-cpu", "mm_cid", "cache-local"}
+    assert [o.flag for o in e.options] == ["--delay-ms"] and e.options[0].default == 200
+    assert e.source.seed == "003_b5ef3339420889a8.txt" and "200ms" in e.source.table
+    s = get("swap")
+    assert s.machines == ("snapdragon-888",) and s.baseline == "before"
+    assert s.configs == ("before", "after", "before/idle-off", "after/idle-off")
+    assert s.source.seed == "004_7ff82031f40dd91b.txt"
+    sw = get("swap-sweep")
+    assert sw.machines == ("topo-arm64", "topo-x86_64") and sw.published == []
+
+
+def test_published_figures_are_the_seeds():
+    e = get("mm_cid")
+    assert e.published_value("epyc-9654-2s", "1-L3:mm_cid", "ns_per_pass") == 19289
+    assert e.published_value("epyc-9654-2s", "all-threads:cache-local", "ns_per_pass") == 1907
+    assert e.published_value("epyc-9654-2s", "1-core-per-L3:mm_cid vs 1-core-per-L3:cache-local", "ns_per_pass") == 16.7
+    s = get("swap")
+    assert s.published_value("snapdragon-888", "before", "elapsed_s") == 14.69
+    assert s.published_value("snapdragon-888", "after", "sys_s") == 13.45
+    assert s.published_value("snapdragon-888", "before", "ptep_clear_flush_pct") == 5.36
+
+
+# --------------------------------------------------------------------- scenarios
+def test_mm_cid_cpu_sets_follow_the_seed():
+    cpus = {t: mm_mod.topology_cpus("epyc-9654-2s", t) for t in TOPOLOGIES}
+    assert cpus["1-L3"] == list(range(8))
+    assert cpus["1-core-per-L3"] == list(range(0, 192, 8))
+    assert cpus["all-cores"] == list(range(192))
+    assert cpus["all-threads"] == list(range(384))
+    quick = mm_mod.topology_cpus("epyc-9654-2s", "all-threads", quick=True)
+    assert len(quick) <= 32 and all(c + 192 in quick for c in quick if c < 192)  # SMT pairs kept
+    assert mm_mod.format_cpulist([0, 1, 2, 8, 10, 11]) == "0-2,8,10-11"
+
+
+@pytest.mark.parametrize("name", ["mm_cid", "swap", "swap-sweep"])
+def test_every_scenario_validates(name):
+    e = get(name)
+    for machine in e.machines:
+        for config in e.configs:
+            for quick in (False, True):
+                s = schedlab.load_scenario(e.scenario(machine, config, quick))
+                assert s.name
+
+
+def test_other_machines():
+    e = get("mm_cid")
+    assert mm_mod.topology_cpus("topo(2,2,4,2)", "1-core-per-L3") == [0, 4, 8, 12]
+    assert mm_mod.topology_cpus("topo(2,2,4,2)", "all-threads") == list(range(32))
+    schedlab.load_scenario(e.scenario("topo(2,2,4,2)", "all-cores:mm_cid", False))
+    kp = get("swap").scenario("kunpeng-920-2s", "before")
+    assert kp["machine"] == {"preset": "kunpeng-920-2s"} and kp["workload"]["params"]["cpu"] == 4
+    schedlab.load_scenario(kp)
+
+
+def test_full_mm_cid_run_is_the_seeds_benchmark():
+    doc = get("mm_cid").scenario("epyc-9654-2s", "all-threads:cache-local", quick=False)
+    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True}}
+    assert doc["workload"]["params"] == {"cpus": "0-383", "delay": "200ms", "index": "mm_cid", "area_bytes": 16384,
+                                         "warmup": 20000, "loops": 5}
+    old = get("mm_cid").scenario("epyc-9654-2s", "1-L3:mm_cid")
+    assert old["kernel"]["profile"] == "6.12" and not old["kernel"]["features"]["MM_CID_CACHE_LOCAL"]
+    assert get("mm_cid").scenario("epyc-9654-2s", "1-L3:per-cpu")["workload"]["params"]["index"] == "cpu_id"
+
+
+def test_swap_scenarios():
+    e = get("swap")
+    before = e.scenario("snapdragon-888", "before")
+    assert before["kernel"] == {"profile": "6.4", "features": {"TLB_BATCH": False}}
+    assert before["workload"]["params"] == {"cpu": 4, "region_kib": 1024, "iterations": 10000}
+    off = e.scenario("snapdragon-888", "after/idle-off")
+    assert off["kernel"]["profile"] == "6.5" and off["kernel"]["tunables"]["cpuidle_deep_after_ns"] > 0
+    assert e.scenario("topo(1,1,2,1)", "before")["workload"]["params"]["cpu"] == 1  # last CPU of a small machine
+    sw = get("swap-sweep")
+    pt = sw.scenario("topo-arm64", "50map:batched", quick=False)
+    assert pt["machine"]["topo"] == {"sockets": 1, "llcs": 1, "cores": 8, "smt": 1, "arch": "arm64"}
+    assert pt["workload"]["params"]["extra_mappers"] == 49 and pt["workload"]["params"]["kswapd"]
+    big = sw.scenario("topo-x86_64", "128cpu:sync", quick=False)
+    assert big["machine"]["topo"]["sockets"] * big["machine"]["topo"]["llcs"] * big["machine"]["topo"]["cores"] == 128
+    assert "tunables" in apply_options([sw], {"idle": "off"})[0].scenario("topo-arm64", "8cpu:sync", False)["kernel"]
+    with pytest.raises(ValueError, match="synthetic"):
+        sw.scenario("snapdragon-888", "8cpu:sync", False)
+
+
+# ------------------------------------------------------------ rows, real engine
+def test_mm_cid_quick_rows(mm_rows):
+    jsonschema.validate(mm_rows, ROW_SCHEMA)
+    rows = by_key(mm_rows)
+    assert len(mm_rows) == 24
+    scale = {d["scale"] for d in mm_rows if d["unit"] == "ns"}
+    assert len(scale) == 1 and None not in scale  # one factor for the machine
+    base = rows[("1-L3:per-cpu", "ns_per_pass")]
+    assert base["calibrated"] and base["simulated_mean"] == pytest.approx(1374) and base["published"] == 1374
+    for t in TOPOLOGIES:
+        for i in ("per-cpu", "mm_cid", "cache-local"):
+            r = rows[(f"{t}:{i}", "ns_per_pass")]
+            assert r["published"] is not None and r["n_seeds"] == 2 and r["calibrated"]
+        sp = rows[(f"{t}:mm_cid vs {t}:cache-local", "ns_per_pass")]
+        assert sp["unit"] == "ratio" and not sp["calibrated"] and sp["scale"] is None and sp["published"] > 5
+        # Direction: the cache-local allocator is never slower than 6.4-6.12's.
+        assert sp["simulated_mean"] >= 1.0
+        cl = rows[(f"{t}:cache-local", "ns_per_pass")]["simulated_mean"]
+        assert cl <= rows[(f"{t}:mm_cid", "ns_per_pass")]["simulated_mean"]
+        assert rows[(f"{t}:cache-local vs {t}:per-cpu", "ns_per_pass")]["simulated_mean"] == pytest.approx(1.0, abs=0.1)
+
+
+def test_swap_quick_rows(swap_rows):
+    jsonschema.validate(swap_rows, ROW_SCHEMA)
+    rows = by_key(swap_rows)
+    before, after = rows[("before", "elapsed_s")], rows[("after", "elapsed_s")]
+    assert before["published"] == 14.69 and after["published"] == 13.8
+    assert before["calibrated"] and before["simulated_mean"] == pytest.approx(14.69)
+    assert rows[("before/idle-off", "elapsed_s")]["published"] == 14.69  # both idle hypotheses vs one run
+    assert rows[("before", "sys_s")]["scale"] == pytest.approx(before["scale"])  # one factor for the times
+    assert rows[("before", "ptep_clear_flush_pct")]["published"] == 5.36
+    assert not rows[("before", "ptep_clear_flush_pct")]["calibrated"]
+    change = rows[("after vs before", "elapsed_s")]
+    assert change["published"] == pytest.approx(13.80 / 14.69) and not change["calibrated"]
+    # Direction: on arm64 batching is faster, and pays more when idle CPUs must acknowledge.
+    assert change["simulated_mean"] < 1.0
+    assert rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"] <= 1.0
+    assert change["simulated_mean"] < rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"]
+    waits = rows[("after", "tlb_completion_waits")]["simulated_mean"]
+    assert waits < rows[("before", "tlb_completion_waits")]["simulated_mean"] / 100
+    assert rows[("after", "ptep_clear_flush_pct")]["simulated_mean"] == 0
+
+
+# ----------------------------------------------------------------------- options
+def test_delay_option_drops_the_published_figures():
+    e = get("mm_cid")
+    (e10,) = apply_options([e], {"delay_ms": "10"})
+    assert e10.published == [] and "--delay-ms 10" in e10.title and e.published  # the registered one is untouched
+    (p,) = [p for p in plan([e10], quick=True) if p.config == "1-L3:mm_cid"]
+    assert p.scenario.doc["workload"]["params"]["delay"] == "10ms"
+    assert apply_options([e], {"delay_ms": 200})[0].published == e.published
+    with pytest.raises(ValueError, match="--delay-ms"):
+        apply_options([e], {"delay_ms": "ten"})[0].scenario("epyc-9654-2s", "1-L3:mm_cid")
+    with pytest.raises(ValueError, match="unknown option --nope"):
+        apply_options([e], {"nope": 1})
+
+
+def test_cli_experiment_options(cli):
+    r = cli("reproduce", "mm_cid", "--list")
+    assert r.exit_code == 0 and "--delay-ms" in r.stdout
+    r = cli("reproduce", "make-core", "--delay-ms", "10")
+    assert r.exit_code == 2
+    r = cli("reproduce", "swap-sweep", "--machine", "snapdragon-888", "--quick")
+    assert r.exit_code == 2
+
+
+def test_swap_sweep_direction_arm64():
+    """Batched beats synchronous on arm64, more with more CPUs in the domain (quick runs)."""
+    from schedlab.reproduce.runner import run_experiments
+
+    sw = get("swap-sweep")
+    points = ("2cpu", "64cpu")
+    small = dataclasses.replace(
+        sw, configs=tuple(f"{p}:{m}" for p in points for m in ("sync", "batched")), baseline="2cpu:sync",
+        compare=lambda exp, runs: [r for r in swap_mod._sweep_compare(exp, runs) if r.config.split(":")[0] in points])
+    rows = by_key([r.to_dict() for r in run_experiments([small], quick=True, machine="topo-arm64", workers=1)])
+    s2 = rows[("2cpu", "elapsed_saving_pct")]["simulated_mean"]
+    s64 = rows[("64cpu", "elapsed_saving_pct")]["simulated_mean"]
+    assert 0 < s2 < s64
