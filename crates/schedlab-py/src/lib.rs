@@ -109,7 +109,6 @@ fn run(
     })?;
     let opts = RunOptions {
         trace: trace_path.is_some(),
-        check_invariants: false,
         progress: progress.map(|cb| {
             let f: Arc<dyn Fn(f64) + Send + Sync> = Arc::new(move |fraction: f64| {
                 Python::attach(|py| {
