@@ -86,7 +86,9 @@ pub struct CacheParams {
 impl CacheParams {
     /// Returns the defaults for a machine.
     ///
-    /// - `private_flush_idle_ns` = 200 µs: the governor picks the deepest state at once
+    /// - `private_flush_idle_ns` = 200 µs (the engine replaces it with the run's
+    ///   `cpuidle_deep_after_ns`, so one idle model serves every mechanism): the
+    ///   governor picks the deepest state at once
     ///   when the next timer is far; entering it costs about its exit latency (tens of
     ///   µs on server parts, /sys/devices/system/cpu/cpu*/cpuidle/state*/latency) plus
     ///   writing back at most one L2 (1 MiB at ~32 B/cycle ≈ 10 µs). Any value far below

@@ -115,7 +115,10 @@ impl Simulator {
         // Separate pools for cpu_id- and cid-indexed areas of one process.
         let key = (self.tasks[c].mm * 2 + cid.is_some() as usize, index);
         let m = &self.m;
-        let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, CacheParams::for_machine(m)));
+        // One idle model for the run: a core idle past the deep-state threshold has
+        // written its private caches back (CC6/C6); without one, caches are kept.
+        let params = CacheParams { private_flush_idle_ns: self.k.tunables.cpuidle_deep_after_ns, ..CacheParams::for_machine(m) };
+        let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, params));
         let cost = cache.touch(key, cpu, bytes, self.now);
         self.tasks[c].overhead_ns += cost.ns;
         if record {

@@ -24,6 +24,12 @@ compiler's actual loop, boost clocks, page walks). The change rows (mm_cid vs
 cache-local = the seed's "speedup", and each vs per-cpu) are per-seed ratios of the
 uncalibrated figures.
 
+Idle cores: by default (`--idle wfi`) an idle core keeps its L1/L2, as in shallow
+C-states or with deep states disabled, common on benchmark servers; `--idle cc6` puts a
+core idle for more than 200 µs in its deepest state, which writes its L1/L2 back to the
+L3 (kernel tunable `cpuidle_deep_after_ns`). The published figures are compared with the
+default.
+
 `--delay-ms N` runs another delay between threads (no figures were published for it here:
 the rows are printed without them). `--quick` keeps the benchmark's shape but does 2000
 warm-up passes instead of 20000 and at most 32 threads per configuration, spread evenly
@@ -64,6 +70,9 @@ BASELINE = "1-L3:per-cpu"
 WARMUP, QUICK_WARMUP = 20_000, 2_000
 LOOPS = 5
 QUICK_MAX_THREADS = 32
+# A core idle this long is in its deepest state (AMD CC6): entering it takes about its
+# exit latency (tens of µs) plus writing back one L2 (1 MiB at ~32 B/cycle, ~10 µs).
+DEEP_IDLE_NS = 200_000
 METRIC = Metric("ns_per_pass", "ns", "mean ns per timed 16 KiB pass", calibrate=True)
 
 
@@ -150,16 +159,22 @@ def _compare(exp, runs) -> list[Row]:
     seeds=5,
     quick_seeds=2,
     description=__doc__.split("\n\n", 1)[1],
-    options=[ExpOption("delay_ms", int, 200, "delay between threads, ms (figures were published for 200 only)")],
+    options=[
+        ExpOption("delay_ms", int, 200, "delay between threads, ms (figures were published for 200 only)"),
+        ExpOption("idle", str, "wfi", "idle cores: wfi (keep their caches, default) or cc6 (deep state after "
+                  f"{DEEP_IDLE_NS // 1000} us: L1/L2 written back to the L3)", published_at_default=True),
+    ],
     compare=_compare,
 )
-def build(machine: str, config: str, quick: bool, delay_ms: int = 200) -> dict:
+def build(machine: str, config: str, quick: bool, delay_ms: int = 200, idle: str = "wfi") -> dict:
     """The benchmark for one (topology, indexing) on ``machine``."""
     topology, _, indexing = config.partition(":")
     if indexing not in INDEXINGS:
         raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     if delay_ms <= 0:
         raise ValueError(f"experiment {NAME}: --delay-ms must be positive, got {delay_ms}")
+    if idle not in ("wfi", "cc6"):
+        raise ValueError(f"experiment {NAME}: --idle must be wfi or cc6, got '{idle}'")
     index, profile, cache_local = INDEXINGS[indexing]
     cpus = topology_cpus(machine, topology, quick)
     return {
@@ -167,7 +182,11 @@ def build(machine: str, config: str, quick: bool, delay_ms: int = 200) -> dict:
         "description": f"librseq intermittent-workload benchmark, {len(cpus)} threads, {delay_ms} ms apart, "
                        f"area indexed by {indexing}",
         "machine": machine_spec(machine),
-        "kernel": {"profile": profile, "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": cache_local}},
+        "kernel": {
+            "profile": profile,
+            "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": cache_local},
+            "tunables": {"cpuidle_deep_after_ns": DEEP_IDLE_NS} if idle == "cc6" else {},
+        },
         "workload": {
             "kind": "rseq_burst",
             "params": {"cpus": format_cpulist(cpus), "delay": f"{delay_ms}ms", "index": index,
