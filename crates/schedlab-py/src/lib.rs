@@ -118,6 +118,7 @@ fn run(
             });
             f
         }),
+        ..RunOptions::default()
     };
     let ftrace = trace_format == "ftrace";
     enum Outcome {
