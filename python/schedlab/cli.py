@@ -98,12 +98,21 @@ def main(
 
 # ----------------------------------------------------------------------------- run
 def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
-    """(label, per-seed values) for the figures worth a glance, workload first."""
+    """(label, per-seed values) for the figures worth a glance, workload first, then the
+    cpu.stat of groups with a quota."""
+    from .results import bandwidth_figures
+
     rows: list[tuple[str, list]] = []
     for section in ("workload", "summary"):
         keys = list(dict.fromkeys(k for r in raws for k in r.get(section, {})))
         for k in keys:
             rows.append((f"{section}.{k}", [r.get(section, {}).get(k) for r in raws]))
+        if section == "workload":
+            # cpu.stat of every group with a quota (and usage against it), after the workload.
+            per_run = [bandwidth_figures(r) for r in raws]
+            for name in dict.fromkeys(n for f in per_run for n in f):
+                for k in dict.fromkeys(k for f in per_run for k in f.get(name, {})):
+                    rows.append((f"group.{name}.{k}", [f.get(name, {}).get(k) for f in per_run]))
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
     return rows

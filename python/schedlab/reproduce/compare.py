@@ -11,6 +11,7 @@ matches it; those rows are ``calibrated`` and carry ``scale``. Change rows never
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass
 from typing import Any, Optional, Sequence
@@ -18,7 +19,7 @@ from typing import Any, Optional, Sequence
 from ..results import figure
 from .registry import Experiment
 
-__all__ = ["Row", "compare", "ROW_FIELDS", "mean_std", "seed_values", "value_row", "change_row"]
+__all__ = ["Row", "compare", "compare_grouped", "ROW_FIELDS", "mean_std", "seed_values", "value_row", "change_row"]
 
 # The stable JSON fields of a row, in order (docs/schema.md).
 ROW_FIELDS = ("experiment", "machine", "config", "metric", "unit", "published", "simulated_mean",
@@ -134,4 +135,19 @@ def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> lis
                                  exp.published_value(machine, exp.baseline, metric.key))
                 rows.append(Row(exp.name, machine, name, metric.key, "ratio", pub, m, s, len(paired),
                                 False, _ratio(m, pub), None))
+    return rows
+
+
+def compare_grouped(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]],
+                    groups: Sequence[tuple[Sequence[str], str]]) -> list[Row]:
+    """The generic comparison, done separately for each group of configurations with its
+    own baseline: ``groups`` = [(configs, baseline), ...]. For experiments whose
+    configurations form a grid (kernel behaviour x CPU count, x workload shape, ...), so
+    that a change row only compares configurations of one grid point. An experiment
+    passes ``compare=lambda exp, runs: compare_grouped(exp, runs, GROUPS)``."""
+    rows: list[Row] = []
+    for configs, baseline in groups:
+        sub = dataclasses.replace(exp, configs=tuple(configs), baseline=baseline, compare=None,
+                                  published=list(exp.published or []))
+        rows += compare(sub, {k: v for k, v in runs.items() if k[1] in sub.configs})
     return rows
