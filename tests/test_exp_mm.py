@@ -51,7 +51,8 @@ def test_registered():
     e = get("mm_cid")
     assert e.machines == ("epyc-9654-2s",) and e.baseline == "1-L3:per-cpu"
     assert len(e.configs) == 12 and {c.split(":")[1] for c in e.configs} == {"per-cpu", "mm_cid", "cache-local"}
-    assert [o.flag for o in e.options] == ["--delay-ms"] and e.options[0].default == 200
+    assert [o.flag for o in e.options] == ["--delay-ms", "--idle"] and e.options[0].default == 200
+    assert e.options[1].default == "wfi"
     assert e.source.seed == "003_b5ef3339420889a8.txt" and "200ms" in e.source.table
     s = get("swap")
     assert s.machines == ("snapdragon-888",) and s.baseline == "before"
@@ -106,7 +107,8 @@ def test_other_machines():
 
 def test_full_mm_cid_run_is_the_seeds_benchmark():
     doc = get("mm_cid").scenario("epyc-9654-2s", "all-threads:cache-local", quick=False)
-    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True}}
+    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True},
+                             "tunables": {}}
     assert doc["workload"]["params"] == {"cpus": "0-383", "delay": "200ms", "index": "mm_cid", "area_bytes": 16384,
                                          "warmup": 20000, "loops": 5}
     old = get("mm_cid").scenario("epyc-9654-2s", "1-L3:mm_cid")
