@@ -241,6 +241,8 @@ pub struct Task {
     pub work_left: Ns,
     /// Machine overhead to execute before more work (ns of wall time).
     pub overhead_ns: Ns,
+    /// Time up to which overhead and work have been consumed.
+    pub progress_stamp: Ns,
     /// Group index (0 = root).
     pub group: usize,
     /// Process (mm) index.

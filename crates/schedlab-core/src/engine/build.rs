@@ -235,6 +235,7 @@ impl Simulator {
             se: SchedEntity { weight: nice_to_weight(nice), ..Default::default() },
             work_left: 0,
             overhead_ns: 0,
+            progress_stamp: 0,
             group,
             mm,
             footprint,

@@ -27,11 +27,30 @@ pub(crate) fn decay_load(val: u64, n: u64) -> u64 {
 }
 
 impl Simulator {
+    /// Advances the running task through its overhead and work up to now, without the
+    /// scheduler's accounting: the end of a step inside user space is no point at which
+    /// the kernel calls update_curr().
+    pub(crate) fn advance_progress(&mut self, cpu: usize) {
+        let Some(c) = self.rqs[cpu].curr else { return };
+        let cap = self.capacity(cpu);
+        let t = &mut self.tasks[c];
+        let delta = self.now.saturating_sub(t.progress_stamp);
+        if delta == 0 {
+            return;
+        }
+        t.progress_stamp = self.now;
+        let overhead = delta.min(t.overhead_ns);
+        t.overhead_ns -= overhead;
+        let progress = ((delta - overhead) * cap / 1024).min(t.work_left);
+        t.work_left -= progress;
+        t.stats.work_done_ns += progress;
+    }
+
     /// Charges the running task for the time since its last accounting (update_curr).
     pub(crate) fn update_curr(&mut self, cpu: usize) {
+        self.advance_progress(cpu);
         let Some(c) = self.rqs[cpu].curr else { return };
         let now = self.now;
-        let cap = self.capacity(cpu);
         let t = &mut self.tasks[c];
         let delta = now.saturating_sub(t.se.exec_start);
         if delta == 0 {
@@ -40,11 +59,6 @@ impl Simulator {
         t.se.exec_start = now;
         t.se.sum_exec_runtime += delta;
         t.stats.run_ns += delta;
-        let overhead = delta.min(t.overhead_ns);
-        t.overhead_ns -= overhead;
-        let progress = ((delta - overhead) * cap / 1024).min(t.work_left);
-        t.work_left -= progress;
-        t.stats.work_done_ns += progress;
         let group = t.group;
         self.account_group_usage(group, delta);
         self.update_curr_fair(cpu, c, delta);

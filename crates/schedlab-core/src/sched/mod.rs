@@ -164,6 +164,7 @@ impl Simulator {
         }
         t.overhead_ns += switch_cost;
         t.se.exec_start = now;
+        t.progress_stamp = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
         t.se.protected = true;
         // Cache locality: data cached far away must be refilled here.
@@ -205,7 +206,7 @@ impl Simulator {
     /// The running task's step ended: continue its program or block it.
     pub(crate) fn segment_end(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
-        self.update_curr(cpu);
+        self.advance_progress(cpu);
         let t = &self.tasks[c];
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
