@@ -271,17 +271,7 @@ impl CidCache {
     /// Sharing distance, as [`Machine::distance`].
     fn distance(&self, a: CpuId, b: CpuId) -> Distance {
         let (x, y) = (self.cpus[a], self.cpus[b]);
-        if a == b {
-            Distance::SameCpu
-        } else if x.core == y.core {
-            Distance::SmtSibling
-        } else if x.llc == y.llc {
-            Distance::SameLlc
-        } else if x.socket == y.socket {
-            Distance::SamePackage
-        } else {
-            Distance::OtherPackage
-        }
+        Distance::classify(a == b, x.core == y.core, x.llc == y.llc, x.socket == y.socket)
     }
 
     fn latency(&self, place: usize) -> f64 {

@@ -79,6 +79,22 @@ impl Distance {
         Distance::OtherPackage,
     ];
 
+    /// Returns the distance of two CPUs from what they share, nearest first.
+    #[inline]
+    pub fn classify(same_cpu: bool, same_core: bool, same_llc: bool, same_socket: bool) -> Distance {
+        if same_cpu {
+            Distance::SameCpu
+        } else if same_core {
+            Distance::SmtSibling
+        } else if same_llc {
+            Distance::SameLlc
+        } else if same_socket {
+            Distance::SamePackage
+        } else {
+            Distance::OtherPackage
+        }
+    }
+
     /// Returns the snake_case name used in results.
     pub fn name(self) -> &'static str {
         match self {
@@ -167,17 +183,7 @@ impl Machine {
     #[inline]
     pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
         let (x, y) = (&self.cpus[a], &self.cpus[b]);
-        if a == b {
-            Distance::SameCpu
-        } else if x.core == y.core {
-            Distance::SmtSibling
-        } else if x.llc == y.llc {
-            Distance::SameLlc
-        } else if x.socket == y.socket {
-            Distance::SamePackage
-        } else {
-            Distance::OtherPackage
-        }
+        Distance::classify(a == b, x.core == y.core, x.llc == y.llc, x.socket == y.socket)
     }
 
     /// Tells whether two CPUs share a last-level cache (`cpus_share_cache`).
