@@ -31,7 +31,7 @@ name = "worker"
 count = 768
 program = [{ loop = { body = [{ run_exp = "200us" }, { sleep_exp = "200us" }] } }]
 [run]
-duration_s = 0.5
+duration_s = 2.0
 "#;
 
 fn peak_rss_kib() -> u64 {

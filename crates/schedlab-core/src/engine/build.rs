@@ -114,7 +114,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         live_tasks: 0,
         nr_overloaded: 0,
         nohz_next_balance: 0,
-        load_sums: crate::fair::balance::LoadSums::new(&m),
+        load_sums: crate::fair::load_sums::LoadSums::new(&m),
         llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),

@@ -135,7 +135,7 @@ pub struct Simulator {
     pub(crate) nr_overloaded: usize,
     pub(crate) nohz_next_balance: Ns,
     pub(crate) llc_nr_idle_scan: Vec<usize>,
-    pub(crate) load_sums: crate::fair::balance::LoadSums,
+    pub(crate) load_sums: crate::fair::load_sums::LoadSums,
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,

@@ -55,134 +55,6 @@ impl SgLbStats {
     }
 }
 
-/// A domain group, as the balancer reads it: its CPUs, or the whole LLCs it is made of.
-#[derive(Clone, Debug)]
-enum GroupRef {
-    Cpus(Vec<CpuId>),
-    Llcs(Vec<usize>),
-}
-
-/// Balance tables: per-LLC sums kept up to date as runqueues change, and each
-/// (CPU, level)'s groups resolved once, so a pass over a large domain adds up LLCs
-/// instead of visiting every CPU (the cost charged to the CPU stays per CPU read).
-#[derive(Clone, Debug, Default)]
-pub struct LoadSums {
-    cpu_nr_running: Vec<u32>,
-    cpu_load: Vec<u64>,
-    cpu_capacity: Vec<u64>,
-    cpu_core: Vec<u32>,
-    cpu_llc: Vec<u32>,
-    /// Busy hardware threads per core; a core is idle when this is 0.
-    core_busy: Vec<u32>,
-    /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
-    llc_idle_cores: Vec<u32>,
-    nr_running: Vec<usize>,
-    load: Vec<u64>,
-    idle_cpus: Vec<usize>,
-    capacity: Vec<u64>,
-    weight: Vec<usize>,
-    groups: Vec<GroupRef>,
-    /// Group ids of each (CPU, level), in the domain's group order.
-    sd_groups: Vec<Vec<Vec<u32>>>,
-    /// Cost of one balance pass at each (CPU, level).
-    scan_cost: Vec<Vec<Ns>>,
-}
-
-impl LoadSums {
-    /// Prepares the tables for a machine whose CPUs are all idle.
-    pub fn new(m: &crate::topology::Machine) -> Self {
-        let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
-        let mut groups = Vec::new();
-        let mut sd_groups = Vec::with_capacity(m.nr_cpus());
-        for doms in &m.domains {
-            let mut per_level = Vec::with_capacity(doms.len());
-            for sd in doms {
-                let mut v = Vec::with_capacity(sd.groups.len());
-                for g in &sd.groups {
-                    let key = (g.first().unwrap_or(0), g.weight());
-                    let id = *ids.entry(key).or_insert_with(|| {
-                        let llcs: Vec<usize> = (0..m.llc_span.len()).filter(|&l| m.llc_span[l].is_subset(g)).collect();
-                        let covered = llcs.iter().map(|&l| m.llc_span[l].weight()).sum::<usize>();
-                        groups.push(if covered == g.weight() && !llcs.is_empty() {
-                            GroupRef::Llcs(llcs)
-                        } else {
-                            GroupRef::Cpus(g.iter().collect())
-                        });
-                        groups.len() as u32 - 1
-                    });
-                    v.push(id);
-                }
-                per_level.push(v);
-            }
-            sd_groups.push(per_level);
-        }
-        let scan_cost = (0..m.nr_cpus())
-            .map(|cpu| {
-                m.domains[cpu]
-                    .iter()
-                    .map(|sd| {
-                        let ns: f64 = sd.span.iter().map(|c| m.cost.cacheline.at(m.distance(cpu, c))).sum();
-                        (ns / m.cost.miss_parallelism.max(1.0)) as Ns
-                    })
-                    .collect()
-            })
-            .collect();
-        Self {
-            cpu_nr_running: vec![0; m.nr_cpus()],
-            cpu_load: vec![0; m.nr_cpus()],
-            cpu_capacity: m.cpus.iter().map(|c| c.capacity as u64).collect(),
-            cpu_core: m.cpus.iter().map(|c| c.core as u32).collect(),
-            cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
-            core_busy: vec![0; m.core_span.len()],
-            llc_idle_cores: (0..m.llc_span.len())
-                .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
-                .collect(),
-            nr_running: vec![0; m.llc_span.len()],
-            load: vec![0; m.llc_span.len()],
-            idle_cpus: m.llc_span.iter().map(|s| s.weight()).collect(),
-            capacity: m.llc_span.iter().map(|s| s.iter().map(|c| m.cpus[c].capacity as u64).sum()).collect(),
-            weight: m.llc_span.iter().map(|s| s.weight()).collect(),
-            groups,
-            sd_groups,
-            scan_cost,
-        }
-    }
-
-    /// Applies a change of `cpu`'s nr_running by `delta`.
-    pub fn nr_running_changed(&mut self, cpu: CpuId, delta: isize) {
-        let before = self.cpu_nr_running[cpu] as isize;
-        let after = before + delta;
-        self.cpu_nr_running[cpu] = after as u32;
-        let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
-        self.nr_running[llc] = (self.nr_running[llc] as isize + delta) as usize;
-        if before == 0 && after > 0 {
-            self.idle_cpus[llc] -= 1;
-            if self.core_busy[core] == 0 {
-                self.llc_idle_cores[llc] -= 1;
-            }
-            self.core_busy[core] += 1;
-        } else if before > 0 && after == 0 {
-            self.idle_cpus[llc] += 1;
-            self.core_busy[core] -= 1;
-            if self.core_busy[core] == 0 {
-                self.llc_idle_cores[llc] += 1;
-            }
-        }
-    }
-
-    /// Applies a change of `cpu`'s load.
-    pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
-        self.cpu_load[cpu] = (self.cpu_load[cpu] as i64 + delta) as u64;
-        let llc = self.cpu_llc[cpu] as usize;
-        self.load[llc] = (self.load[llc] as i64 + delta) as u64;
-    }
-
-    /// Tells whether the LLC has a core whose threads all have nothing runnable.
-    pub fn has_idle_core(&self, llc: usize) -> bool {
-        self.llc_idle_cores[llc] > 0
-    }
-}
-
 /// What a balance pass decided to move.
 struct Plan {
     src: CpuId,
@@ -192,46 +64,26 @@ struct Plan {
 
 impl Simulator {
     fn group_stats(&self, gid: u32) -> SgLbStats {
-        let mut s = SgLbStats::default();
-        match &self.load_sums.groups[gid as usize] {
-            GroupRef::Llcs(llcs) => {
-                let sums = &self.load_sums;
-                for &l in llcs {
-                    s.nr_running += sums.nr_running[l];
-                    s.load += sums.load[l];
-                    s.capacity += sums.capacity[l];
-                    s.idle_cpus += sums.idle_cpus[l];
-                    s.weight += sums.weight[l];
-                }
-            }
-            GroupRef::Cpus(cpus) => {
-                let sums = &self.load_sums;
-                for &c in cpus {
-                    let nr = sums.cpu_nr_running[c] as usize;
-                    s.nr_running += nr;
-                    s.load += sums.cpu_load[c];
-                    s.capacity += sums.cpu_capacity[c];
-                    s.idle_cpus += (nr == 0) as usize;
-                }
-                s.weight = cpus.len();
-            }
-        }
-        s.kind = if s.nr_running > s.weight {
+        let g = self.load_sums.group(gid);
+        let kind = if g.nr_running > g.weight {
             GroupType::Overloaded
-        } else if s.nr_running == s.weight {
+        } else if g.nr_running == g.weight {
             GroupType::FullyBusy
         } else {
             GroupType::HasSpare
         };
-        s
+        SgLbStats {
+            nr_running: g.nr_running,
+            load: g.load,
+            capacity: g.capacity,
+            weight: g.weight,
+            idle_cpus: g.idle_cpus,
+            kind,
+        }
     }
 
     fn group_cpus(&self, gid: u32) -> impl Iterator<Item = CpuId> + '_ {
-        let (cpus, llcs): (&[CpuId], &[usize]) = match &self.load_sums.groups[gid as usize] {
-            GroupRef::Cpus(c) => (c, &[]),
-            GroupRef::Llcs(l) => (&[], l),
-        };
-        cpus.iter().copied().chain(llcs.iter().flat_map(|&l| self.m.llc_span[l].iter()))
+        self.load_sums.group(gid).cpus.iter().copied()
     }
 
     /// should_we_balance(): periodic balance is done by the first idle CPU of the local
@@ -241,7 +93,7 @@ impl Simulator {
             return true;
         }
         let sd = &self.m.domains[cpu][level];
-        let local = self.load_sums.sd_groups[cpu][level][sd.local_group];
+        let local = self.load_sums.sd_groups(cpu, level)[sd.local_group];
         let first = self.group_cpus(local).find(|&c| self.rqs[c].is_idle()).or_else(|| self.group_cpus(local).next());
         first == Some(cpu)
     }
@@ -250,7 +102,7 @@ impl Simulator {
     fn find_busiest(&self, cpu: CpuId, level: usize) -> Option<Plan> {
         let sd = &self.m.domains[cpu][level];
         let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
-        let gids = &self.load_sums.sd_groups[cpu][level];
+        let gids = &self.load_sums.sd_groups(cpu, level);
         let local = self.group_stats(gids[sd.local_group]);
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
         let mut best: Option<(u32, SgLbStats)> = None;
@@ -309,7 +161,7 @@ impl Simulator {
             return (0, 0);
         }
         // find_busiest_group reads every CPU of the span: one remote line each.
-        let cost = self.load_sums.scan_cost[cpu][level];
+        let cost = self.load_sums.scan_cost(cpu, level);
         let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
         let Some(plan) = self.find_busiest(cpu, level) else {
             self.balanced(cpu, level, idle);

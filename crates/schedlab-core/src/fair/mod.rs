@@ -10,6 +10,7 @@
 mod cfs;
 mod eevdf;
 pub mod balance;
+pub mod load_sums;
 pub mod placement;
 pub mod shared_runq;
 

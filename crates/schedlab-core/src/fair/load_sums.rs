@@ -1,0 +1,172 @@
+//! Sums of runnable tasks, load and idle CPUs per sched group, kept up to date.
+//!
+//! Mirrors: what update_sd_lb_stats()/update_sg_lb_stats() add up on every balance
+//! pass (sum_nr_running, group_load, group_capacity, idle_cpus), and
+//! sd_llc_shared->has_idle_cores.
+//! Model: the kernel re-adds every CPU of a domain on each pass; the simulator keeps
+//! each group's sums current as runqueues change (every CPU belongs to one group per
+//! level), so a pass costs O(groups) of simulator time while the balancing CPU is still
+//! charged the kernel's cost: one remote cache-line read per CPU of the domain.
+
+use crate::cpumask::CpuId;
+use crate::time::Ns;
+use crate::topology::Machine;
+
+/// The figures of one sched group.
+#[derive(Clone, Debug, Default)]
+pub struct GroupSums {
+    /// CPUs of the group.
+    pub cpus: Vec<CpuId>,
+    /// Runnable tasks on its CPUs.
+    pub nr_running: usize,
+    /// Sum of their weights.
+    pub load: u64,
+    /// CPUs with nothing runnable.
+    pub idle_cpus: usize,
+    /// Sum of CPU capacities.
+    pub capacity: u64,
+    /// CPUs.
+    pub weight: usize,
+}
+
+/// Every group's sums, each (CPU, level)'s groups, and per-CPU state.
+#[derive(Clone, Debug, Default)]
+pub struct LoadSums {
+    groups: Vec<GroupSums>,
+    /// Group ids of each (CPU, level), in the domain's group order.
+    sd_groups: Vec<Vec<Vec<u32>>>,
+    /// Groups each CPU belongs to (one per level at most, deduplicated).
+    cpu_groups: Vec<Vec<u32>>,
+    cpu_nr_running: Vec<u32>,
+    cpu_core: Vec<u32>,
+    cpu_llc: Vec<u32>,
+    /// Busy hardware threads per core; a core is idle when this is 0.
+    core_busy: Vec<u32>,
+    /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
+    llc_idle_cores: Vec<u32>,
+    /// Cost of one balance pass at each (CPU, level): a remote line per CPU examined.
+    scan_cost: Vec<Vec<Ns>>,
+}
+
+impl LoadSums {
+    /// Prepares the sums for a machine whose CPUs are all idle.
+    pub fn new(m: &Machine) -> Self {
+        let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
+        let mut groups: Vec<GroupSums> = Vec::new();
+        let mut cpu_groups = vec![Vec::new(); m.nr_cpus()];
+        let sd_groups = m
+            .domains
+            .iter()
+            .map(|doms| {
+                doms.iter()
+                    .map(|sd| {
+                        sd.groups
+                            .iter()
+                            .map(|g| {
+                                *ids.entry((g.first().unwrap_or(0), g.weight())).or_insert_with(|| {
+                                    let id = groups.len() as u32;
+                                    let cpus: Vec<CpuId> = g.iter().collect();
+                                    for &c in &cpus {
+                                        cpu_groups[c].push(id);
+                                    }
+                                    groups.push(GroupSums {
+                                        idle_cpus: cpus.len(),
+                                        weight: cpus.len(),
+                                        capacity: cpus.iter().map(|&c| m.cpus[c].capacity as u64).sum(),
+                                        cpus,
+                                        ..Default::default()
+                                    });
+                                    id
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        let scan_cost = (0..m.nr_cpus())
+            .map(|cpu| {
+                m.domains[cpu]
+                    .iter()
+                    .map(|sd| {
+                        let ns: f64 = sd.span.iter().map(|c| m.cost.cacheline.at(m.distance(cpu, c))).sum();
+                        (ns / m.cost.miss_parallelism.max(1.0)) as Ns
+                    })
+                    .collect()
+            })
+            .collect();
+        Self {
+            groups,
+            sd_groups,
+            cpu_groups,
+            cpu_nr_running: vec![0; m.nr_cpus()],
+            cpu_core: m.cpus.iter().map(|c| c.core as u32).collect(),
+            cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
+            core_busy: vec![0; m.core_span.len()],
+            llc_idle_cores: (0..m.llc_span.len())
+                .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
+                .collect(),
+            scan_cost,
+        }
+    }
+
+    /// Returns a group's sums.
+    #[inline]
+    pub fn group(&self, gid: u32) -> &GroupSums {
+        &self.groups[gid as usize]
+    }
+
+    /// Returns the group ids of `cpu`'s domain at `level`.
+    #[inline]
+    pub fn sd_groups(&self, cpu: CpuId, level: usize) -> &[u32] {
+        &self.sd_groups[cpu][level]
+    }
+
+    /// Returns the cost of one balance pass of `cpu` at `level`.
+    #[inline]
+    pub fn scan_cost(&self, cpu: CpuId, level: usize) -> Ns {
+        self.scan_cost[cpu][level]
+    }
+
+    /// Applies a change of `cpu`'s nr_running by `delta`.
+    pub fn nr_running_changed(&mut self, cpu: CpuId, delta: isize) {
+        let before = self.cpu_nr_running[cpu] as isize;
+        let after = before + delta;
+        self.cpu_nr_running[cpu] = after as u32;
+        let idle_delta: isize = match (before == 0, after == 0) {
+            (true, false) => -1,
+            (false, true) => 1,
+            _ => 0,
+        };
+        for &g in &self.cpu_groups[cpu] {
+            let g = &mut self.groups[g as usize];
+            g.nr_running = (g.nr_running as isize + delta) as usize;
+            g.idle_cpus = (g.idle_cpus as isize + idle_delta) as usize;
+        }
+        let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
+        if idle_delta < 0 {
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] -= 1;
+            }
+            self.core_busy[core] += 1;
+        } else if idle_delta > 0 {
+            self.core_busy[core] -= 1;
+            if self.core_busy[core] == 0 {
+                self.llc_idle_cores[llc] += 1;
+            }
+        }
+    }
+
+    /// Applies a change of `cpu`'s load.
+    pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
+        for &g in &self.cpu_groups[cpu] {
+            let g = &mut self.groups[g as usize];
+            g.load = (g.load as i64 + delta) as u64;
+        }
+    }
+
+    /// Tells whether the LLC has a core whose threads all have nothing runnable.
+    pub fn has_idle_core(&self, llc: usize) -> bool {
+        self.llc_idle_cores[llc] > 0
+    }
+}
