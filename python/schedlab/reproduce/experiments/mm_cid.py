@@ -36,6 +36,10 @@ warm-up passes instead of 20000 and at most 32 threads per configuration, spread
 over the configuration's CPUs (SMT pairs kept together); the full run is the seed's
 benchmark exactly (20000 warm-up passes, 5 timed passes, every CPU of the configuration).
 
+Measured (5 seeds, 200 ms): mm_cid / cache-local = 1.48, 1.83, 1.82 and 1.82 for the four
+CPU sets with idle cores keeping their caches (default), 1.25, 1.48, 1.48 and 1.48 with
+`--idle cc6`; published 14.4, 16.7, 7.3 and 6.9. Cache-local equals per-cpu in every set.
+
 What the model says about the gap to the published mm_cid column: the compaction scan
 (task_mm_cid_work) is queued only from a scheduler tick that lands while a thread of the
 process runs, as in the kernel, and a CPU leaving NOHZ idle restarts its tick on the
