@@ -144,6 +144,7 @@ impl Simulator {
         self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_runnable, next: next.map_or(0, |n| n + 1) });
         if let Some(n) = next {
             self.start_running(cpu, n);
+            self.fold_next_run(n);
         }
         self.mm_switch(cpu, prev, next);
         self.set_curr(cpu, next);
