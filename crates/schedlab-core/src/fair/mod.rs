@@ -162,7 +162,9 @@ impl Simulator {
             self.place_entity(dst, p, Arrival::Placed);
         }
         self.activate_task(dst, p, false);
-        self.wakeup_preempt(dst, p, dst);
+        if self.tasks[p].state == TaskState::Runnable {
+            self.wakeup_preempt(dst, p, dst);
+        }
     }
 
     /// Renormalizes a sleeping task's vruntime when its CPU changes (migrate_task_rq_fair).

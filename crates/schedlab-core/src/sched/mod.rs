@@ -41,7 +41,10 @@ impl Simulator {
         t.runnable_since = self.now;
         t.woken = true;
         self.activate_task(cpu, p, true);
-        if cpu == prev && self.tasks[p].state == TaskState::Runnable {
+        if self.tasks[p].state != TaskState::Runnable {
+            return; // its group is throttled here: it waits for runtime, not for a CPU
+        }
+        if cpu == prev {
             self.swq_enqueue(p, cpu, this_cpu);
         }
         self.wakeup_preempt(cpu, p, this_cpu);
@@ -63,7 +66,9 @@ impl Simulator {
         t.stats.start_ns = self.now;
         self.place_new_entity(cpu, p);
         self.activate_task(cpu, p, false);
-        self.wakeup_preempt(cpu, p, this_cpu);
+        if self.tasks[p].state == TaskState::Runnable {
+            self.wakeup_preempt(cpu, p, this_cpu);
+        }
     }
 
     /// Moves a non-running task's CPU (set_task_cpu), counting the migration by distance.
