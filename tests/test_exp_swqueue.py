@@ -28,6 +28,7 @@ def test_scenarios_switch_the_features_and_validate():
         assert features["SHARED_RUNQ"] == config.startswith("SWQUEUE")
         assert features["SIS_NODE"] == config.endswith("+SIS_NODE")
         assert doc["workload"]["params"]["jobs"] == 72
+        assert doc["workload"]["params"]["pipe_chunks"] > 0
         schedlab.load_scenario(doc)
 
 

@@ -263,6 +263,8 @@ pub struct Task {
     pub sleep_gen: u32,
     /// Parent task.
     pub parent: Option<TaskId>,
+    /// The task whose '@' channels this one uses: its fork parent, or itself.
+    pub family: TaskId,
     /// Children alive.
     pub live_children: usize,
     /// When the task last became runnable (for wait time and wakeup latency).

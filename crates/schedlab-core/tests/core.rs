@@ -171,3 +171,23 @@ fn traces_open_as_perfetto_json_and_ftrace_text() {
     assert!(switch.contains("prev_comm=") && switch.contains("==> next_comm="), "{switch}");
     assert!(text.lines().any(|l| l.contains("sched_waking: comm=pong0 pid=2 prio=120 target_cpu=")));
 }
+
+#[test]
+fn piped_make_units_wake_their_assembler_through_a_private_pipe() {
+    let r = run_toml(
+        "[machine]\ntopo = { llcs = 2, cores = 4, smt = 2 }\n\
+         [workload]\nkind = \"make\"\nparams = { jobs = 16, units = 200, unit_mean = \"5ms\", pipe_chunks = 4 }\n\
+         [run]\nuntil = \"workload_done\"\n",
+        1,
+    );
+    assert_eq!(r.engine.stopped_by, "workload_done");
+    // make + (gcc, cc1, as) per unit.
+    assert_eq!(r.tasks.len(), 1 + 3 * 200);
+    // Each `as` reads exactly the 4 chunks its own cc1 wrote: nobody else's pipe.
+    for t in r.tasks.iter().filter(|t| t.name.starts_with("as")) {
+        assert!(t.exit_ns.is_some(), "{} finished", t.name);
+        assert!(t.nr_wakeups <= 4, "{} woke {} times", t.name, t.nr_wakeups);
+    }
+    let woken: u64 = r.tasks.iter().filter(|t| t.name.starts_with("as")).map(|t| t.nr_wakeups).sum();
+    assert!(woken > 200, "the assemblers sleep on their pipes: {woken} wakeups");
+}

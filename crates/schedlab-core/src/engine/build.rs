@@ -109,6 +109,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         mm_names: BTreeMap::new(),
         resched_pending: vec![false; nr],
         chans: Vec::new(),
+        chan_scoped: Vec::new(),
+        family_chans: BTreeMap::new(),
         locks: Vec::new(),
         groups,
         live_tasks: 0,
@@ -165,6 +167,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         }
     }
     sim.chans = vec![Channel::default(); names.channels.len()];
+    sim.chan_scoped = vec![false; names.channels.len()];
+    for (name, &i) in &names.channels {
+        sim.chan_scoped[i] = name.starts_with('@');
+    }
     sim.locks = vec![Mutex::default(); names.locks.len()];
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
@@ -246,6 +252,7 @@ impl Simulator {
             recent_used_cpu: first,
             sleep_gen: 0,
             parent,
+            family: parent.unwrap_or(tid),
             live_children: 0,
             runnable_since: 0,
             woken: false,

@@ -129,6 +129,10 @@ pub struct Simulator {
     pub(crate) rqs: Vec<Rq>,
     pub(crate) resched_pending: Vec<bool>,
     pub(crate) chans: Vec<Channel>,
+    /// Whether each channel name is family-scoped ('@' prefix).
+    pub(crate) chan_scoped: Vec<bool>,
+    /// Family-scoped channels: (family, channel name) -> channel.
+    pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
     pub(crate) locks: Vec<Mutex>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,

@@ -57,6 +57,7 @@ impl Simulator {
                     return false;
                 }
                 Insn::Wait(ch) => {
+                    let ch = self.resolve_channel(c, ch);
                     if self.chans[ch].tokens > 0 {
                         self.chans[ch].tokens -= 1;
                     } else {
@@ -65,10 +66,13 @@ impl Simulator {
                         return false;
                     }
                 }
-                Insn::Signal(ch) => match self.chans[ch].waiters.pop_front() {
-                    Some(w) => self.try_to_wake_up(w, cpu, Some(c), true),
-                    None => self.chans[ch].tokens += 1,
-                },
+                Insn::Signal(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    match self.chans[ch].waiters.pop_front() {
+                        Some(w) => self.try_to_wake_up(w, cpu, Some(c), true),
+                        None => self.chans[ch].tokens += 1,
+                    }
+                }
                 Insn::Lock(l) => {
                     if self.locks[l].owner.is_none() {
                         self.locks[l].owner = Some(c);
@@ -116,6 +120,22 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Returns the channel a name means for task `c`: names starting with '@' are private
+    /// to the children of one fork parent (a pipe between the processes one command
+    /// line starts); other names are shared by every task.
+    fn resolve_channel(&mut self, c: TaskId, ch: usize) -> usize {
+        if !self.chan_scoped.get(ch).copied().unwrap_or(false) {
+            return ch;
+        }
+        let key = (self.tasks[c].family, ch);
+        let next = self.chans.len();
+        let id = *self.family_chans.entry(key).or_insert(next);
+        if id == next {
+            self.chans.push(Default::default());
+        }
+        id
     }
 
     /// Executes a loop head or tail (`pc` already past it).
