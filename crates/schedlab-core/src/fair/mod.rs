@@ -22,15 +22,6 @@ use crate::time::Ns;
 /// Every runqueue's min_vruntime starts here so placement behind it never underflows.
 pub(crate) const VRUNTIME_BASE: u64 = 1 << 50;
 
-/// How a task arrives on a runqueue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Arrival {
-    /// Woken from sleep (place_entity with wakeup rules).
-    Wakeup,
-    /// Already placed (new task, or the policy placed it on migration).
-    Placed,
-}
-
 /// Returns delta scaled by NICE_0 / weight (calc_delta_fair).
 #[inline]
 pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
@@ -111,7 +102,7 @@ impl Simulator {
         debug_assert_eq!(self.tasks[p].cpu, cpu);
         if wakeup {
             self.update_curr(cpu);
-            self.place_entity(cpu, p, Arrival::Wakeup);
+            self.place_entity(cpu, p);
         }
         self.account_entity_enqueue(cpu, p);
         self.rqs[cpu].queue.push(p);
@@ -159,7 +150,7 @@ impl Simulator {
         self.set_task_cpu(p, dst);
         self.update_curr(dst);
         if self.policy() == FairPolicy::Eevdf {
-            self.place_entity(dst, p, Arrival::Placed);
+            self.place_entity_eevdf(dst, p, false);
         }
         self.activate_task(dst, p, false);
         if self.tasks[p].state == TaskState::Runnable {
@@ -176,10 +167,10 @@ impl Simulator {
         }
     }
 
-    /// Places an entity on arrival (place_entity).
-    pub(crate) fn place_entity(&mut self, cpu: usize, p: TaskId, how: Arrival) {
+    /// Places a waking entity (place_entity without ENQUEUE_INITIAL).
+    pub(crate) fn place_entity(&mut self, cpu: usize, p: TaskId) {
         match self.policy() {
-            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, how == Arrival::Placed),
+            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, false),
             FairPolicy::Eevdf => self.place_entity_eevdf(cpu, p, false),
         }
     }

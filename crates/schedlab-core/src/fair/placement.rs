@@ -162,8 +162,9 @@ impl Simulator {
                 return None;
             }
         } else if self.feat.has(Feature::SIS_PROP) {
-            // SIS_PROP: scan in proportion to how long this CPU expects to stay idle
-            // versus the cost of examining one CPU (a same-LLC cache-line read).
+            // SIS_PROP: nr = span_weight × (avg_idle / 512) / avg_scan_cost, at least 4; the
+            // kernel's 1/512 scales avg_idle down, and a whole-LLC scan cost is taken as
+            // span_weight same-LLC line reads, so span_weight cancels.
             let avg_idle = self.rqs[target].avg_idle as f64;
             let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
             nr = ((avg_idle / per_cpu) as usize / 512).max(4);

@@ -171,11 +171,13 @@ impl Simulator {
         let mut mappers = vec![Mapper { mm_cpumask: own, pte_dirty: dirty }];
         mappers.extend((0..extra_mappers as usize).map(|i| Mapper::reader(CpuMask::single((cpu + 1 + i) % nr))));
         let idle = self.idle_cpus(cpu);
-        let mut model = self.reclaim_model().clone();
-        if kswapd {
-            model = model.with_path(ReclaimPath::Kswapd);
-        }
-        let r = model.page_out(cpu, mapped, &mappers, &idle);
+        let model = self.reclaim_model();
+        let r = if kswapd {
+            // kswapd batches differently: a per-call variant of the run's model.
+            model.clone().with_path(ReclaimPath::Kswapd).page_out(cpu, mapped, &mappers, &idle)
+        } else {
+            model.page_out(cpu, mapped, &mappers, &idle)
+        };
         let t = &mut self.tasks[c];
         t.overhead_ns += r.cpu_ns;
         t.stats.sys_ns += r.cpu_ns;
