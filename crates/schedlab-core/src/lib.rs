@@ -11,6 +11,7 @@
 //! | [`task`], [`rq`] | task_struct, struct rq |
 //! | [`fair`] | kernel/sched/fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
 //! | [`bandwidth`] | fair.c CFS bandwidth control |
+//! | [`timers`] | kernel/time: timer wheel, hrtimers, timer migration (push vs pull) |
 //! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
 //! | [`features`] | kernel/sched/features.h |
 //! | [`kernel`] | version profiles and sysctl/debugfs tunables |
@@ -36,6 +37,7 @@ mod sched;
 pub mod scenario;
 pub mod task;
 pub mod time;
+pub mod timers;
 pub mod topology;
 pub mod trace;
 pub mod workload;

@@ -1,0 +1,130 @@
+//! High-resolution timers of one CPU: the sleeps tasks take.
+//!
+//! Mirrors: kernel/time/hrtimer.c: hrtimer_start_range_ns() (soft expiry = the
+//! requested time, hard expiry = soft + slack), __hrtimer_run_queues() (on any timer
+//! interrupt, expire in hard-expiry order every timer whose soft expiry has passed,
+//! stopping at the first that has not), and the clock event programmed for the first
+//! hard expiry.
+//! Model: one queue per CPU ordered by (hard expiry, arming order); a timer is named by
+//! its key, which its owner keeps to cancel it. The tick is not in this queue (the
+//! engine's Tick event stands for tick_sched_timer), but every tick runs this queue as
+//! the kernel's hrtimer_interrupt does, which is how timer slack lets a sleep end at an
+//! earlier interrupt.
+
+use std::collections::BTreeMap;
+
+use crate::time::Ns;
+
+/// What an hrtimer does when it expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HrtimerFn {
+    /// hrtimer_wakeup(): wake the task sleeping in nanosleep / clock_nanosleep.
+    WakeTask(usize),
+}
+
+/// Identifies a queued hrtimer: (CPU, hard expiry, arming sequence).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HrtimerKey {
+    /// CPU whose queue holds it.
+    pub cpu: usize,
+    /// Hard expiry (latest time it may fire).
+    pub hard: Ns,
+    /// Arming sequence (orders equal expiries).
+    pub seq: u64,
+}
+
+/// A queued hrtimer.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    soft: Ns,
+    func: HrtimerFn,
+}
+
+/// Every CPU's hrtimer queue.
+#[derive(Clone, Debug, Default)]
+pub struct Hrtimers {
+    queues: Vec<BTreeMap<(Ns, u64), Queued>>,
+    seq: u64,
+}
+
+impl Hrtimers {
+    /// Creates empty queues for `nr_cpus` CPUs.
+    pub fn new(nr_cpus: usize) -> Self {
+        Hrtimers { queues: vec![BTreeMap::new(); nr_cpus], seq: 0 }
+    }
+
+    /// Queues a timer on `cpu` that may fire from `soft` on and must fire by `soft + slack`.
+    pub fn start(&mut self, cpu: usize, soft: Ns, slack: Ns, func: HrtimerFn) -> HrtimerKey {
+        self.seq += 1;
+        let hard = soft.saturating_add(slack);
+        self.queues[cpu].insert((hard, self.seq), Queued { soft, func });
+        HrtimerKey { cpu, hard, seq: self.seq }
+    }
+
+    /// Cancels a timer; returns false if it is no longer queued (already expired).
+    pub fn cancel(&mut self, key: HrtimerKey) -> bool {
+        self.queues[key.cpu].remove(&(key.hard, key.seq)).is_some()
+    }
+
+    /// Tells whether the timer is still queued.
+    pub fn is_queued(&self, key: HrtimerKey) -> bool {
+        self.queues[key.cpu].contains_key(&(key.hard, key.seq))
+    }
+
+    /// Returns the first hard expiry on `cpu` (what its clock event is programmed for).
+    pub fn first_hard(&self, cpu: usize) -> Option<Ns> {
+        self.queues[cpu].first_key_value().map(|(&(h, _), _)| h)
+    }
+
+    /// Runs the queue of `cpu` at `now` (__hrtimer_run_queues): removes and returns, in
+    /// hard-expiry order, every timer whose soft expiry has passed, up to the first
+    /// that has not.
+    pub fn run(&mut self, cpu: usize, now: Ns, out: &mut Vec<HrtimerFn>) {
+        let q = &mut self.queues[cpu];
+        while let Some((_, t)) = q.first_key_value() {
+            if t.soft > now {
+                break;
+            }
+            let (_, t) = q.pop_first().expect("peeked");
+            out.push(t.func);
+        }
+    }
+
+    /// Timers queued on `cpu`.
+    pub fn len(&self, cpu: usize) -> usize {
+        self.queues[cpu].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slack_lets_an_earlier_interrupt_expire_a_timer() {
+        let mut h = Hrtimers::new(1);
+        let a = h.start(0, 1000, 50, HrtimerFn::WakeTask(1));
+        let _b = h.start(0, 1020, 0, HrtimerFn::WakeTask(2));
+        assert_eq!(h.first_hard(0), Some(1020), "b's hard expiry comes first");
+        let mut out = Vec::new();
+        h.run(0, 999, &mut out);
+        assert!(out.is_empty());
+        // An interrupt at 1020 (b's) also expires a, whose soft expiry has passed.
+        h.run(0, 1020, &mut out);
+        assert_eq!(out, vec![HrtimerFn::WakeTask(2), HrtimerFn::WakeTask(1)]);
+        assert!(!h.cancel(a));
+    }
+
+    #[test]
+    fn run_stops_at_the_first_timer_not_yet_soft_expired() {
+        let mut h = Hrtimers::new(1);
+        h.start(0, 900, 200, HrtimerFn::WakeTask(1)); // hard 1100
+        h.start(0, 1000, 150, HrtimerFn::WakeTask(2)); // hard 1150
+        h.start(0, 100, 1100, HrtimerFn::WakeTask(3)); // hard 1200, soft long past
+        let mut out = Vec::new();
+        h.run(0, 950, &mut out);
+        // In hard order: 1 (soft 900, due), then 2 (soft 1000, not due): stop there,
+        // although 3's soft expiry has passed.
+        assert_eq!(out, vec![HrtimerFn::WakeTask(1)]);
+    }
+}
