@@ -73,13 +73,66 @@ pub struct CostTable {
     pub ipi_receive_ns: f64,
     /// Moving a queued task between runqueues (remote rq lock, dequeue, enqueue), ns.
     pub migration_ns: f64,
-    /// Exit latency of the shallow idle state a CPU enters between short runs, ns.
-    pub idle_exit_ns: f64,
     /// fork()+exec-like creation of a task, charged to the parent, ns.
     pub fork_ns: f64,
+    /// The kernel's own code paths around scheduling: entry and exit, interrupts,
+    /// timers, wakeups.
+    pub kernel: KernelPathCosts,
+}
+
+/// Instruction-path costs of kernel code around scheduling, ns on a CPU of capacity
+/// 1024 (a smaller CPU takes proportionally longer). Cache lines these paths pull from
+/// other CPUs are not included: they are charged by sharing distance from
+/// [`CachelineCosts`], so the same path costs more when its partner is farther away.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelPathCosts {
+    /// System call entry (user to kernel, mitigations included), ns.
+    pub syscall_entry_ns: f64,
+    /// System call exit (kernel to user), ns.
+    pub syscall_exit_ns: f64,
+    /// Interrupt entry up to the handler (irq_enter, vector dispatch), ns.
+    pub irq_entry_ns: f64,
+    /// Interrupt exit (irq_exit, softirq check, return), ns.
+    pub irq_exit_ns: f64,
+    /// hrtimer_start_range_ns() with the base lock, ns.
+    pub hrtimer_start_ns: f64,
+    /// hrtimer_cancel() / the expiry bookkeeping of one hrtimer, ns.
+    pub hrtimer_cancel_ns: f64,
+    /// __mod_timer() on a local base: lock, forward, index, enqueue, unlock, ns.
+    pub mod_timer_ns: f64,
+    /// timer_delete() on a local base: lock, detach, unlock, ns.
+    pub del_timer_ns: f64,
+    /// get_nohz_timer_target(): one CPU examined (cpumask step + idle_cpu() loads), ns.
+    pub nohz_target_per_cpu_ns: f64,
+    /// Switching a timer to another CPU's base (TIMER_MIGRATING, unlock, lock), ns.
+    pub timer_base_switch_ns: f64,
+    /// Running one expired timer's callback wrapper (call_timer_fn, softirq loop), ns.
+    pub timer_expire_ns: f64,
+    /// One level of a tmigr hierarchy walk (cmpxchg of the group state, group lock), ns.
+    pub tmigr_level_ns: f64,
+    /// try_to_wake_up() path (select_task_rq, enqueue, wakeup_preempt), ns.
+    pub ttwu_ns: f64,
+    /// Cache lines a wakeup pulls from the wakee's CPU (p->pi_lock, p->state and the
+    /// scheduling entity, the target rq lock and cfs_rq).
+    pub ttwu_lines: f64,
+    /// Cache lines of a pipe or futex a waker writes and its wakee then reads (wait
+    /// queue head, the data).
+    pub wake_data_lines: f64,
+    /// The idle loop's entry: tick_nohz_idle_enter, governor selection, state entry, ns.
+    pub idle_entry_ns: f64,
+    /// IPI delivery beyond the fabric: from the ICR/SGI write to the target taking the
+    /// interrupt, ns (the message's travel is priced as a cache line at the distance).
+    pub ipi_delivery_ns: f64,
 }
 
 impl CostTable {
+    /// Time from an IPI's send to the target taking it, by distance: the fixed delivery
+    /// plus one message across the same fabric a cache line crosses.
+    pub fn ipi_latency_ns(&self, d: Distance) -> f64 {
+        self.kernel.ipi_delivery_ns + self.cacheline.at(d)
+    }
+
     /// Returns the cost of refilling `bytes` of data last cached at distance `d`, ns.
     ///
     /// Data still in the CPU's own caches (SameCpu) costs nothing extra.

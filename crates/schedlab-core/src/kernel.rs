@@ -72,9 +72,20 @@ pub struct Tunables {
     pub sched_cfs_bandwidth_slice_us: u64,
     /// Balance-interval multiplier while busy (sd->busy_factor).
     pub busy_factor: u32,
-    /// Idle time after which a CPU is in a power-down state (out of the coherency
-    /// domain); None = idle CPUs stay in WFI/C1 (`cpuidle.off=1`).
-    pub cpuidle_deep_after_ns: Option<Ns>,
+    /// cpuidle governor (the `cpuidle.governor=` boot option): "menu" or "teo".
+    pub cpuidle_governor: crate::cpuidle::GovernorKind,
+    /// Deepest idle state index allowed (states above are disabled in sysfs, as with
+    /// `processor.max_cstate` / `cpuidle.off=1` for 0); None = all.
+    pub cpuidle_max_state: Option<usize>,
+    /// PM QoS CPU resume latency limit, ns; None = no limit.
+    pub cpuidle_latency_req_ns: Option<Ns>,
+    /// Default timer slack of tasks' hrtimer sleeps (init_task.timer_slack_ns).
+    pub timer_slack_ns: Ns,
+    /// kernel.timer_migration sysctl: the push heuristic (before 6.9) or the pull
+    /// hierarchy (6.9+) is in force; 0 keeps every timer on its CPU.
+    pub timer_migration: bool,
+    /// CPUs excluded from timer housekeeping (the nohz_full= boot option, cpulist).
+    pub nohz_full: Option<String>,
     /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
     /// review threshold); None = always defer (as merged in 6.5).
     pub tlb_batch_min_cpus: Option<usize>,
@@ -109,10 +120,41 @@ pub struct TunableOverrides {
     pub sched_cfs_bandwidth_slice_us: Option<u64>,
     /// See [`Tunables::busy_factor`].
     pub busy_factor: Option<u32>,
-    /// See [`Tunables::cpuidle_deep_after_ns`].
-    pub cpuidle_deep_after_ns: Option<Ns>,
+    /// See [`Tunables::cpuidle_governor`].
+    pub cpuidle_governor: Option<String>,
+    /// See [`Tunables::cpuidle_max_state`].
+    pub cpuidle_max_state: Option<usize>,
+    /// See [`Tunables::cpuidle_latency_req_ns`].
+    pub cpuidle_latency_req_ns: Option<Ns>,
+    /// See [`Tunables::timer_slack_ns`].
+    pub timer_slack_ns: Option<Ns>,
+    /// See [`Tunables::timer_migration`] (0 or 1 as the sysctl, or a boolean).
+    pub timer_migration: Option<crate::kernel::SysctlBool>,
+    /// See [`Tunables::nohz_full`].
+    pub nohz_full: Option<String>,
     /// See [`Tunables::tlb_batch_min_cpus`].
     pub tlb_batch_min_cpus: Option<usize>,
+}
+
+/// A sysctl boolean as written: 0/1 or false/true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SysctlBool(pub bool);
+
+impl<'de> Deserialize<'de> for SysctlBool {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Int(i64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bool(b) => Ok(SysctlBool(b)),
+            Raw::Int(0) => Ok(SysctlBool(false)),
+            Raw::Int(1) => Ok(SysctlBool(true)),
+            Raw::Int(n) => Err(serde::de::Error::custom(format!("expected 0 or 1, got {n}"))),
+        }
+    }
 }
 
 /// A kernel profile resolved for one machine.
@@ -149,7 +191,17 @@ impl KernelConfig {
             sched_cfs_bandwidth_slice_us: o.sched_cfs_bandwidth_slice_us.unwrap_or(5_000),
             // Guittot's 5.10 change halved busy_factor from 32 to 16.
             busy_factor: o.busy_factor.unwrap_or(if version >= KernelVersion::new(5, 10) { 16 } else { 32 }),
-            cpuidle_deep_after_ns: o.cpuidle_deep_after_ns,
+            // menu is the default governor where both are built in (rating 20 vs 19).
+            cpuidle_governor: match &o.cpuidle_governor {
+                Some(g) => crate::cpuidle::GovernorKind::parse(g).map_err(|e| format!("kernel.tunables.cpuidle_governor: {e}"))?,
+                None => crate::cpuidle::GovernorKind::Menu,
+            },
+            cpuidle_max_state: o.cpuidle_max_state,
+            cpuidle_latency_req_ns: o.cpuidle_latency_req_ns,
+            // init_task.timer_slack_ns = 50000 (include/linux/init_task.h / init/init_task.c).
+            timer_slack_ns: o.timer_slack_ns.unwrap_or(50_000),
+            timer_migration: o.timer_migration.is_none_or(|b| b.0),
+            nohz_full: o.nohz_full.clone(),
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {

@@ -11,6 +11,7 @@
 //! | [`task`], [`rq`] | task_struct, struct rq |
 //! | [`fair`] | kernel/sched/fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
 //! | [`bandwidth`] | fair.c CFS bandwidth control |
+//! | [`cpuidle`] | drivers/cpuidle: idle states, the menu and teo governors |
 //! | [`timers`] | kernel/time: timer wheel, hrtimers, timer migration (push vs pull) |
 //! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
 //! | [`features`] | kernel/sched/features.h |
@@ -25,6 +26,7 @@ pub mod api;
 pub mod bandwidth;
 pub mod cost;
 pub mod cpumask;
+pub mod cpuidle;
 pub mod engine;
 pub mod error;
 pub mod fair;

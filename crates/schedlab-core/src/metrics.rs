@@ -71,6 +71,9 @@ pub struct CpuStats {
     pub shared_runq_pulls: u64,
     /// Runnable tasks on the CPU when the run ended.
     pub nr_running_end: usize,
+    /// Residency per cpuidle state (sysfs cpuidle/stateN: name, usage, time, above,
+    /// below) with the energy spent in it.
+    pub idle_states: Vec<crate::cpuidle::StateUsage>,
 }
 
 /// Per-group figures, named as cpu.stat names them.

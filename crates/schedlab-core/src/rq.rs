@@ -52,6 +52,12 @@ pub struct Rq {
     pub tick_gen: u32,
     /// Whether a tick is pending.
     pub tick_armed: bool,
+    /// The tick is stopped in idle (ts->tick_stopped).
+    pub tick_stopped: bool,
+    /// What the stopped tick is programmed for (ts->next_tick; KTIME_MAX = nothing).
+    pub next_tick: Ns,
+    /// This CPU had the do_timer duty when it stopped its tick (ts->do_timer_last).
+    pub do_timer_last: bool,
     /// When the CPU went idle (0 = not idle): rq->idle_stamp.
     pub idle_stamp: Ns,
     /// When the CPU last changed between idle and busy.

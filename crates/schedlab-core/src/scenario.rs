@@ -27,7 +27,7 @@ use crate::kernel::TunableOverrides;
 use crate::time::{parse_duration, Ns};
 
 /// A duration written with its unit ("10ms", "2.5s", "100us").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Duration(pub Ns);
 
 impl Serialize for Duration {
@@ -146,6 +146,16 @@ pub enum OpSpec {
     Sleep(Duration),
     /// Sleep for an exponentially distributed time with this mean.
     SleepExp(Duration),
+    /// Block in schedule_timeout(): a wheel timer (jiffy granularity) wakes the task.
+    SleepTimeout(Duration),
+    /// Arm (or re-arm) a named timer_list of this task: delayed work whose expiry
+    /// signals a channel (`{ mod_timer = { timer = "w", delay = "1s", signal = "@kw" } }`).
+    ModTimer(ModTimerSpec),
+    /// Cancel a named timer of this task (timer_delete).
+    DelTimer(String),
+    /// The timer enqueue micro-benchmark: `reps` times mod_timer() then timer_delete()
+    /// of one non-pinned timer, in kernel context.
+    TimerBench(TimerBenchSpec),
     /// Block until the named channel is signalled (pipe read / futex wait).
     Wait(String),
     /// Signal the named channel, waking one waiter (or banking a token).
@@ -168,6 +178,57 @@ pub enum OpSpec {
     PageOut(PageOutSpec),
     /// End the task.
     Exit,
+}
+
+/// `{ mod_timer = { timer = "vmstat", delay = "1s", pinned = true, deferrable = true, signal = "@work" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModTimerSpec {
+    /// Timer name, private to the task.
+    pub timer: String,
+    /// Expiry from now (rounded up to jiffies).
+    pub delay: Duration,
+    /// TIMER_PINNED: expires on the CPU that armed it.
+    #[serde(default)]
+    pub pinned: bool,
+    /// TIMER_DEFERRABLE: never wakes an idle CPU.
+    #[serde(default)]
+    pub deferrable: bool,
+    /// Channel signalled at expiry (a kworker waits on it).
+    pub signal: String,
+}
+
+/// A background kernel timer that re-arms itself from its callback, like a driver
+/// watchdog or a periodic housekeeping timer (`[[timers]]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelTimerSpec {
+    /// Name.
+    pub name: String,
+    /// Re-arm period (rounded up to jiffies).
+    pub period: Duration,
+    /// One timer per CPU, armed there (add_timer_on); else one timer, armed on CPU 0.
+    #[serde(default)]
+    pub per_cpu: bool,
+    /// TIMER_PINNED (add_timer_on() always pins; a global timer may be pinned too).
+    #[serde(default)]
+    pub pinned: bool,
+    /// TIMER_DEFERRABLE.
+    #[serde(default)]
+    pub deferrable: bool,
+    /// CPU time of the callback.
+    #[serde(default)]
+    pub work: Duration,
+}
+
+/// `{ timer_bench = { reps = 1000, delay = "100ms" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimerBenchSpec {
+    /// Enqueue/dequeue pairs.
+    pub reps: u64,
+    /// Expiry of each enqueue (never reached: each timer is deleted right away).
+    pub delay: Duration,
 }
 
 /// `{ touch_area = { bytes = 16384, index = "mm_cid", record = true } }`.
@@ -271,6 +332,9 @@ pub struct TaskSpec {
     pub footprint_kib: u64,
     /// Start time (absent = at 0).
     pub start: Option<Duration>,
+    /// This task's timer slack (prctl PR_SET_TIMERSLACK); absent = the kernel's
+    /// `timer_slack_ns` tunable (50 us).
+    pub timer_slack: Option<Duration>,
     /// The program.
     pub program: Vec<OpSpec>,
 }
@@ -353,6 +417,10 @@ pub struct Scenario {
     /// Templates that `fork` instantiates.
     #[serde(default)]
     pub templates: Vec<TaskSpec>,
+    /// Background kernel timers (driver watchdogs, periodic housekeeping) that re-arm
+    /// themselves from their callback.
+    #[serde(default)]
+    pub timers: Vec<KernelTimerSpec>,
     /// Run length and seeds.
     #[serde(default)]
     pub run: RunSpec,
@@ -436,6 +504,11 @@ impl Scenario {
             return Err(ScenarioError::new("run.seeds", "expected at least one seed"));
         }
         self.validate_groups()?;
+        for (i, t) in self.timers.iter().enumerate() {
+            if t.period.0 == 0 {
+                return Err(ScenarioError::new(format!("timers[{i}].period"), "expected a positive duration"));
+            }
+        }
         for (i, t) in self.tasks.iter().chain(self.templates.iter()).enumerate() {
             self.validate_task(i, t)?;
         }

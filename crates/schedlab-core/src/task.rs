@@ -28,6 +28,30 @@ pub enum Insn {
     Sleep(Ns),
     /// Sleep an exponentially distributed time with this mean.
     SleepExp(Ns),
+    /// schedule_timeout() for this long.
+    SleepTimeout(Ns),
+    /// Arm the task's timer `slot` to expire after `delay`, signalling channel `signal`.
+    ModTimer {
+        /// The task's timer (index in `Names::timers`).
+        slot: usize,
+        /// Expiry from now.
+        delay: Ns,
+        /// TIMER_PINNED.
+        pinned: bool,
+        /// TIMER_DEFERRABLE.
+        deferrable: bool,
+        /// Channel signalled at expiry.
+        signal: usize,
+    },
+    /// Cancel the task's timer `slot`.
+    DelTimer(usize),
+    /// The enqueue micro-benchmark.
+    TimerBench {
+        /// Enqueue/dequeue pairs.
+        reps: u64,
+        /// Expiry of each enqueue.
+        delay: Ns,
+    },
     /// Block on a channel until signalled.
     Wait(usize),
     /// Signal a channel.
@@ -106,6 +130,8 @@ pub struct Names {
     pub templates: BTreeMap<String, usize>,
     /// Memory regions by name.
     pub regions: BTreeMap<String, usize>,
+    /// Task-private timers by name.
+    pub timers: BTreeMap<String, usize>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -128,6 +154,21 @@ impl Program {
                 OpSpec::RunExp(d) => Insn::RunExp(d.0),
                 OpSpec::Sleep(d) => Insn::Sleep(d.0),
                 OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
+                OpSpec::SleepTimeout(d) => Insn::SleepTimeout(d.0),
+                OpSpec::ModTimer(m) => Insn::ModTimer {
+                    slot: intern(&mut names.timers, &m.timer),
+                    delay: m.delay.0,
+                    pinned: m.pinned,
+                    deferrable: m.deferrable,
+                    signal: intern(&mut names.channels, &m.signal),
+                },
+                OpSpec::DelTimer(t) => Insn::DelTimer(intern(&mut names.timers, t)),
+                OpSpec::TimerBench(b) => {
+                    if b.reps == 0 {
+                        return Err(ScenarioError::new(format!("{field}[{i}].timer_bench.reps"), "expected at least 1"));
+                    }
+                    Insn::TimerBench { reps: b.reps, delay: b.delay.0 }
+                }
                 OpSpec::Wait(c) => Insn::Wait(intern(&mut names.channels, c)),
                 OpSpec::Signal(c) => Insn::Signal(intern(&mut names.channels, c)),
                 OpSpec::Lock(l) => Insn::Lock(intern(&mut names.locks, l)),
@@ -259,8 +300,6 @@ pub struct Task {
     pub last_wakee: Option<TaskId>,
     /// select_idle_sibling's recent_used_cpu.
     pub recent_used_cpu: CpuId,
-    /// Sleep generation (stale sleep timers are ignored).
-    pub sleep_gen: u32,
     /// Parent task.
     pub parent: Option<TaskId>,
     /// The task whose '@' channels this one uses: its fork parent, or itself.
@@ -275,6 +314,22 @@ pub struct Task {
     pub start_on: bool,
     /// Registered with the mm_cid allocator (a thread of a named process).
     pub rseq: bool,
+    /// Timer slack of this task's hrtimer sleeps (current->timer_slack_ns).
+    pub timer_slack_ns: Ns,
+    /// The hrtimer of the task's current nanosleep.
+    pub hrtimer: Option<crate::timers::HrtimerKey>,
+    /// When the current timed sleep was due to end (cyclictest-style latency).
+    pub timer_due: Option<Ns>,
+    /// The task's schedule_timeout() timer.
+    pub wheel_timer: Option<crate::timers::TimerId>,
+    /// The schedule_timeout() timer fired (rather than an early wakeup).
+    pub wheel_timer_fired: bool,
+    /// Kernel time owed when the task next runs: the exit half of the system call it
+    /// blocked in.
+    pub pending_exit_ns: Ns,
+    /// CPU of the task that last woke this one through shared data (a pipe or futex):
+    /// the data's lines come from there when it runs.
+    pub woken_from: Option<CpuId>,
     /// Statistics.
     pub stats: crate::metrics::TaskStats,
 }

@@ -43,6 +43,13 @@ pub enum TraceEvent {
         /// Idle state index, None on exit (the kernel prints 4294967295).
         state: Option<u32>,
     },
+    /// `timer_expire_entry`: a wheel timer's callback runs here.
+    TimerExpire {
+        /// Timer id.
+        timer: usize,
+        /// CPU whose base held it (another CPU: pulled by a migrator).
+        owner_cpu: usize,
+    },
 }
 
 /// A timestamped record on a CPU.
@@ -108,6 +115,7 @@ impl Trace {
                 TraceEvent::Waking { pid, target_cpu } => emit(out, serde_json::json!({"ph":"i","s":"t","pid":0,"tid":r.cpu,"ts":us(r.ts),"name":"sched_waking","args":{"pid":pid,"comm":self.comm(pid, 0),"target_cpu":target_cpu}}))?,
                 TraceEvent::Migrate { pid, orig_cpu, dest_cpu } => emit(out, serde_json::json!({"ph":"i","s":"t","pid":0,"tid":r.cpu,"ts":us(r.ts),"name":"sched_migrate_task","args":{"pid":pid,"orig_cpu":orig_cpu,"dest_cpu":dest_cpu}}))?,
                 TraceEvent::CpuIdle { .. } => {}
+                TraceEvent::TimerExpire { timer, owner_cpu } => emit(out, serde_json::json!({"ph":"i","s":"t","pid":0,"tid":r.cpu,"ts":us(r.ts),"name":"timer_expire_entry","args":{"timer":timer,"owner_cpu":owner_cpu}}))?,
             }
         }
         for (cpu, &(pid, start)) in running.iter().enumerate() {
@@ -136,6 +144,7 @@ impl Trace {
                 TraceEvent::Waking { pid, target_cpu } => writeln!(out, "{head} sched_waking: comm={} pid={pid} prio=120 target_cpu={target_cpu:03}", self.comm(pid, 0))?,
                 TraceEvent::Migrate { pid, orig_cpu, dest_cpu } => writeln!(out, "{head} sched_migrate_task: comm={} pid={pid} prio=120 orig_cpu={orig_cpu} dest_cpu={dest_cpu}", self.comm(pid, 0))?,
                 TraceEvent::CpuIdle { state } => writeln!(out, "{head} cpu_idle: state={} cpu_id={}", state.unwrap_or(u32::MAX), r.cpu)?,
+                TraceEvent::TimerExpire { timer, owner_cpu } => writeln!(out, "{head} timer_expire_entry: timer={timer} owner_cpu={owner_cpu}")?,
             }
         }
         Ok(())

@@ -408,8 +408,10 @@ fn cost_tables_are_physical() {
             c.ipi_send_ns,
             c.ipi_receive_ns,
             c.migration_ns,
-            c.idle_exit_ns,
             c.fork_ns,
+            c.kernel.syscall_entry_ns,
+            c.kernel.irq_entry_ns,
+            c.kernel.ttwu_ns,
         ] {
             assert!(v.is_finite() && v > 0.0, "{name}: {v}");
         }
@@ -422,7 +424,27 @@ fn cost_tables_are_physical() {
     assert_eq!(get("epyc-9654-2s").cost.cacheline.other_package_ns, 196.0);
     assert_eq!(get("bergamo").cost.cache.llc_kib, 16 * 1024);
     assert_eq!(get("epyc-9654-2s").cost.cache.llc_kib, 32 * 1024);
-    assert_eq!(get("xeon-80").cost.idle_exit_ns, 2000.0);
+    // intel_idle's skx_cstates: C1 exits in 2 us.
+    assert_eq!(get("xeon-80").idle_drivers[0].states[0].exit_latency_ns, 2000);
+}
+
+/// Every preset's idle states are ordered as cpuidle requires: exit latency and target
+/// residency grow with depth, and the deepest state of every preset powers the core down.
+#[test]
+fn idle_state_tables_are_ordered() {
+    for name in PRESET_NAMES {
+        let m = get(name);
+        assert_eq!(m.cpu_idle_driver.len(), m.nr_cpus());
+        for d in &m.idle_drivers {
+            assert!(!d.states.is_empty(), "{name}");
+            for w in d.states.windows(2) {
+                assert!(w[0].exit_latency_ns <= w[1].exit_latency_ns, "{name} {}: {} before {}", d.name, w[0].name, w[1].name);
+                assert!(w[0].target_residency_ns <= w[1].target_residency_ns, "{name} {}", d.name);
+            }
+            assert!(d.states.last().unwrap().loses_private_caches, "{name} {}: no core power-down state", d.name);
+            assert!(!d.states[0].loses_private_caches, "{name}: state 0 keeps caches");
+        }
+    }
 }
 
 #[test]

@@ -84,10 +84,17 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             group: t.group.as_ref().map_or(0, |g| group_index[g]),
             process: t.process.clone(),
             footprint: t.footprint_kib * 1024,
+            timer_slack_ns: t.timer_slack.map(|d| d.0),
         });
     }
 
     let all = m.all_cpus();
+    let nohz_full = match &k.tunables.nohz_full {
+        Some(list) => CpuMask::parse_list(list)
+            .map_err(|e| ScenarioError::new("kernel.tunables.nohz_full", e))?
+            .and(&all),
+        None => CpuMask::new(),
+    };
     let mut sim = Simulator {
         scenario_name: s.name.clone(),
         seed,
@@ -124,6 +131,29 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
         reporter,
         mm: Default::default(),
+        timers: crate::timers::Timers::new(
+            &m.cpus.iter().map(|c| c.node).collect::<Vec<_>>(),
+            m.node_span.len(),
+            k.tunables.hz,
+            feat.has(crate::features::Feature::TIMER_PULL),
+            k.tunables.timer_migration,
+        ),
+        cpuidle: (0..nr)
+            .map(|cpu| {
+                let d = m.cpu_idle_driver[cpu];
+                crate::cpuidle::CpuIdleDevice::new(d, &m.idle_drivers[d], k.tunables.cpuidle_governor)
+            })
+            .collect(),
+        tick_do_timer_cpu: Some(0),
+        nohz_idle_cpus: 0,
+        irq_until: vec![0; nr],
+        timer_base_writer: (0..nr).collect(),
+        nohz_full,
+        task_timers: BTreeMap::new(),
+        scratch_hr: Vec::new(),
+        scratch_timers: Vec::new(),
+        timer_latency: Default::default(),
+        timer_bench_ns: Default::default(),
         swq: Default::default(),
         error: None,
         rqs,
@@ -151,6 +181,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             let mask = if t.pin_each { CpuMask::single(pins[copy % pins.len()]) } else { affinity };
             let group = t.group.as_ref().map_or(0, |g| group_index[g]);
             let tid = sim.create_task(name, program, t.nice, mask, group, t.process.as_deref(), t.footprint_kib * 1024, None);
+            if let Some(slack) = t.timer_slack {
+                sim.tasks[tid].timer_slack_ns = slack.0;
+            }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
@@ -164,6 +197,13 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             } else {
                 sim.q.push(start, EventClass::Timer, EventKind::TaskStart { task: tid as u32 });
             }
+        }
+    }
+    sim.arm_kernel_timers(&s.timers);
+    // CPUs with nothing to run at boot enter the idle loop.
+    for cpu in 0..nr {
+        if sim.rqs[cpu].curr.is_none() && !sim.resched_pending[cpu] {
+            sim.do_idle(cpu, 0);
         }
     }
     sim.chans = vec![Channel::default(); names.channels.len()];
@@ -250,7 +290,13 @@ impl Simulator {
             wakee_flip_decay_ts: 0,
             last_wakee: None,
             recent_used_cpu: first,
-            sleep_gen: 0,
+            timer_slack_ns: self.k.tunables.timer_slack_ns,
+            hrtimer: None,
+            timer_due: None,
+            wheel_timer: None,
+            wheel_timer_fired: false,
+            pending_exit_ns: 0,
+            woken_from: None,
             parent,
             family: parent.unwrap_or(tid),
             live_children: 0,

@@ -22,6 +22,18 @@ impl Simulator {
             } else {
                 rq.stats.idle_ns += span;
             }
+            // Close an open idle-state residency at the end of the run.
+            let dev = &mut self.cpuidle[cpu];
+            if let crate::cpuidle::IdlePhase::In { state, entered } = dev.phase {
+                if entered < now {
+                    let s = &self.m.idle_drivers[dev.driver].states[state];
+                    let u = &mut dev.usage[state];
+                    u.usage += 1;
+                    u.time_ns += now - entered;
+                    u.energy_nj += s.power_mw * (now - entered) as f64 / 1000.0;
+                }
+            }
+            self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
         }
         for t in &mut self.tasks {
             if matches!(t.state, crate::task::TaskState::Runnable | crate::task::TaskState::Throttled) {
@@ -52,6 +64,19 @@ impl Simulator {
         put("newidle_pulls", self.rqs.iter().map(|r| r.stats.newidle_pulls).sum::<u64>() as f64);
         put("idle_while_waiting_llc_seconds", self.wc.lost_llc_ns as f64 / 1e9);
         put("idle_while_waiting_machine_seconds", self.wc.lost_machine_ns as f64 / 1e9);
+        put("timers_armed", c.timers_armed as f64);
+        put("timers_pushed", c.timers_pushed as f64);
+        put("timer_same_bucket", c.timer_same_bucket as f64);
+        put("timer_expiries", c.timer_expiries as f64);
+        put("timer_remote_expiries", c.timer_remote_expiries as f64);
+        put("hrtimer_expiries", c.hrtimer_expiries as f64);
+        put("timer_ipis", c.timer_ipis as f64);
+        put("wake_idle_without_ipi", c.wake_idle_without_ipi as f64);
+        put("tmigr_remote_cpus", c.tmigr_remote_cpus as f64);
+        put("tmigr_walk_levels", c.tmigr_walk_levels as f64);
+        put("idle_ticks_empty", c.idle_ticks_empty as f64);
+        let idle_entries: u64 = self.cpuidle.iter().flat_map(|d| d.usage.iter().map(|u| u.usage)).sum();
+        put("idle_state_entries", idle_entries as f64);
         for (name, ns) in &self.mm.kernel_ns {
             summary.insert(format!("kernel_{name}_seconds"), *ns as f64 / 1e9);
         }
@@ -73,6 +98,11 @@ impl Simulator {
             .collect();
         let mut histograms = BTreeMap::new();
         histograms.insert("wakeup_latency".to_string(), self.wakeup_latency.summary());
+        histograms.insert("timer_latency".to_string(), self.timer_latency.summary());
+        let bench = self.timer_bench_ns.summary();
+        if bench.count > 0 {
+            histograms.insert("timer_bench".to_string(), bench);
+        }
         let touch = self.mm.touch_area.summary();
         if touch.count > 0 {
             histograms.insert("touch_area".to_string(), touch);

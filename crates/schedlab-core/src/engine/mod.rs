@@ -48,6 +48,8 @@ pub struct Mutex {
     pub owner: Option<TaskId>,
     /// Tasks blocked in `lock`, FIFO (handed the lock in order).
     pub waiters: VecDeque<TaskId>,
+    /// CPU that last wrote the lock word.
+    pub last_cpu: Option<usize>,
 }
 
 /// A task template that `fork` instantiates.
@@ -67,6 +69,8 @@ pub struct Template {
     pub process: Option<String>,
     /// Footprint, bytes.
     pub footprint: u64,
+    /// Timer slack of the children (None = the kernel default).
+    pub timer_slack_ns: Option<crate::time::Ns>,
 }
 
 /// A cgroup as the engine tracks it.
@@ -101,6 +105,28 @@ pub struct Counters {
     pub refill_ns: u128,
     /// Nohz idle balance kicks.
     pub nohz_kicks: u64,
+    /// Wheel timers armed (mod_timer that queued).
+    pub timers_armed: u64,
+    /// Of those, placed on another CPU by the push heuristic.
+    pub timers_pushed: u64,
+    /// mod_timer calls served by the same-bucket shortcut.
+    pub timer_same_bucket: u64,
+    /// Wheel timers expired.
+    pub timer_expiries: u64,
+    /// Of those, expired on another CPU than their own (pull model migrator).
+    pub timer_remote_expiries: u64,
+    /// hrtimers expired.
+    pub hrtimer_expiries: u64,
+    /// IPIs sent because a new first timer landed on an idle-marked base.
+    pub timer_ipis: u64,
+    /// Idle CPUs told to reschedule through their polled flags instead of an IPI.
+    pub wake_idle_without_ipi: u64,
+    /// Idle CPUs whose timer handlers ran for remote CPUs (tmigr_handle_remote_cpu).
+    pub tmigr_remote_cpus: u64,
+    /// Levels walked in the timer migration hierarchy.
+    pub tmigr_walk_levels: u64,
+    /// Ticks that woke an idle CPU for nothing.
+    pub idle_ticks_empty: u64,
 }
 
 /// One run in progress.
@@ -145,6 +171,30 @@ pub struct Simulator {
     pub(crate) wakeup_latency: LatencyHistogram,
     pub(crate) trace: Option<Trace>,
     pub(crate) mm: crate::sched::mm::MmState,
+    /// Timer wheels, hrtimers and the timer migration hierarchy.
+    pub(crate) timers: crate::timers::Timers,
+    /// Per-CPU cpuidle devices (governor memory, residency counters).
+    pub(crate) cpuidle: Vec<crate::cpuidle::CpuIdleDevice>,
+    /// The CPU with the do_timer duty (tick_do_timer_cpu); None = TICK_DO_TIMER_NONE.
+    pub(crate) tick_do_timer_cpu: Option<usize>,
+    /// CPUs whose tick is stopped (nohz.idle_cpus_mask weight).
+    pub(crate) nohz_idle_cpus: usize,
+    /// Per CPU: until when it is busy in an interrupt handler or a blocking task's
+    /// remaining kernel path (the next thing it does starts then).
+    pub(crate) irq_until: Vec<crate::time::Ns>,
+    /// Per CPU: the CPU that last wrote its timer base lock line.
+    pub(crate) timer_base_writer: Vec<usize>,
+    /// CPUs outside timer housekeeping (nohz_full=).
+    pub(crate) nohz_full: crate::cpumask::CpuMask,
+    /// Named timers of tasks: (task, name index) -> timer.
+    pub(crate) task_timers: std::collections::BTreeMap<(TaskId, usize), crate::timers::TimerId>,
+    pub(crate) scratch_hr: Vec<crate::timers::HrtimerFn>,
+    pub(crate) scratch_timers: Vec<crate::timers::TimerId>,
+    /// Histogram of timed-sleep overshoot: when the task runs again minus when its
+    /// sleep was due (cyclictest's latency).
+    pub(crate) timer_latency: LatencyHistogram,
+    /// Per-pair times of the timer enqueue micro-benchmark.
+    pub(crate) timer_bench_ns: LatencyHistogram,
     pub(crate) swq: crate::fair::shared_runq::SharedRunq,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) error: Option<SimError>,
@@ -213,13 +263,8 @@ impl Simulator {
                     self.segment_end(cpu);
                 }
             }
-            EventKind::SleepTimer { task, gen } => {
-                let task = task as usize;
-                if self.tasks[task].sleep_gen == gen && self.tasks[task].state == crate::task::TaskState::Sleeping {
-                    let cpu = self.tasks[task].cpu;
-                    self.try_to_wake_up(task, cpu, None, false);
-                }
-            }
+            EventKind::Hrtimer { cpu, seq } => self.hrtimer_event(cpu as usize, seq),
+            EventKind::TimerIrq { cpu, tick } => self.timer_irq_handler(cpu as usize, tick),
             EventKind::TaskStart { task } => {
                 let task = task as usize;
                 let cpu = self.tasks[task].cpu;

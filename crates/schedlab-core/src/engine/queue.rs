@@ -32,12 +32,21 @@ pub enum EventKind {
         /// The CPU's segment generation when armed.
         gen: u32,
     },
-    /// A sleeping task's timer expires.
-    SleepTimer {
-        /// Task index.
-        task: u32,
-        /// The task's sleep generation when armed.
-        gen: u32,
+    /// The hard expiry of an hrtimer: its CPU takes the interrupt (if the timer is
+    /// still queued: an earlier interrupt may have expired it within its slack).
+    Hrtimer {
+        /// CPU whose queue holds it.
+        cpu: u32,
+        /// Its arming sequence.
+        seq: u64,
+    },
+    /// The handler of a timer interrupt that woke an idle CPU runs, after the idle
+    /// state's exit latency.
+    TimerIrq {
+        /// CPU.
+        cpu: u32,
+        /// The interrupt was the tick.
+        tick: bool,
     },
     /// A task created with a start time becomes runnable.
     TaskStart {

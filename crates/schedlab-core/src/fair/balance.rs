@@ -306,6 +306,12 @@ impl Simulator {
         self.llc_nr_idle_scan[self.m.cpus[cpu].llc] = (weight * y / 1024) as usize;
     }
 
+    /// The periodic balance of an idle CPU whose tick still runs (SCHED_SOFTIRQ from
+    /// its own tick, run_rebalance_domains() with CPU_IDLE).
+    pub(crate) fn idle_tick_balance(&mut self, cpu: CpuId) {
+        self.rebalance_domains(cpu, IdleType::Idle);
+    }
+
     /// sched_balance_trigger(): periodic balance from the tick, and the nohz kick.
     pub(crate) fn trigger_load_balance(&mut self, cpu: CpuId) {
         if self.now >= self.rqs[cpu].next_balance {

@@ -62,9 +62,9 @@ pub const PLACES: [&str; 6] = ["own_core", "smt_sibling", "same_llc", "other_llc
 /// Parameters of the cache model; [`CacheParams::for_machine`] gives the defaults.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct CacheParams {
-    /// Idle time of a core after which its L1/L2 have been written back into its LLC
-    /// (deep C-state). `None`: cores only use shallow states that keep their caches
-    /// (e.g. `idle=poll`, `processor.max_cstate=1`).
+    /// Idle time of a core after which its L1/L2 have been written back into its LLC.
+    /// `None` (what runs use): only the idle states the governor picks write caches
+    /// back, through [`CidCache::core_power_down`].
     pub private_flush_idle_ns: Option<Ns>,
     /// Idle time of a whole LLC after which its contents are lost to DRAM. `None`:
     /// the LLC keeps data until other data displaces it.
@@ -86,13 +86,9 @@ pub struct CacheParams {
 impl CacheParams {
     /// Returns the defaults for a machine.
     ///
-    /// - `private_flush_idle_ns` = 200 µs (the engine replaces it with the run's
-    ///   `cpuidle_deep_after_ns`, so one idle model serves every mechanism): the
-    ///   governor picks the deepest state at once
-    ///   when the next timer is far; entering it costs about its exit latency (tens of
-    ///   µs on server parts, /sys/devices/system/cpu/cpu*/cpuidle/state*/latency) plus
-    ///   writing back at most one L2 (1 MiB at ~32 B/cycle ≈ 10 µs). Any value far below
-    ///   the idle gaps of a workload gives the same answer.
+    /// - `private_flush_idle_ns` = none: the engine marks a core's caches lost when the
+    ///   idle state the governor picked powers the core down (one idle model serves
+    ///   every mechanism).
     /// - `llc_flush_idle_ns` = none: no source says a Zen 4 or Xeon L3 drops its
     ///   contents while the socket is up.
     /// - Capacities: the cost table's L2 and LLC sizes.
@@ -104,7 +100,7 @@ impl CacheParams {
     pub fn for_machine(machine: &Machine) -> Self {
         let cache = &machine.cost.cache;
         CacheParams {
-            private_flush_idle_ns: Some(200_000),
+            private_flush_idle_ns: None,
             llc_flush_idle_ns: None,
             private_bytes: cache.l2_kib as u64 * 1024,
             llc_bytes: cache.llc_kib as u64 * 1024,
@@ -144,6 +140,8 @@ struct Lru {
     /// seq → (area, or None for foreign data; bytes)
     entries: BTreeMap<u64, (Option<AreaKey>, u64)>,
     last_active: Ns,
+    /// Last time the cache lost its contents to a power-down state.
+    power_down: Option<Ns>,
 }
 
 impl Lru {
@@ -173,8 +171,12 @@ impl Lru {
         self.total = 0;
     }
 
+    /// Whether the cache was written back since it was last used: a power-down
+    /// mark newer than the last activity, or (without marks) an idle period longer
+    /// than the threshold.
     fn flushed_by(&self, idle: Option<Ns>, now: Ns) -> bool {
-        idle.is_some_and(|f| now >= self.last_active.saturating_add(f))
+        self.power_down.is_some_and(|t| t > self.last_active && t <= now)
+            || idle.is_some_and(|f| now >= self.last_active.saturating_add(f))
     }
 }
 
@@ -331,6 +333,19 @@ impl CidCache {
         (ps, ls)
     }
 
+    /// The core of `cpu` entered a power-down idle state at `at`: its L1/L2 contents
+    /// are written back to the LLC.
+    pub fn core_power_down(&mut self, cpu: CpuId, at: Ns) {
+        let core = self.cpus[cpu].core;
+        self.cores[core].power_down = Some(at);
+    }
+
+    /// The LLC of `cpu` lost its contents to a power-down state at `at`.
+    pub fn llc_power_down(&mut self, cpu: CpuId, at: Ns) {
+        let llc = self.cpus[cpu].llc;
+        self.llcs[llc].power_down = Some(at);
+    }
+
     /// `cpu` reads and writes every byte of area `key` (`bytes` long) at `now`.
     /// Returns the pass's cost; afterwards the area lives in `cpu`'s core.
     pub fn touch(&mut self, key: AreaKey, cpu: CpuId, bytes: u64, now: Ns) -> PassCost {
@@ -393,6 +408,9 @@ mod tests {
         let mut c = CidCache::new(&m, CacheParams::for_machine(&m));
         c.touch((0, 0), 1, AREA, 0);
         assert_eq!(c.residency((0, 0), 100_000), Residency::Private(1));
+        // The core powers down at 500 us: from then on its data is in the LLC only.
+        c.core_power_down(1, 500_000);
+        assert_eq!(c.residency((0, 0), 400_000), Residency::Private(1));
         assert_eq!(c.residency((0, 0), NSEC_PER_MSEC), Residency::Llc(0));
         // Same CPU after the flush: lines come from its own L3.
         let p = c.touch((0, 0), 1, AREA, NSEC_PER_MSEC);

@@ -96,14 +96,10 @@ impl Simulator {
                     rq.avg_idle = update_avg(rq.avg_idle, delta).min(max.max(1));
                     rq.idle_stamp = 0;
                 }
-                self.trace_event(cpu, crate::trace::TraceEvent::CpuIdle { state: None });
+                self.tick_nohz_idle_exit(cpu);
             } else {
                 rq.stats.busy_ns += span;
                 self.wc.idle_changed(now, llc, 1);
-                // NOHZ idle: stop the tick.
-                rq.tick_gen = rq.tick_gen.wrapping_add(1);
-                rq.tick_armed = false;
-                self.trace_event(cpu, crate::trace::TraceEvent::CpuIdle { state: Some(0) });
             }
         }
         self.rqs[cpu].curr = next;

@@ -115,14 +115,29 @@ impl Simulator {
         // Separate pools for cpu_id- and cid-indexed areas of one process.
         let key = (self.tasks[c].mm * 2 + cid.is_some() as usize, index);
         let m = &self.m;
-        // One idle model for the run: a core idle past the deep-state threshold has
-        // written its private caches back (CC6/C6); without one, caches are kept.
-        let params = CacheParams { private_flush_idle_ns: self.k.tunables.cpuidle_deep_after_ns, ..CacheParams::for_machine(m) };
+        // One idle model for the run: cores lose their private caches when the idle
+        // state the governor picks powers them down (see `cpuidle_power_down`).
+        let params = CacheParams::for_machine(m);
         let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, params));
         let cost = cache.touch(key, cpu, bytes, self.now);
         self.tasks[c].overhead_ns += cost.ns;
         if record {
             self.mm.touch_area.record(cost.ns);
+        }
+    }
+
+    /// A CPU entered idle state `state` at `at`: if that powers its core down (every
+    /// SMT sibling in such a state), the core's private caches are lost to the per-cid
+    /// data model.
+    pub(crate) fn cpuidle_power_down(&mut self, cpu: usize, at: Ns) {
+        let Some(cache) = &mut self.mm.cache else { return };
+        let core_off = self.m.smt_mask(cpu).iter().all(|s| {
+            let dev = &self.cpuidle[s];
+            matches!(dev.phase, crate::cpuidle::IdlePhase::In { state, .. }
+                if self.m.idle_drivers[dev.driver].states[state].loses_private_caches)
+        });
+        if core_off {
+            cache.core_power_down(cpu, at);
         }
     }
 
@@ -199,14 +214,16 @@ impl Simulator {
         reg.dirty = false;
     }
 
-    /// Which CPUs are idle now, and whether long enough to be powered down.
+    /// Which CPUs are idle now, and whether their idle state took them out of the
+    /// coherency (DVM) domain.
     fn idle_cpus(&self, busy: usize) -> IdleCpus {
         let mut idle = IdleCpus::none();
         for (cpu, rq) in self.rqs.iter().enumerate() {
             if cpu == busy || rq.curr.is_some() {
                 continue;
             }
-            let deep = self.k.tunables.cpuidle_deep_after_ns.is_some_and(|t| self.now - rq.state_since >= t);
+            let dev = &self.cpuidle[cpu];
+            let deep = dev.state_at(self.now).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].leaves_coherency);
             if deep {
                 idle.off.set(cpu);
             } else {

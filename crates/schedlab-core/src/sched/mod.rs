@@ -8,8 +8,10 @@
 
 mod account;
 mod bandwidth;
+mod idle;
 pub(crate) mod mm;
 mod program;
+mod timer;
 
 use crate::engine::queue::{EventClass, EventKind};
 use crate::engine::Simulator;
@@ -24,13 +26,20 @@ impl Simulator {
         if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
             return;
         }
-        t.sleep_gen = t.sleep_gen.wrapping_add(1);
         t.stats.nr_wakeups += 1;
         self.counters.wakeups += 1;
+        self.hrtimer_cancel_task(p);
         if let Some(w) = waker {
             self.record_wakee(w, p);
         }
         let prev = self.tasks[p].cpu;
+        // The waker's path: try_to_wake_up() itself plus the wakee's task and runqueue
+        // lines, last written where it last ran. IPIs it sends leave after it.
+        let k = &self.m.cost.kernel;
+        let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, prev));
+        let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
+        self.charge_kernel(this_cpu, ttwu);
+        self.tasks[p].woken_from = waker.map(|_| this_cpu);
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
         if cpu != prev {
@@ -86,25 +95,59 @@ impl Simulator {
         self.trace_event(dst, TraceEvent::Migrate { pid: p + 1, orig_cpu: src, dest_cpu: dst });
     }
 
-    /// Asks `cpu` to reschedule (resched_curr); remote CPUs get an IPI.
+    /// Asks `cpu` to reschedule (resched_curr). A local request takes effect when the
+    /// current kernel path ends (interrupt exit); a remote one needs an IPI, or on an
+    /// idle CPU polling its flags (x86 MWAIT) just the flag write, and then the idle
+    /// state's exit latency.
     pub(crate) fn resched_curr(&mut self, cpu: usize, from_cpu: usize) {
         if self.resched_pending[cpu] {
             return;
         }
         self.resched_pending[cpu] = true;
-        let mut delay: f64 = 0.0;
-        if cpu != from_cpu {
-            self.send_ipi(from_cpu, cpu);
-            delay += self.m.cost.ipi_send_ns + self.m.cost.ipi_receive_ns;
-            if self.rqs[cpu].curr.is_none() {
-                delay += self.m.cost.idle_exit_ns;
+        let at = if cpu == from_cpu {
+            match self.rqs[cpu].curr {
+                Some(_) => self.now,
+                None => self.irq_until[cpu].max(self.now),
             }
-        }
-        if delay == 0.0 {
+        } else {
+            self.kick_remote_cpu(from_cpu, cpu)
+        };
+        if at == self.now {
             self.q.push_now(EventKind::Resched { cpu: cpu as u32 });
         } else {
-            self.q.push(self.now + delay as Ns, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
+            self.q.push(at, EventClass::Segment, EventKind::Resched { cpu: cpu as u32 });
         }
+    }
+
+    /// Time the kernel path running on `cpu` still needs before it can act on the
+    /// outside world (send an IPI): the running task's pending kernel time, or the
+    /// rest of the handler an idle CPU is in.
+    pub(crate) fn send_delay(&self, cpu: usize) -> Ns {
+        match self.rqs[cpu].curr {
+            Some(c) => self.tasks[c].overhead_ns,
+            None => self.irq_until[cpu].saturating_sub(self.now),
+        }
+    }
+
+    /// Makes remote `cpu` notice a resched sent from `from`; returns when its
+    /// scheduler runs.
+    fn kick_remote_cpu(&mut self, from: usize, cpu: usize) -> Ns {
+        let d = self.m.distance(from, cpu);
+        let send_at = self.now + self.send_delay(from);
+        let k = &self.m.cost.kernel;
+        let (entry, send) = (k.irq_entry_ns, self.m.cost.ipi_send_ns);
+        if self.rqs[cpu].curr.is_none() && self.polling_idle(cpu, send_at) {
+            // set_nr_and_not_polling(): the write to the monitored line wakes it.
+            self.counters.wake_idle_without_ipi += 1;
+            let arrive = send_at + self.m.cost.cacheline.at(d) as Ns;
+            return self.idle_irq_arrive(cpu, arrive, false);
+        }
+        self.send_ipi(from, cpu);
+        let ns = self.path_ns(from, send);
+        self.charge_kernel(from, ns);
+        let arrive = send_at + ns + self.m.cost.ipi_latency_ns(d) as Ns;
+        let start = if self.rqs[cpu].curr.is_none() { self.idle_irq_arrive(cpu, arrive, false) } else { arrive };
+        start + self.path_ns(cpu, entry)
     }
 
     /// Counts an IPI from one CPU to another.
@@ -130,6 +173,11 @@ impl Simulator {
             next = self.pick_next_task_fair(cpu);
         }
         self.switch_to(cpu, prev, next);
+        if next.is_none() && matches!(self.cpuidle[cpu].phase, crate::cpuidle::IdlePhase::Awake) {
+            // Nothing to run: back to the idle loop once the kernel path here ends.
+            let at = self.irq_until[cpu].max(self.now);
+            self.do_idle(cpu, at);
+        }
     }
 
     fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
@@ -159,8 +207,16 @@ impl Simulator {
     /// Bookkeeping of a task getting the CPU: wait time, wakeup latency, switch and refill costs.
     fn start_running(&mut self, cpu: usize, n: TaskId) {
         let now = self.now;
-        let switch_cost = self.m.cost.context_switch_ns as Ns;
+        // What the CPU still had to finish first (a handler, the previous task's
+        // system call entry), the switch itself, and the rest of the system call this
+        // task blocked in, with the shared data its waker wrote.
+        let debt = std::mem::replace(&mut self.irq_until[cpu], now).saturating_sub(now);
+        let data = self.tasks[n].woken_from.take().map_or(0.0, |w| {
+            self.m.cost.kernel.wake_data_lines * self.m.cost.cacheline.at(self.m.distance(w, cpu))
+        });
+        let switch_cost = debt + self.path_ns(cpu, self.m.cost.context_switch_ns) + data as Ns;
         let t = &mut self.tasks[n];
+        let switch_cost = switch_cost + std::mem::take(&mut t.pending_exit_ns);
         t.state = TaskState::Running;
         t.stats.nr_switches += 1;
         t.stats.wait_ns += now - t.runnable_since;
@@ -169,6 +225,10 @@ impl Simulator {
             self.wakeup_latency.record(now - t.runnable_since);
         }
         t.overhead_ns += switch_cost;
+        if let Some(due) = t.timer_due.take() {
+            // cyclictest's measure: user code runs again at now + overhead.
+            self.timer_latency.record((now + t.overhead_ns).saturating_sub(due));
+        }
         t.se.exec_start = now;
         t.progress_stamp = now;
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
@@ -196,7 +256,7 @@ impl Simulator {
         }
     }
 
-    fn arm_tick(&mut self, cpu: usize) {
+    pub(crate) fn arm_tick(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
         rq.tick_armed = true;
         let gen = rq.tick_gen;
@@ -228,15 +288,28 @@ impl Simulator {
         }
     }
 
-    /// The periodic tick of a busy CPU (sched_tick).
+    /// The tick (tick_sched_timer): on a busy CPU the scheduler tick and the timer
+    /// interrupt work; on an idle CPU a retained tick, or the stopped tick's programmed
+    /// next event, which wakes it from its idle state.
     pub(crate) fn scheduler_tick(&mut self, cpu: usize) {
         let rq = &mut self.rqs[cpu];
         rq.tick_armed = false;
         rq.stats.ticks += 1;
         if rq.curr.is_none() {
-            return; // NOHZ: the tick stops while idle
+            if rq.tick_stopped {
+                rq.next_tick = 0; // fired: the idle loop reprograms whatever is next
+            }
+            self.timer_interrupt(cpu, true);
+            if self.rqs[cpu].curr.is_none() && !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
+                self.arm_tick(cpu); // a retained tick keeps firing in idle
+            }
+            return;
         }
         self.update_curr(cpu);
+        self.timer_interrupt(cpu, true);
+        if self.rqs[cpu].curr.is_none() {
+            return;
+        }
         if let Some(c) = self.rqs[cpu].curr {
             self.mm_tick(cpu, c);
         }

@@ -5,11 +5,18 @@
 //! lock/unlock with hand-off, fork (kernel_clone → wake_up_new_task), wait4, exit.
 //! Model: instantaneous steps run back to back; a step that takes time (run) or
 //! blocks ends the walk. A program that loops without ever taking time is an error.
+//! System calls cost kernel time (entry, the call's own path, exit): each step's
+//! effect happens at once and its cost becomes kernel time the task runs next, so
+//! anything the call sends to another CPU (a wakeup IPI) leaves after the cost that
+//! precedes it (`send_delay`). A task that blocks leaves the rest of its system call
+//! entry to its CPU, which finishes it before running anything else, and pays the
+//! call's exit when it runs again.
 
-use crate::engine::queue::{EventClass, EventKind};
 use crate::engine::Simulator;
 use crate::error::SimError;
 use crate::task::{Insn, TaskId, TaskState};
+use crate::time::Ns;
+use crate::timers::{TimerFlags, TimerFn};
 
 /// Instantaneous steps allowed in a row before a program is declared a busy loop.
 const MAX_INSTANT_STEPS: u32 = 1_000_000;
@@ -56,37 +63,74 @@ impl Simulator {
                     self.sleep_for(c, cpu, d);
                     return false;
                 }
+                Insn::SleepTimeout(d) => {
+                    self.syscall_entry(c, cpu);
+                    let ns = self.schedule_timeout(c, cpu, d);
+                    self.tasks[c].overhead_ns += ns;
+                    let exit = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns);
+                    self.block(c, cpu, TaskState::Sleeping, exit);
+                    return false;
+                }
+                Insn::ModTimer { slot, delay, pinned, deferrable, signal } => {
+                    let ch = self.resolve_channel(c, signal);
+                    let t = *self.task_timers.entry((c, slot)).or_insert_with(|| {
+                        self.timers.setup(TimerFn::Signal(ch), TimerFlags { pinned, deferrable }, cpu)
+                    });
+                    let jiffies = delay.div_ceil(self.tick_ns).max(1);
+                    let ns = self.mod_timer(cpu, t, jiffies);
+                    self.tasks[c].overhead_ns += ns;
+                }
+                Insn::DelTimer(slot) => {
+                    if let Some(&t) = self.task_timers.get(&(c, slot)) {
+                        let ns = self.del_timer(cpu, t);
+                        self.tasks[c].overhead_ns += ns;
+                    }
+                }
+                Insn::TimerBench { reps, delay } => {
+                    self.timer_bench(c, cpu, reps, delay);
+                    return true;
+                }
                 Insn::Wait(ch) => {
                     let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
                     if self.chans[ch].tokens > 0 {
                         self.chans[ch].tokens -= 1;
+                        self.syscall_exit(c, cpu);
                     } else {
                         self.chans[ch].waiters.push_back(c);
-                        self.block(c, cpu, TaskState::Blocked);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
                         return false;
                     }
                 }
                 Insn::Signal(ch) => {
                     let ch = self.resolve_channel(c, ch);
-                    match self.chans[ch].waiters.pop_front() {
-                        Some(w) => self.try_to_wake_up(w, cpu, Some(c), true),
-                        None => self.chans[ch].tokens += 1,
-                    }
+                    self.syscall_entry(c, cpu);
+                    self.signal_channel(ch, cpu, Some(c));
+                    self.syscall_exit(c, cpu);
                 }
                 Insn::Lock(l) => {
+                    // An uncontended futex lock is a user-space atomic on the lock word.
+                    self.touch_lock_word(c, cpu, l);
                     if self.locks[l].owner.is_none() {
                         self.locks[l].owner = Some(c);
                     } else {
+                        self.syscall_entry(c, cpu);
                         self.locks[l].waiters.push_back(c);
-                        self.block(c, cpu, TaskState::Blocked);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
                         return false;
                     }
                 }
                 Insn::Unlock(l) => {
+                    self.touch_lock_word(c, cpu, l);
                     let next = self.locks[l].waiters.pop_front();
                     self.locks[l].owner = next;
                     if let Some(w) = next {
+                        // futex_wake(): a system call only when someone waits.
+                        self.syscall_entry(c, cpu);
                         self.try_to_wake_up(w, cpu, Some(c), false);
+                        self.syscall_exit(c, cpu);
                     }
                 }
                 Insn::Fork { template, count } => {
@@ -96,10 +140,13 @@ impl Simulator {
                     return true; // the fork cost is charged as overhead before the next step
                 }
                 Insn::WaitChildren => {
+                    self.syscall_entry(c, cpu);
                     if self.tasks[c].live_children > 0 {
-                        self.block(c, cpu, TaskState::Blocked);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
                         return false;
                     }
+                    self.syscall_exit(c, cpu);
                 }
                 Insn::LoopStart { .. } | Insn::LoopEnd { .. } => self.step_loop(c, insn),
                 Insn::TouchArea { bytes, by_cid, record } => {
@@ -194,16 +241,78 @@ impl Simulator {
         }
     }
 
+    /// nanosleep(d): the system call arms an hrtimer `d` after it starts (with the
+    /// task's timer slack) and blocks.
     fn sleep_for(&mut self, c: TaskId, cpu: usize, d: u64) {
-        self.block(c, cpu, TaskState::Sleeping);
-        let gen = self.tasks[c].sleep_gen;
-        self.q.push(self.now + d, EventClass::Timer, EventKind::SleepTimer { task: c as u32, gen });
+        self.syscall_entry(c, cpu);
+        let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
+        self.tasks[c].overhead_ns += start;
+        let soft = self.now + self.tasks[c].overhead_ns + d;
+        self.hrtimer_sleep(c, cpu, soft);
+        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        self.block(c, cpu, TaskState::Sleeping, exit);
     }
 
-    /// Takes the running task off its runqueue because it sleeps or blocks.
-    fn block(&mut self, c: TaskId, cpu: usize, state: TaskState) {
+    /// Takes the running task off its runqueue because it sleeps or blocks. Its pending
+    /// kernel time stays with the CPU (the rest of the system call entry runs before
+    /// anything else there); `exit_ns` is what it pays on its way back to user space.
+    fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
         self.dequeue_task_fair(cpu, c);
-        self.tasks[c].state = state;
+        let t = &mut self.tasks[c];
+        t.state = state;
+        t.pending_exit_ns += exit_ns;
+        let owed = std::mem::take(&mut t.overhead_ns);
+        t.stats.sys_ns += owed;
+        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + owed;
+    }
+
+    /// System call entry: kernel time of the running task.
+    fn syscall_entry(&mut self, c: TaskId, cpu: usize) {
+        let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_entry_ns);
+        self.tasks[c].overhead_ns += ns;
+        self.tasks[c].stats.sys_ns += ns;
+    }
+
+    /// System call exit of a call that did not block.
+    fn syscall_exit(&mut self, c: TaskId, cpu: usize) {
+        let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        self.tasks[c].overhead_ns += ns;
+        self.tasks[c].stats.sys_ns += ns;
+    }
+
+    /// Signals channel `ch` from `cpu` (a pipe write or futex wake by task `waker`, or
+    /// a work item queued from a timer callback): wakes the first waiter or banks a
+    /// token.
+    pub(crate) fn signal_channel(&mut self, ch: usize, cpu: usize, waker: Option<TaskId>) {
+        match self.chans[ch].waiters.pop_front() {
+            Some(w) => self.try_to_wake_up(w, cpu, waker, waker.is_some()),
+            None => self.chans[ch].tokens += 1,
+        }
+    }
+
+    /// The lock word of mutex `l` moves to this CPU (the atomic on it).
+    fn touch_lock_word(&mut self, c: TaskId, cpu: usize, l: usize) {
+        let last = std::mem::replace(&mut self.locks[l].last_cpu, Some(cpu));
+        if let Some(from) = last.filter(|&f| f != cpu) {
+            let ns = self.m.cost.cacheline.at(self.m.distance(cpu, from)) as Ns;
+            self.tasks[c].overhead_ns += ns;
+        }
+    }
+
+    /// The timer enqueue micro-benchmark: `reps` times mod_timer() of one non-pinned
+    /// timer `delay` ahead, then timer_delete(), in kernel context on `cpu`. The time
+    /// each pair takes is recorded.
+    fn timer_bench(&mut self, c: TaskId, cpu: usize, reps: u64, delay: Ns) {
+        let t = *self.task_timers.entry((c, usize::MAX)).or_insert_with(|| self.timers.setup(TimerFn::Bench, TimerFlags::default(), cpu));
+        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        let mut total = 0;
+        for _ in 0..reps {
+            let ns = self.mod_timer(cpu, t, jiffies) + self.del_timer(cpu, t);
+            self.timer_bench_ns.record(ns);
+            total += ns;
+        }
+        self.tasks[c].overhead_ns += total;
+        self.tasks[c].stats.sys_ns += total;
     }
 
     fn do_fork(&mut self, parent: TaskId, cpu: usize, template: usize) {
@@ -212,6 +321,9 @@ impl Simulator {
         let mask = tpl.affinity.map_or(self.m.all_cpus(), |a| a.and(&self.m.all_cpus()));
         let mask = if mask.is_empty() { self.m.all_cpus() } else { mask };
         let child = self.create_task(format!("{}-{n}", tpl.name), tpl.program, tpl.nice, mask, tpl.group, tpl.process.as_deref(), tpl.footprint, Some(parent));
+        if let Some(slack) = tpl.timer_slack_ns {
+            self.tasks[child].timer_slack_ns = slack;
+        }
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
         self.tasks[parent].live_children += 1;
         self.tasks[parent].overhead_ns += self.m.cost.fork_ns as u64;
@@ -220,6 +332,10 @@ impl Simulator {
 
     fn do_exit(&mut self, c: TaskId, cpu: usize) {
         self.mm_exit(c, cpu);
+        self.hrtimer_cancel_task(c);
+        if let Some(t) = self.tasks[c].wheel_timer {
+            self.timers.del_timer(t);
+        }
         self.dequeue_task_fair(cpu, c);
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;
@@ -233,5 +349,8 @@ impl Simulator {
                 self.try_to_wake_up(p, cpu, Some(c), false);
             }
         }
+        // The exit path's kernel time is the CPU's to finish.
+        let owed = std::mem::take(&mut self.tasks[c].overhead_ns);
+        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + owed;
     }
 }

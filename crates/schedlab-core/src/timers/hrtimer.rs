@@ -90,6 +90,12 @@ impl Hrtimers {
         }
     }
 
+    /// Whether an interrupt at `at` would expire something on `cpu` (the first timer in
+    /// hard-expiry order has reached its soft expiry).
+    pub fn first_soft_due(&self, cpu: usize, at: Ns) -> bool {
+        self.queues[cpu].first_key_value().is_some_and(|(_, t)| t.soft <= at)
+    }
+
     /// Timers queued on `cpu`.
     pub fn len(&self, cpu: usize) -> usize {
         self.queues[cpu].len()

@@ -46,10 +46,19 @@ pub struct TimerFlags {
 pub enum TimerFn {
     /// process_timeout(): wake the task sleeping in schedule_timeout().
     ProcessTimeout(usize),
-    /// A background kernel timer (delayed work, housekeeping) of the noise model.
-    Background(usize),
+    /// delayed_work_timer_fn(): queue a work item, waking the kworker that waits on
+    /// this channel.
+    Signal(usize),
     /// A timer armed and cancelled by the enqueue micro-benchmark; never expires.
     Bench,
+    /// A background kernel timer: runs `work_ns` of callback and re-arms itself
+    /// `period` jiffies ahead from the CPU that expired it.
+    Rearm {
+        /// Re-arm period, jiffies.
+        period: u64,
+        /// Callback CPU time, ns.
+        work_ns: u64,
+    },
 }
 
 /// One timer_list.

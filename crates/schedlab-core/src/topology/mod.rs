@@ -13,6 +13,7 @@
 
 pub mod domains;
 pub mod preset_costs;
+pub mod preset_idle;
 pub mod presets;
 pub mod sysfs;
 
@@ -120,6 +121,10 @@ pub struct Machine {
     pub cpus: Vec<CpuTopo>,
     /// Cache sizes, latencies and operation costs.
     pub cost: CostTable,
+    /// cpuidle state tables, one per core type.
+    pub idle_drivers: Vec<crate::cpuidle::IdleDriver>,
+    /// Index into `idle_drivers` of each CPU.
+    pub cpu_idle_driver: Vec<usize>,
     /// CPUs of each LLC, indexed by LLC.
     #[serde(skip)]
     pub llc_span: Vec<CpuMask>,
@@ -148,12 +153,27 @@ impl Machine {
         let llc_span = span(|c| c.llc);
         let core_span = span(|c| c.core);
         let node_span = span(|c| c.node);
+        let mut idle_drivers: Vec<crate::cpuidle::IdleDriver> = Vec::new();
+        let mut types: Vec<&str> = Vec::new();
+        let cpu_idle_driver = cpus
+            .iter()
+            .map(|c| match types.iter().position(|t| *t == c.core_type) {
+                Some(i) => i,
+                None => {
+                    types.push(&c.core_type);
+                    idle_drivers.push(preset_idle::idle_driver(name, &c.core_type, arch));
+                    idle_drivers.len() - 1
+                }
+            })
+            .collect();
         let mut m = Machine {
             name: name.to_string(),
             description: description.to_string(),
             arch,
             cpus,
             cost,
+            idle_drivers,
+            cpu_idle_driver,
             llc_span,
             core_span,
             node_span,

@@ -30,7 +30,7 @@
 //!   ping-pong, Linux 6.6, Intel 11th-gen Core: 1,070 ns per thread switch, ~2,410 ns per
 //!   process switch (includes the wake-up path).
 
-use crate::cost::{CacheSizes, CachelineCosts, CostTable};
+use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts};
 
 /// Returns the duration of `cycles` core cycles at `mhz`, in ns.
 fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
@@ -42,6 +42,38 @@ fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
 /// the task's scheduling entity), at that CPU's sharing distance (`line_ns`).
 fn migration_estimate(code_ns: f64, line_ns: f64) -> f64 {
     code_ns + 4.0 * line_ns
+}
+
+/// Kernel path costs of an x86-64 server or desktop core at `mhz` (PROVISIONAL: being
+/// replaced by sourced figures).
+fn kernel_paths_x86(mhz: f64) -> KernelPathCosts {
+    let c = |cycles: f64| cycles_ns(cycles, mhz);
+    KernelPathCosts {
+        syscall_entry_ns: c(200.0),
+        syscall_exit_ns: c(200.0),
+        irq_entry_ns: c(900.0),
+        irq_exit_ns: c(900.0),
+        hrtimer_start_ns: c(250.0),
+        hrtimer_cancel_ns: c(180.0),
+        mod_timer_ns: c(120.0),
+        del_timer_ns: c(75.0),
+        nohz_target_per_cpu_ns: c(12.0),
+        timer_base_switch_ns: c(45.0),
+        timer_expire_ns: c(300.0),
+        tmigr_level_ns: c(60.0),
+        ttwu_ns: c(1500.0),
+        ttwu_lines: 4.0,
+        wake_data_lines: 2.0,
+        idle_entry_ns: c(1500.0),
+        ipi_delivery_ns: 500.0,
+    }
+}
+
+/// Kernel path costs of an arm64 core at `mhz` (PROVISIONAL).
+fn kernel_paths_arm(mhz: f64) -> KernelPathCosts {
+    let mut k = kernel_paths_x86(mhz);
+    k.ipi_delivery_ns = 700.0;
+    k
 }
 
 /// Returns a generic x86 server cost table, used by synthetic `topo()` machines and the
@@ -99,10 +131,9 @@ pub fn zen4_desktop_costs() -> CostTable {
         ipi_receive_ns: 1000.0,
         // estimate, see migration_estimate(): 0.5 us of code + 4 lines at same-LLC.
         migration_ns: migration_estimate(500.0, same_llc),
-        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
-        idle_exit_ns: 1000.0,
         // estimate: fork+exit of a small process (lmbench lat_proc fork class), tens of us.
         fork_ns: 40_000.0,
+        kernel: kernel_paths_x86(mhz),
     }
 }
 
@@ -137,10 +168,9 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
         ipi_receive_ns: 1000.0,
         // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
-        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
-        idle_exit_ns: 1000.0,
         // estimate: fork+exit of a small process on a server core.
         fork_ns: 50_000.0,
+        kernel: kernel_paths_x86(mhz),
     }
 }
 
@@ -180,10 +210,9 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
         ipi_receive_ns: 1000.0,
         // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
-        // estimate: ACPI C1 (MWAIT) as listed in AMD's _CST tables, 1 us.
-        idle_exit_ns: 1000.0,
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
+        kernel: kernel_paths_x86(mhz),
     }
 }
 
@@ -220,10 +249,9 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
         ipi_receive_ns: 1000.0,
         // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
-        // [intel_idle] skx_cstates C1 exit_latency = 2 us.
-        idle_exit_ns: 2000.0,
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
+        kernel: kernel_paths_x86(mhz),
     }
 }
 
@@ -262,10 +290,9 @@ pub fn kunpeng920_costs() -> CostTable {
         ipi_receive_ns: 1000.0,
         // estimate, see migration_estimate().
         migration_ns: migration_estimate(900.0, same_llc),
-        // [psci_wfi] WFI exit_latency = 1 us.
-        idle_exit_ns: 1000.0,
         // estimate: fork+exit on a 2.6 GHz Arm server core.
         fork_ns: 80_000.0,
+        kernel: kernel_paths_arm(2600.0),
     }
 }
 
@@ -303,11 +330,9 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         ipi_receive_ns: 1500.0,
         // estimate, see migration_estimate().
         migration_ns: migration_estimate(1200.0, same_llc),
-        // [psci_wfi] WFI exit_latency = 1 us (the deeper "c2" states of [gs101] exit in
-        // 160-220 us and are not the shallow state this field models).
-        idle_exit_ns: 1000.0,
         // estimate: fork+exit on a phone.
         fork_ns: 150_000.0,
+        kernel: kernel_paths_arm(big_mhz),
     }
 }
 

@@ -84,6 +84,7 @@ pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpe
         process: None,
         footprint_kib: 0,
         start: None,
+        timer_slack: None,
         program,
     }
 }

@@ -14,10 +14,10 @@ synchronous path) as perf report shows it.
 The idle state of the seven other CPUs decides what a DSB waits for, so each kernel runs
 twice:
 
-- `before`, `after`: the other CPUs idle in WFI (the model's default, no cpuidle_deep_after_ns):
+- `before`, `after`: the other CPUs idle in WFI (deeper idle states disabled, cpuidle_max_state = 0):
   clock-gated but coherent, they must acknowledge every DVM Sync;
-- `before/idle-off`, `after/idle-off` (what-if): cpuidle_deep_after_ns = 1 ms, so the other
-  CPUs, idle from the start, are powered down and out of the DVM domain; the DSB then waits
+- `before/idle-off`, `after/idle-off` (what-if): the cpuidle governor picks the states, so the
+  other CPUs, idle from the start, are powered down and out of the DVM domain; the DSB then waits
   for nobody but the issuing PE. Any threshold shorter than the run gives the same answer.
 
 The published run measured one phone in whatever states its cpuidle governor chose; both
@@ -44,10 +44,8 @@ from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, mach
 NAME = "swap"
 CONFIGS = ["before", "after", "before/idle-off", "after/idle-off"]
 PROFILES = {"before": "6.4", "after": "6.5"}
-# What-if: powered-down idle CPUs. The 7 other CPUs never run, so any threshold below the
-# run's length (about 10 s) gives the same result; 1 ms is the order of an arm64 core
-# power-down state's target residency (min-residency-us in Qualcomm/Arm device trees).
-DEEP_AFTER_NS = 1_000_000
+# WFI only: every idle state deeper than state 0 disabled (cpuidle.off-like).
+WFI_ONLY = {"cpuidle_max_state": 0}
 ITERATIONS = 10_000
 TIME_METRICS = ("elapsed_s", "user_s", "sys_s")
 METRICS = [
@@ -111,8 +109,8 @@ def build(machine: str, config: str, quick: bool) -> dict:
     if kernel not in PROFILES or idle not in ("", "idle-off"):
         raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     k: dict = {"profile": PROFILES[kernel], "features": {"TLB_BATCH": kernel == "after"}}
-    if idle:
-        k["tunables"] = {"cpuidle_deep_after_ns": DEEP_AFTER_NS}
+    if not idle:
+        k["tunables"] = dict(WFI_ONLY)
     return {
         "name": f"{NAME}-{kernel}" + (f"-{idle}" if idle else ""),
         "description": "taskset -c 4 ./a.out: 1 MiB shared anonymous region, 10000 x (read every page, MADV_PAGEOUT)",
@@ -196,7 +194,7 @@ kswapd path for every M, 1 included). Rows: elapsed seconds of each mode and
 
 The other CPUs are idle. `--idle wfi` (default): in WFI, coherent, so every arm64 DSB
 waits for them and the synchronous path's cost grows with the CPU count; `--idle off`:
-powered down (cpuidle_deep_after_ns = 1 ms), outside the DVM domain, so the CPU count
+powered down (the states the cpuidle governor picks), outside the DVM domain, so the CPU count
 stops mattering. On x86 idle CPUs are in lazy-TLB mode and get no flush IPI in either
 mode, and the single-threaded benchmark's mm is loaded nowhere else: x86 deferral has
 nothing to save here (it pays when the mm is live on other running CPUs, which this
@@ -218,8 +216,8 @@ def build_sweep(machine: str, config: str, quick: bool, idle: str = "wfi") -> di
     nr_cpus, mappers = _sweep_point(point)
     arch = machine.split("-", 1)[1]
     k: dict = {"profile": "6.5", "features": {"TLB_BATCH": mode == "batched"}}
-    if idle == "off":
-        k["tunables"] = {"cpuidle_deep_after_ns": DEEP_AFTER_NS}
+    if idle == "wfi":
+        k["tunables"] = dict(WFI_ONLY)
     params = {"cpu": min(4, nr_cpus - 1), "region_kib": 1024,
               "iterations": SWEEP_QUICK_ITERATIONS if quick else ITERATIONS}
     if point.endswith("map"):

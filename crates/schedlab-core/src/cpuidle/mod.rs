@@ -1,0 +1,272 @@
+//! cpuidle: the idle states a CPU can enter and the governor that picks one.
+//!
+//! Mirrors: drivers/cpuidle/cpuidle.c (cpuidle_enter_state(): residency, usage,
+//! above/below accounting), include/linux/cpuidle.h (struct cpuidle_state: exit
+//! latency, target residency, CPUIDLE_FLAG_POLLING / TLB_FLUSHED), the drivers that
+//! fill the tables (intel_idle, acpi_idle, psci/dt_idle_states), and the governors
+//! (`menu`, `teo`).
+//! Model: each CPU has a device with the states of its core type (big.LITTLE clusters
+//! differ), its governor's memory and the sysfs counters (usage, time, above, below).
+//! What a state does to the machine is its flags: exit latency paid by whatever wakes
+//! it, whether the core's private caches are written back, whether the core leaves the
+//! coherency (DVM) domain, whether an MWAIT-style state notices a resched without an
+//! IPI, and its power.
+
+pub mod menu;
+pub mod teo;
+
+use serde::Serialize;
+
+use crate::time::Ns;
+
+/// One idle state (struct cpuidle_state), as the driver reports it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IdleState {
+    /// Name as in /sys/devices/system/cpu/cpuN/cpuidle/stateK/name.
+    pub name: String,
+    /// Worst-case time from the wakeup event to the CPU running again, ns
+    /// (exit_latency_ns; DT states: entry + exit latency).
+    pub exit_latency_ns: Ns,
+    /// Minimum idle time for the state to pay off, ns (target_residency_ns).
+    pub target_residency_ns: Ns,
+    /// The CPU keeps watching its thread flags (MWAIT on x86): a remote resched sets
+    /// the flag and needs no IPI (set_nr_if_polling()).
+    pub polling: bool,
+    /// The core is powered down: its L1/L2 contents are written back and lost.
+    pub loses_private_caches: bool,
+    /// The core leaves the coherency/DVM domain (arm64 broadcast TLBI need not wait for it).
+    pub leaves_coherency: bool,
+    /// Power drawn by one core in this state, mW (0 where unknown).
+    pub power_mw: f64,
+}
+
+/// The states of one core type, shallowest first (state 0 is WFI/C1/POLL).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IdleDriver {
+    /// Driver name ("intel_idle", "acpi_idle", "psci_idle").
+    pub name: String,
+    /// States, shallowest first.
+    pub states: Vec<IdleState>,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+/// Which governor picks the state (the cpuidle.governor= boot option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GovernorKind {
+    /// drivers/cpuidle/governors/menu.c.
+    Menu,
+    /// drivers/cpuidle/governors/teo.c.
+    Teo,
+}
+
+impl GovernorKind {
+    /// Parses a governor name.
+    pub fn parse(name: &str) -> Result<GovernorKind, String> {
+        match name {
+            "menu" => Ok(GovernorKind::Menu),
+            "teo" => Ok(GovernorKind::Teo),
+            other => Err(format!("unknown cpuidle governor '{other}': expected \"menu\" or \"teo\"")),
+        }
+    }
+}
+
+/// What the governor is told when it picks a state.
+#[derive(Clone, Copy, Debug)]
+pub struct SelectInput {
+    /// Time to the next timer event the CPU must wake for (tick_nohz_get_sleep_length),
+    /// ns; Ns::MAX if none.
+    pub sleep_length_ns: Ns,
+    /// Time to the next tick if it keeps running (delta_next), ns.
+    pub delta_tick_ns: Ns,
+    /// The tick is already stopped (tick_nohz_tick_stopped()).
+    pub tick_stopped: bool,
+    /// Tick period, ns (TICK_NSEC).
+    pub tick_nsec: Ns,
+    /// PM QoS resume latency limit, ns (Ns::MAX = none).
+    pub latency_req_ns: Ns,
+    /// Deepest state the user allows (cpuidle state disable / max_cstate).
+    pub max_state: usize,
+}
+
+/// The governor's choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// State index.
+    pub state: usize,
+    /// Whether to stop the tick.
+    pub stop_tick: bool,
+}
+
+/// A governor's per-CPU memory.
+#[derive(Clone, Debug)]
+pub enum Governor {
+    /// menu.
+    Menu(menu::MenuDevice),
+    /// teo.
+    Teo(teo::TeoCpu),
+}
+
+/// Per-state counters as sysfs shows them.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StateUsage {
+    /// State name.
+    pub name: String,
+    /// Times entered (usage).
+    pub usage: u64,
+    /// Time spent in the state, ns (time, in us in sysfs).
+    pub time_ns: Ns,
+    /// Entries whose idle period was shorter than the target residency (above).
+    pub above: u64,
+    /// Entries where a deeper state would have fit the idle period (below).
+    pub below: u64,
+    /// Energy spent in the state, nJ (power × time).
+    pub energy_nj: f64,
+}
+
+/// Where a CPU is in its idle loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdlePhase {
+    /// Running a task, or the idle task handling an interrupt / polling.
+    Awake,
+    /// In an idle state since `entered` (may lie in the future: the CPU finishes an
+    /// interrupt handler first and cannot be woken before).
+    In {
+        /// State index.
+        state: usize,
+        /// When the state was entered.
+        entered: Ns,
+    },
+}
+
+/// One CPU's cpuidle device: the governor's memory and the counters.
+#[derive(Clone, Debug)]
+pub struct CpuIdleDevice {
+    /// Index of the driver (core type) in the machine's list.
+    pub driver: usize,
+    /// Current phase.
+    pub phase: IdlePhase,
+    /// Governor memory.
+    pub governor: Governor,
+    /// Counters per state.
+    pub usage: Vec<StateUsage>,
+    /// The last idle period was ended by the tick (tick_nohz_idle_got_tick()).
+    pub tick_wakeup: bool,
+}
+
+impl CpuIdleDevice {
+    /// Creates the device of a CPU whose core type uses `driver`.
+    pub fn new(driver_index: usize, driver: &IdleDriver, kind: GovernorKind) -> Self {
+        CpuIdleDevice {
+            driver: driver_index,
+            phase: IdlePhase::Awake,
+            governor: match kind {
+                GovernorKind::Menu => Governor::Menu(menu::MenuDevice::default()),
+                GovernorKind::Teo => Governor::Teo(teo::TeoCpu::new(driver.states.len())),
+            },
+            usage: driver.states.iter().map(|s| StateUsage { name: s.name.clone(), ..Default::default() }).collect(),
+            tick_wakeup: false,
+        }
+    }
+
+    /// Asks the governor for a state (cpuidle_select).
+    pub fn select(&mut self, drv: &IdleDriver, input: &SelectInput) -> Selection {
+        let sel = match &mut self.governor {
+            Governor::Menu(m) => m.select(drv, input),
+            Governor::Teo(t) => t.select(drv, input),
+        };
+        debug_assert!(sel.state < drv.states.len());
+        sel
+    }
+
+    /// Enters `state` at `entered` (cpuidle_enter_state's start).
+    pub fn enter(&mut self, state: usize, entered: Ns) {
+        self.phase = IdlePhase::In { state, entered };
+    }
+
+    /// Leaves the current state because something woke it at `wake` (the end of
+    /// cpuidle_enter_state plus the governor's reflect). Returns the exit latency the
+    /// waker must wait, or the time left in a handler the CPU is still running.
+    pub fn exit(&mut self, drv: &IdleDriver, wake: Ns, by_tick: bool) -> Ns {
+        let IdlePhase::In { state, entered } = self.phase else { return 0 };
+        self.phase = IdlePhase::Awake;
+        if wake < entered {
+            // Still in the interrupt handler that preceded this entry: no state to leave.
+            return entered - wake;
+        }
+        let s = &drv.states[state];
+        // last_residency_ns: from entry to the CPU running again (exit latency included).
+        let residency = wake - entered + s.exit_latency_ns;
+        let u = &mut self.usage[state];
+        u.usage += 1;
+        u.time_ns += wake - entered;
+        u.energy_nj += s.power_mw * (wake - entered) as f64 / 1000.0;
+        if residency < s.target_residency_ns {
+            u.above += 1;
+        } else if let Some(deeper) = drv.states.get(state + 1) {
+            if residency >= deeper.target_residency_ns + deeper.exit_latency_ns {
+                u.below += 1;
+            }
+        }
+        self.tick_wakeup = by_tick;
+        match &mut self.governor {
+            Governor::Menu(m) => m.reflect(drv, state, residency, by_tick),
+            Governor::Teo(t) => t.reflect(drv, state, residency, by_tick),
+        }
+        s.exit_latency_ns
+    }
+
+    /// The state the CPU is in at `now`, if any.
+    pub fn state_at(&self, now: Ns) -> Option<usize> {
+        match self.phase {
+            IdlePhase::In { state, entered } if entered <= now => Some(state),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn test_driver() -> IdleDriver {
+    let st = |name: &str, lat_us: u64, res_us: u64, polling: bool, off: bool| IdleState {
+        name: name.into(),
+        exit_latency_ns: lat_us * 1000,
+        target_residency_ns: res_us * 1000,
+        polling,
+        loses_private_caches: off,
+        leaves_coherency: off,
+        power_mw: if off { 1.0 } else { 50.0 },
+    };
+    IdleDriver {
+        name: "test".into(),
+        states: vec![st("C1", 2, 2, true, false), st("C1E", 10, 20, false, false), st("C6", 133, 600, false, true)],
+        source: "intel_idle skx_cstates (test copy)".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_accounts_residency_and_above_below() {
+        let drv = test_driver();
+        let mut d = CpuIdleDevice::new(0, &drv, GovernorKind::Menu);
+        d.enter(2, 1000);
+        assert_eq!(d.state_at(999), None);
+        assert_eq!(d.state_at(1000), Some(2));
+        // Woken after 100 us: shorter than C6's 600 us target residency ("above").
+        assert_eq!(d.exit(&drv, 101_000, false), 133_000);
+        assert_eq!(d.usage[2].usage, 1);
+        assert_eq!(d.usage[2].time_ns, 100_000);
+        assert_eq!(d.usage[2].above, 1);
+        // C1 for 5 ms: C1E would have fit ("below").
+        d.enter(0, 200_000);
+        d.exit(&drv, 5_200_000, false);
+        assert_eq!(d.usage[0].below, 1);
+        // A wake during the handler before an entry costs the handler's remaining time.
+        d.enter(1, 10_000_000);
+        assert_eq!(d.exit(&drv, 9_999_000, false), 1000);
+        assert_eq!(d.usage[1].usage, 0);
+    }
+}

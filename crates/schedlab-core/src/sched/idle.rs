@@ -1,0 +1,289 @@
+//! The idle loop: NOHZ tick stop or retain, the idle state the governor picks, leaving
+//! it on an interrupt, and the do_timer duty.
+//!
+//! Mirrors: kernel/sched/idle.c do_idle()/cpuidle_idle_call(); kernel/time/tick-sched.c
+//! tick_nohz_idle_enter(), tick_nohz_get_sleep_length(), tick_nohz_next_event(),
+//! tick_nohz_idle_stop_tick()/tick_nohz_stop_tick(), tick_nohz_idle_retain_tick(),
+//! tick_nohz_idle_exit()/tick_nohz_restart_sched_tick(), tick_sched_do_timer();
+//! kernel/time/timer.c get_next_timer_interrupt() (before 6.9: it marks the base idle
+//! whenever the next timer is more than a tick away, even if the tick then keeps
+//! running) and timer_base_try_to_set_idle() (6.9+: only when the tick is stopped,
+//! together with tmigr_cpu_deactivate()).
+//! Model: one pass of the idle loop runs whenever a CPU is left without a task or
+//! returns from an interrupt with nothing to run. The governor sees the sleep length
+//! the kernel would compute; the tick is stopped only if the next event is more than a
+//! tick away and the governor agrees, otherwise it keeps firing in idle. An idle CPU
+//! with a stopped tick has exactly one pending Tick event: its next timer event.
+
+use crate::cpuidle::{IdlePhase, SelectInput};
+use crate::engine::queue::{EventClass, EventKind};
+use crate::engine::Simulator;
+use crate::time::Ns;
+use crate::timers::{BaseKind, TmigrCost, KTIME_MAX};
+use crate::trace::TraceEvent;
+
+/// What tick_nohz_next_event() found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NextEvent {
+    /// The tick may stop and the CPU must wake at this time (KTIME_MAX: never);
+    /// None: an event is due within a tick, so the tick keeps running.
+    pub expires: Option<Ns>,
+    /// Time of the last jiffies update (basemono).
+    pub basemono: Ns,
+}
+
+impl Simulator {
+    /// Returns jiffies at time `t`: the number of ticks of the run's tick grid that
+    /// have passed.
+    #[inline]
+    pub(crate) fn jiffies_at(&self, t: Ns) -> u64 {
+        (t + self.tick_ns - self.tick_offset) / self.tick_ns
+    }
+
+    /// Returns the time at which jiffies becomes `j`.
+    #[inline]
+    pub(crate) fn jiffy_time(&self, j: u64) -> Ns {
+        if j == 0 {
+            0
+        } else {
+            self.tick_offset + (j - 1) * self.tick_ns
+        }
+    }
+
+    /// The next tick of the grid strictly after `t`.
+    #[inline]
+    pub(crate) fn next_tick_after(&self, t: Ns) -> Ns {
+        self.jiffy_time(self.jiffies_at(t) + 1)
+    }
+
+    /// get_next_timer_interrupt(): the first wheel event this CPU must wake for, as a
+    /// time (KTIME_MAX if none).
+    ///
+    /// Before 6.9 (one STD base) it marks the base idle whenever that event is more
+    /// than a tick away, on every call, so the mark stays even if the tick then keeps
+    /// running. From 6.9 LOCAL timers count; a global timer is handed to the hierarchy
+    /// (forecast by tmigr_quick_check(), or for real on the stop-tick path `stop_path`,
+    /// which alone marks the bases idle), and the CPU wakes for it only as the last
+    /// active CPU; with timer migration off the CPU handles its global timers itself.
+    fn next_timer_interrupt(&mut self, cpu: usize, basej: u64, basem: Ns, stop_path: bool) -> Ns {
+        let tick = self.tick_ns;
+        let to_time = |j: u64| if j == u64::MAX { KTIME_MAX } else { basem + j.saturating_sub(basej) * tick };
+        let tm = &self.timers;
+        if !tm.pull {
+            let nextevt = tm.next_expiry(cpu, BaseKind::Local);
+            let expires = to_time(nextevt);
+            self.timers.set_idle(cpu, expires.saturating_sub(basem) > tick);
+            return expires;
+        }
+        let nl = tm.next_expiry(cpu, BaseKind::Local);
+        let ng = tm.next_expiry(cpu, BaseKind::Global);
+        let next = nl.min(ng);
+        if next <= basej + 1 {
+            return to_time(next); // due within a tick: no idle handling at all
+        }
+        let global = if ng < nl { to_time(ng) } else { KTIME_MAX };
+        let mut local = to_time(nl);
+        let already_idle = self.timers.is_idle(cpu);
+        let next_tmigr = match &mut self.timers.tmigr {
+            Some(tm) => {
+                let mut cost = TmigrCost::default();
+                let t = if already_idle {
+                    tm.new_timer(cpu, global, &mut cost)
+                } else if stop_path {
+                    tm.deactivate(cpu, global, &mut cost)
+                } else {
+                    tm.quick_check(cpu, global)
+                };
+                self.charge_tmigr(cpu, &cost);
+                t
+            }
+            None => global, // migration off: this CPU's global timers are its own
+        };
+        if next_tmigr < local {
+            local = next_tmigr.max(basem);
+        }
+        if stop_path {
+            self.timers.set_idle(cpu, true);
+        }
+        local
+    }
+
+    /// tick_nohz_next_event(): when the tick could stop until, if at all.
+    pub(crate) fn tick_nohz_next_event(&mut self, cpu: usize, at: Ns) -> NextEvent {
+        let basej = self.jiffies_at(at);
+        let basem = self.jiffy_time(basej);
+        let next_tmr = self.next_timer_interrupt(cpu, basej, basem, false);
+        if next_tmr.saturating_sub(basem) <= self.tick_ns {
+            if !self.timers.pull {
+                self.timers.set_idle(cpu, false); // timer_clear_idle(): undo the mark
+            }
+            if !self.rqs[cpu].tick_stopped {
+                return NextEvent { expires: None, basemono: basem };
+            }
+        }
+        NextEvent { expires: Some(next_tmr), basemono: basem }
+    }
+
+    /// One pass of the idle loop on `cpu`, starting at `at` (>= now: the end of the
+    /// interrupt handler or switch that led here): pick a state, stop or keep the tick,
+    /// enter the state.
+    pub(crate) fn do_idle(&mut self, cpu: usize, at: Ns) {
+        debug_assert!(self.rqs[cpu].curr.is_none());
+        let at = at.max(self.now);
+        // tick_nohz_get_sleep_length(): the next timer event, hrtimers included.
+        let next = self.tick_nohz_next_event(cpu, at);
+        let tick_stopped = self.rqs[cpu].tick_stopped;
+        let next_tick = if tick_stopped { self.rqs[cpu].next_tick } else { self.next_tick_after(at) };
+        let delta_tick = next_tick.saturating_sub(at);
+        let hr = self.timers.next_hrtimer(cpu);
+        let sleep_length = match next.expires {
+            Some(e) => e.min(hr).saturating_sub(at),
+            None => delta_tick,
+        };
+        let drv_index = self.cpuidle[cpu].driver;
+        let input = SelectInput {
+            sleep_length_ns: sleep_length,
+            delta_tick_ns: delta_tick,
+            tick_stopped,
+            tick_nsec: self.tick_ns,
+            latency_req_ns: self.k.tunables.cpuidle_latency_req_ns.unwrap_or(Ns::MAX),
+            max_state: self.k.tunables.cpuidle_max_state.unwrap_or(usize::MAX),
+        };
+        let sel = self.cpuidle[cpu].select(&self.m.idle_drivers[drv_index], &input);
+        if sel.stop_tick || tick_stopped {
+            self.tick_nohz_idle_stop_tick(cpu, at, next);
+        }
+        let entered = at + self.path_ns(cpu, self.m.cost.kernel.idle_entry_ns);
+        self.cpuidle[cpu].enter(sel.state, entered);
+        self.trace_event(cpu, TraceEvent::CpuIdle { state: Some(sel.state as u32) });
+        if self.m.idle_drivers[drv_index].states[sel.state].loses_private_caches {
+            self.cpuidle_power_down(cpu, entered);
+        }
+        if !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
+            self.arm_tick(cpu); // the tick keeps running in idle
+        }
+    }
+
+    /// tick_nohz_idle_stop_tick(): stop the tick until the next event (the tick keeps
+    /// running if one is due within a tick).
+    fn tick_nohz_idle_stop_tick(&mut self, cpu: usize, at: Ns, next: NextEvent) {
+        let Some(forecast) = next.expires else { return };
+        let basej = self.jiffies_at(at);
+        let mut expires = forecast;
+        if self.timers.pull {
+            // timer_base_try_to_set_idle(): the mark and the hierarchy update happen only now.
+            let e = self.next_timer_interrupt(cpu, basej, next.basemono, true);
+            if !self.timers.is_idle(cpu) {
+                return; // the base did not go idle: keep the tick
+            }
+            expires = e.min(forecast);
+        }
+        // The do_timer duty goes to whoever ticks next.
+        if self.tick_do_timer_cpu == Some(cpu) {
+            self.tick_do_timer_cpu = None;
+            self.rqs[cpu].do_timer_last = true;
+        } else if self.tick_do_timer_cpu.is_some() {
+            self.rqs[cpu].do_timer_last = false;
+        }
+        let rq = &mut self.rqs[cpu];
+        if rq.tick_stopped && rq.next_tick == expires {
+            return;
+        }
+        if !rq.tick_stopped {
+            rq.tick_stopped = true;
+            self.nohz_idle_cpus += 1;
+        }
+        rq.next_tick = expires;
+        // Program the tick hrtimer for the next event, or cancel it.
+        let rq = &mut self.rqs[cpu];
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        rq.tick_armed = expires != KTIME_MAX;
+        if expires != KTIME_MAX {
+            let gen = rq.tick_gen;
+            self.q.push(expires.max(at), EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+        }
+    }
+
+    /// tick_nohz_idle_exit(): the CPU leaves the idle loop to run a task; a stopped
+    /// tick restarts on the grid and the timer bases and hierarchy see it active.
+    pub(crate) fn tick_nohz_idle_exit(&mut self, cpu: usize) {
+        if let IdlePhase::In { .. } = self.cpuidle[cpu].phase {
+            // Picked without an interrupt (e.g. a task queued while polling): leave now.
+            let drv = self.cpuidle[cpu].driver;
+            self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], self.now, false);
+        }
+        if !self.rqs[cpu].tick_stopped {
+            return;
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.tick_stopped = false;
+        self.nohz_idle_cpus -= 1;
+        // timer_clear_idle(), and in the pull model tmigr_cpu_activate().
+        self.timers.set_idle(cpu, false);
+        if let Some(tm) = &mut self.timers.tmigr {
+            let mut cost = TmigrCost::default();
+            tm.activate(cpu, &mut cost);
+            self.charge_tmigr(cpu, &cost);
+        }
+        let rq = &mut self.rqs[cpu];
+        rq.tick_gen = rq.tick_gen.wrapping_add(1);
+        rq.tick_armed = false; // arm_segment() rearms it on the grid
+        if self.tick_do_timer_cpu.is_none() {
+            self.tick_do_timer_cpu = Some(cpu);
+        }
+    }
+
+    /// An interrupt reaches idle `cpu` at `arrive` (>= now): it leaves its idle state.
+    /// Returns when the CPU starts running the handler (after the state's exit latency,
+    /// or once the handler it is still in ends).
+    pub(crate) fn idle_irq_arrive(&mut self, cpu: usize, arrive: Ns, by_tick: bool) -> Ns {
+        let drv = self.cpuidle[cpu].driver;
+        let was_in = matches!(self.cpuidle[cpu].phase, IdlePhase::In { entered, .. } if entered <= arrive);
+        let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], arrive, by_tick);
+        if was_in {
+            self.trace_event(cpu, TraceEvent::CpuIdle { state: None });
+        }
+        arrive + wait
+    }
+
+    /// The duration of a kernel path of `base_ns` (at capacity 1024) on `cpu`.
+    #[inline]
+    pub(crate) fn path_ns(&self, cpu: usize, base_ns: f64) -> Ns {
+        (base_ns * 1024.0 / self.m.cpus[cpu].capacity as f64) as Ns
+    }
+
+    /// Charges a hierarchy walk to `cpu`: each level's path plus every group line last
+    /// written by another CPU, at its distance.
+    pub(crate) fn charge_tmigr(&mut self, cpu: usize, cost: &TmigrCost) {
+        if cost.lines_from.is_empty() {
+            return;
+        }
+        let per_level = self.m.cost.kernel.tmigr_level_ns;
+        let mut ns = self.path_ns(cpu, per_level * cost.lines_from.len() as f64) as f64;
+        for &from in &cost.lines_from {
+            if from != cpu {
+                ns += self.m.cost.cacheline.at(self.m.distance(cpu, from));
+            }
+        }
+        self.counters.tmigr_walk_levels += cost.lines_from.len() as u64;
+        self.charge_kernel(cpu, ns as Ns);
+    }
+
+    /// Charges kernel time spent on `cpu` outside any event of its own: to the running
+    /// task (its work waits), or to the handler an idle CPU is in.
+    pub(crate) fn charge_kernel(&mut self, cpu: usize, ns: Ns) {
+        if ns == 0 {
+            return;
+        }
+        match self.rqs[cpu].curr {
+            Some(c) => {
+                self.tasks[c].overhead_ns += ns;
+                self.tasks[c].stats.sys_ns += ns;
+            }
+            None => {
+                let until = self.irq_until[cpu].max(self.now);
+                self.irq_until[cpu] = until + ns;
+            }
+        }
+    }
+}

@@ -1,0 +1,439 @@
+//! The engine's side of timers: arming them where the kernel would, the interrupts
+//! that expire them, and their callbacks.
+//!
+//! Mirrors: kernel/time/hrtimer.c hrtimer_start_range_ns() → switch_hrtimer_base()
+//! (get_nohz_timer_target(), hrtimer_check_target()), hrtimer_interrupt();
+//! kernel/time/timer.c __mod_timer() → get_target_base() → get_nohz_timer_target()
+//! (the push model, before 6.9), trigger_dyntick_cpu() → wake_up_nohz_cpu(),
+//! run_local_timers()/run_timer_softirq() with tmigr_handle_remote() (6.9+),
+//! timer_expire_remote(); kernel/sched/core.c get_nohz_timer_target();
+//! kernel/time/tick-sched.c tick_sched_do_timer(), tick_sched_handle().
+//! Model: the tick of a busy CPU and every hrtimer expiry is an interrupt: its entry
+//! and exit are kernel time of the running task; on an idle CPU the interrupt first
+//! waits out the idle state's exit latency, then the handler runs (a TimerIrq event)
+//! unless it has nothing to do, in which case the CPU simply picks an idle state
+//! again. Callbacks run on the CPU that expires the timer: the CPU it was queued on,
+//! or in the pull model the migrator that pulled it.
+
+use crate::engine::queue::{EventClass, EventKind};
+use crate::engine::Simulator;
+use crate::task::TaskId;
+use crate::time::Ns;
+use crate::timers::{BaseKind, HrtimerFn, HrtimerKey, TimerFlags, TimerFn, TimerId, TmigrCost, KTIME_MAX};
+use crate::trace::TraceEvent;
+
+impl Simulator {
+    /// Tells whether `cpu` keeps the kernel's timer housekeeping (not nohz_full).
+    #[inline]
+    fn housekeeping_timer(&self, cpu: usize) -> bool {
+        !self.nohz_full.test(cpu)
+    }
+
+    /// get_nohz_timer_target(): this CPU if it is a busy housekeeping CPU, else the
+    /// first busy housekeeping CPU found walking this CPU's sched domains bottom-up
+    /// (each level's span in CPU order), else this CPU (or the nearest housekeeping
+    /// one). Returns the target and the CPUs examined.
+    pub(crate) fn get_nohz_timer_target(&self, cpu: usize) -> (usize, u32) {
+        self.get_nohz_timer_target_from(cpu, false)
+    }
+
+    /// get_nohz_timer_target() with `in_idle`: the caller runs in an interrupt on an
+    /// idle CPU (its rq->curr is the idle task, so idle_cpu() says idle).
+    fn get_nohz_timer_target_from(&self, cpu: usize, in_idle: bool) -> (usize, u32) {
+        let mut default = None;
+        if self.housekeeping_timer(cpu) {
+            if !in_idle && !self.rqs[cpu].is_idle() {
+                return (cpu, 0);
+            }
+            default = Some(cpu);
+        }
+        let mut examined = 0;
+        for sd in &self.m.domains[cpu] {
+            for i in sd.span.iter() {
+                if i == cpu || !self.housekeeping_timer(i) {
+                    continue;
+                }
+                examined += 1;
+                if !self.rqs[i].is_idle() {
+                    return (i, examined);
+                }
+            }
+        }
+        let fallback = default.unwrap_or_else(|| {
+            // housekeeping_any_cpu(): the closest housekeeping CPU.
+            (0..self.m.nr_cpus())
+                .filter(|&i| self.housekeeping_timer(i))
+                .min_by_key(|&i| (self.m.distance(cpu, i), i))
+                .unwrap_or(cpu)
+        });
+        (fallback, examined)
+    }
+
+    /// Cost of touching `cpu`'s timer base lock from `from`: a line transfer if another
+    /// CPU wrote it last. Records `from` as its writer.
+    fn base_lock_ns(&mut self, from: usize, cpu: usize) -> f64 {
+        let last = std::mem::replace(&mut self.timer_base_writer[cpu], from);
+        if last == from {
+            0.0
+        } else {
+            self.m.cost.cacheline.at(self.m.distance(from, last))
+        }
+    }
+
+    /// Arms a task's sleep as an hrtimer (nanosleep): soft expiry `soft`, hard expiry
+    /// `soft + timer_slack`, on the CPU switch_hrtimer_base() picks.
+    pub(crate) fn hrtimer_sleep(&mut self, c: TaskId, cpu: usize, soft: Ns) {
+        let slack = self.tasks[c].timer_slack_ns;
+        let mut target = cpu;
+        if self.timers.migration {
+            // HRTIMER_MODE_REL is not pinned: the push heuristic applies in every era,
+            // but never moves a timer to a remote CPU where it would expire first
+            // (hrtimer_check_target(): a remote clock event cannot be reprogrammed).
+            let (t, examined) = self.get_nohz_timer_target(cpu);
+            self.tasks[c].overhead_ns += self.path_ns(cpu, examined as f64 * self.m.cost.kernel.nohz_target_per_cpu_ns);
+            if t != cpu && soft.saturating_add(slack) >= self.timers.next_hrtimer(t) {
+                target = t;
+            }
+        }
+        let key = self.timers.hr.start(target, soft, slack, HrtimerFn::WakeTask(c));
+        self.tasks[c].hrtimer = Some(key);
+        self.tasks[c].timer_due = Some(soft);
+        self.push_hrtimer_event(key);
+    }
+
+    fn push_hrtimer_event(&mut self, key: HrtimerKey) {
+        self.q.push(key.hard, EventClass::Timer, EventKind::Hrtimer { cpu: key.cpu as u32, seq: key.seq });
+    }
+
+    /// A sleeping task woken early (a signal, not modeled) or exiting drops its timer.
+    pub(crate) fn hrtimer_cancel_task(&mut self, c: TaskId) {
+        if let Some(key) = self.tasks[c].hrtimer.take() {
+            self.timers.hr.cancel(key);
+        }
+    }
+
+    /// The Hrtimer event: the hard expiry of a queued hrtimer interrupts its CPU.
+    pub(crate) fn hrtimer_event(&mut self, cpu: usize, seq: u64) {
+        let hard = self.now;
+        if !self.timers.hr.is_queued(HrtimerKey { cpu, hard, seq }) {
+            return; // expired early by another interrupt (slack), or cancelled
+        }
+        self.timer_interrupt(cpu, false);
+    }
+
+    /// A timer interrupt (the tick, or an hrtimer's hard expiry) reaches `cpu` now.
+    pub(crate) fn timer_interrupt(&mut self, cpu: usize, by_tick: bool) {
+        let k = &self.m.cost.kernel;
+        let (entry, exit) = (k.irq_entry_ns, k.irq_exit_ns);
+        if self.rqs[cpu].curr.is_some() {
+            let ns = self.path_ns(cpu, entry + exit);
+            self.charge_kernel(cpu, ns);
+            self.run_timer_work(cpu, by_tick);
+            return;
+        }
+        let start = self.idle_irq_arrive(cpu, self.now, by_tick) + self.path_ns(cpu, entry);
+        if start > self.now && self.timer_work_due(cpu, start, by_tick) {
+            self.q.push(start, EventClass::Timer, EventKind::TimerIrq { cpu: cpu as u32, tick: by_tick });
+            return;
+        }
+        if start == self.now {
+            self.irq_until[cpu] = self.now;
+            self.run_timer_work(cpu, by_tick);
+        } else if by_tick {
+            self.counters.idle_ticks_empty += 1;
+        }
+        self.irq_return_to_idle(cpu, start);
+    }
+
+    /// The TimerIrq event: the handler of an interrupt that woke an idle CPU runs.
+    pub(crate) fn timer_irq_handler(&mut self, cpu: usize, by_tick: bool) {
+        self.irq_until[cpu] = self.irq_until[cpu].max(self.now);
+        self.run_timer_work(cpu, by_tick);
+        if self.rqs[cpu].curr.is_none() {
+            self.irq_return_to_idle(cpu, self.now);
+        }
+    }
+
+    /// Interrupt exit on an idle CPU: unless the handler woke a task for this CPU, the
+    /// idle loop picks a state again.
+    fn irq_return_to_idle(&mut self, cpu: usize, handler_start: Ns) {
+        let done = self.irq_until[cpu].max(handler_start) + self.path_ns(cpu, self.m.cost.kernel.irq_exit_ns);
+        self.irq_until[cpu] = done;
+        if !self.resched_pending[cpu] && self.rqs[cpu].curr.is_none() {
+            self.do_idle(cpu, done);
+        }
+    }
+
+    /// Whether an interrupt at `at` would have anything to do on idle `cpu`.
+    fn timer_work_due(&self, cpu: usize, at: Ns, by_tick: bool) -> bool {
+        let j = self.jiffies_at(at);
+        let tm = &self.timers;
+        let hr_due = self.timers.hr.first_soft_due(cpu, at);
+        let wheel_due = [BaseKind::Local, BaseKind::Global, BaseKind::Def].iter().any(|&b| tm.next_expiry(cpu, b) <= j);
+        let remote = tm.tmigr.as_ref().is_some_and(|t| t.requires_handle_remote(cpu, self.jiffy_time(j)));
+        let balance = by_tick && at >= self.rqs[cpu].next_balance;
+        hr_due || wheel_due || remote || balance
+    }
+
+    /// What a timer interrupt does on `cpu` (tick_sched_handle / hrtimer_interrupt):
+    /// the do_timer duty, due hrtimers, the timer softirq with remote expiry, and on an
+    /// idle CPU whose tick runs, its periodic balance.
+    fn run_timer_work(&mut self, cpu: usize, by_tick: bool) {
+        if by_tick && self.tick_do_timer_cpu.is_none() {
+            self.tick_do_timer_cpu = Some(cpu); // tick_sched_do_timer(): take the duty
+        }
+        let mut due = std::mem::take(&mut self.scratch_hr);
+        self.timers.hr.run(cpu, self.now, &mut due);
+        for f in due.drain(..) {
+            let ns = self.path_ns(cpu, self.m.cost.kernel.hrtimer_cancel_ns);
+            self.charge_kernel(cpu, ns);
+            match f {
+                HrtimerFn::WakeTask(p) => {
+                    self.tasks[p].hrtimer = None;
+                    self.counters.hrtimer_expiries += 1;
+                    self.try_to_wake_up(p, cpu, None, false);
+                }
+            }
+        }
+        self.scratch_hr = due;
+        self.run_local_timers(cpu);
+        if by_tick && self.rqs[cpu].curr.is_none() && self.now >= self.rqs[cpu].next_balance {
+            self.idle_tick_balance(cpu);
+        }
+    }
+
+    /// run_local_timers() and the TIMER_SOFTIRQ it raises: expire this CPU's due
+    /// wheel timers (every base), then, in the pull model, the due global timers of
+    /// idle CPUs this CPU is migrator for.
+    fn run_local_timers(&mut self, cpu: usize) {
+        let j = self.jiffies_at(self.now);
+        let tm = &self.timers;
+        let due = [BaseKind::Local, BaseKind::Global, BaseKind::Def].iter().any(|&b| tm.next_expiry(cpu, b) <= j);
+        let remote = tm.tmigr.as_ref().is_some_and(|t| t.requires_handle_remote(cpu, self.jiffy_time(j)));
+        if !due && !remote {
+            return;
+        }
+        if due {
+            self.expire_timers(cpu, cpu, j, &[BaseKind::Local, BaseKind::Global, BaseKind::Def]);
+        }
+        if remote {
+            self.tmigr_handle_remote(cpu);
+        }
+    }
+
+    /// Runs on `cpu` the due timers of `owner`'s bases (`owner != cpu`: a remote expiry).
+    fn expire_timers(&mut self, cpu: usize, owner: usize, jiffies: u64, bases: &[BaseKind]) {
+        let mut expired = std::mem::take(&mut self.scratch_timers);
+        for &b in bases {
+            let lock = self.base_lock_ns(cpu, owner);
+            self.charge_kernel(cpu, lock as Ns);
+            self.timers.run_base(owner, b, jiffies, &mut expired);
+        }
+        for t in expired.drain(..) {
+            let mut ns = self.path_ns(cpu, self.m.cost.kernel.timer_expire_ns);
+            if owner != cpu {
+                // The callback's data was last written on the timer's own CPU.
+                ns += self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
+                self.counters.timer_remote_expiries += 1;
+            }
+            self.counters.timer_expiries += 1;
+            self.charge_kernel(cpu, ns);
+            self.trace_event(cpu, TraceEvent::TimerExpire { timer: t, owner_cpu: owner });
+            self.timer_callback(cpu, t);
+        }
+        self.scratch_timers = expired;
+    }
+
+    /// tmigr_handle_remote() on `cpu`: the hierarchy walk pulls each due idle CPU's
+    /// global timers here (their callbacks run right after the walk, on this CPU).
+    fn tmigr_handle_remote(&mut self, cpu: usize) {
+        let j = self.jiffies_at(self.now);
+        let (tick, off) = (self.tick_ns, self.tick_offset);
+        let to_time = |jj: u64| if jj == u64::MAX { KTIME_MAX } else if jj == 0 { 0 } else { off + (jj - 1) * tick };
+        let now = to_time(j);
+        let mut tm = self.timers.tmigr.take().expect("pull model with migration");
+        let mut cost = TmigrCost::default();
+        let mut pulled: Vec<(usize, TimerId)> = Vec::new();
+        let timers = &mut self.timers;
+        let mut buf = Vec::new();
+        tm.handle_remote(cpu, now, &mut cost, |remote| {
+            // timer_expire_remote(): the remote CPU's due global timers, then its next one.
+            timers.run_base(remote, BaseKind::Global, j, &mut buf);
+            pulled.extend(buf.drain(..).map(|t| (remote, t)));
+            to_time(timers.next_expiry(remote, BaseKind::Global))
+        });
+        self.timers.tmigr = Some(tm);
+        self.charge_tmigr(cpu, &cost);
+        for (owner, t) in pulled {
+            let lock = self.base_lock_ns(cpu, owner);
+            let ns = self.path_ns(cpu, self.m.cost.kernel.timer_expire_ns) + lock as Ns
+                + self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
+            self.charge_kernel(cpu, ns);
+            self.counters.timer_expiries += 1;
+            self.counters.timer_remote_expiries += 1;
+            self.trace_event(cpu, TraceEvent::TimerExpire { timer: t, owner_cpu: owner });
+            self.timer_callback(cpu, t);
+        }
+    }
+
+    /// What an expired wheel timer does, on the CPU that expires it.
+    fn timer_callback(&mut self, cpu: usize, t: TimerId) {
+        match self.timers.list[t].func {
+            TimerFn::ProcessTimeout(p) => {
+                self.tasks[p].wheel_timer_fired = true;
+                self.try_to_wake_up(p, cpu, None, false);
+            }
+            TimerFn::Signal(ch) => self.signal_channel(ch, cpu, None),
+            TimerFn::Bench => {}
+            TimerFn::Rearm { period, work_ns } => {
+                let ns = self.path_ns(cpu, work_ns as f64);
+                self.charge_kernel(cpu, ns);
+                // The callback re-arms from here: the push model moves it off an idle CPU.
+                let ns = if self.timers.list[t].flags.pinned && self.timers.list[t].cpu != cpu {
+                    let home = self.timers.list[t].cpu;
+                    self.add_timer_on(cpu, t, home, period)
+                } else {
+                    self.mod_timer_from(cpu, t, period, self.rqs[cpu].curr.is_none())
+                };
+                self.charge_kernel(cpu, ns);
+            }
+        }
+    }
+
+    /// __mod_timer() from task context on `cpu` (the CPU is busy running the caller).
+    pub(crate) fn mod_timer(&mut self, cpu: usize, t: TimerId, delay_jiffies: u64) -> Ns {
+        self.mod_timer_from(cpu, t, delay_jiffies, false)
+    }
+
+    /// __mod_timer() from `cpu`: re-arms timer `t` to expire in `delay` jiffies. The
+    /// push model moves a non-pinned timer to get_nohz_timer_target()'s CPU (`in_idle`:
+    /// called from an interrupt on an idle CPU, which idle_cpu() sees as idle); the pull
+    /// model keeps it here. Returns the kernel time it took on `cpu`.
+    pub(crate) fn mod_timer_from(&mut self, cpu: usize, t: TimerId, delay_jiffies: u64, in_idle: bool) -> Ns {
+        let j = self.jiffies_at(self.now);
+        let expires = j + delay_jiffies;
+        let k = &self.m.cost.kernel;
+        let (path, per_cpu, switch) = (k.mod_timer_ns, k.nohz_target_per_cpu_ns, k.timer_base_switch_ns);
+        let home = self.timers.list[t].cpu;
+        let mut ns = self.path_ns(cpu, path) as f64 + self.base_lock_ns(cpu, home);
+        if self.timers.try_same_bucket(t, expires, j).is_some() {
+            self.counters.timer_same_bucket += 1;
+            return ns as Ns;
+        }
+        let flags = self.timers.list[t].flags;
+        let target = if flags.pinned || self.timers.pull || !self.timers.migration {
+            cpu
+        } else {
+            let (target, examined) = self.get_nohz_timer_target_from(cpu, in_idle);
+            ns += self.path_ns(cpu, examined as f64 * per_cpu) as f64;
+            target
+        };
+        if target != home {
+            ns += self.path_ns(cpu, switch) as f64 + self.base_lock_ns(cpu, target);
+        }
+        let e = self.timers.enqueue_on(t, expires, j, target);
+        self.counters.timers_armed += 1;
+        if target != cpu {
+            self.counters.timers_pushed += 1;
+        }
+        // trigger_dyntick_cpu(): a new first timer on an idle base must wake its CPU
+        // (deferrable ones never do).
+        if e.new_first && e.base_idle && !flags.deferrable && target != cpu {
+            self.wake_up_nohz_cpu(cpu, target);
+        }
+        ns as Ns
+    }
+
+    /// Arms the scenario's background kernel timers, each at a random phase within its
+    /// first period.
+    pub(crate) fn arm_kernel_timers(&mut self, specs: &[crate::scenario::KernelTimerSpec]) {
+        let mut rng = crate::engine::rng::Stream::new(self.seed, "kernel_timers");
+        for spec in specs {
+            let period = spec.period.0.div_ceil(self.tick_ns).max(1);
+            let func = TimerFn::Rearm { period, work_ns: spec.work.0 };
+            let cpus: Vec<usize> = if spec.per_cpu { (0..self.m.nr_cpus()).collect() } else { vec![0] };
+            for cpu in cpus {
+                let flags = TimerFlags { pinned: spec.pinned || spec.per_cpu, deferrable: spec.deferrable };
+                let t = self.timer_setup(func, flags, cpu);
+                let first = 1 + rng.below(period);
+                self.add_timer_on(cpu, t, cpu, first);
+            }
+        }
+    }
+
+    /// add_timer_on(): arms pinned timer `t` on `target` from `cpu`.
+    pub(crate) fn add_timer_on(&mut self, cpu: usize, t: TimerId, target: usize, delay_jiffies: u64) -> Ns {
+        let j = self.jiffies_at(self.now);
+        let home = self.timers.list[t].cpu;
+        let mut ns = self.path_ns(cpu, self.m.cost.kernel.mod_timer_ns) as f64 + self.base_lock_ns(cpu, home);
+        if target != home {
+            ns += self.base_lock_ns(cpu, target);
+        }
+        let e = self.timers.enqueue_on(t, j + delay_jiffies, j, target);
+        self.counters.timers_armed += 1;
+        if e.new_first && e.base_idle && !self.timers.list[t].flags.deferrable && target != cpu {
+            self.wake_up_nohz_cpu(cpu, target);
+        }
+        ns as Ns
+    }
+
+    /// timer_delete() from `cpu`. Returns the kernel time it took.
+    pub(crate) fn del_timer(&mut self, cpu: usize, t: TimerId) -> Ns {
+        let home = self.timers.list[t].cpu;
+        let ns = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns) as f64 + self.base_lock_ns(cpu, home);
+        self.timers.del_timer(t);
+        ns as Ns
+    }
+
+    /// Creates a timer owned by code running on `cpu`.
+    pub(crate) fn timer_setup(&mut self, func: TimerFn, flags: TimerFlags, cpu: usize) -> TimerId {
+        self.timers.setup(func, flags, cpu)
+    }
+
+    /// wake_up_nohz_cpu() → wake_up_idle_cpu(): make an idle CPU re-evaluate its next
+    /// event; an MWAIT-polling CPU notices the flag without an IPI.
+    fn wake_up_nohz_cpu(&mut self, from: usize, target: usize) {
+        if self.rqs[target].curr.is_some() || self.resched_pending[target] {
+            return;
+        }
+        let d = self.m.distance(from, target);
+        let polling = self.polling_idle(target, self.now);
+        let arrive = if polling {
+            self.counters.wake_idle_without_ipi += 1;
+            self.now + self.m.cost.cacheline.at(d) as Ns
+        } else {
+            self.send_ipi(from, target);
+            self.counters.timer_ipis += 1;
+            self.now + self.m.cost.ipi_latency_ns(d) as Ns
+        };
+        let start = self.idle_irq_arrive(target, arrive, false);
+        let handler = if polling { 0.0 } else { self.m.cost.kernel.irq_entry_ns };
+        let start = start + self.path_ns(target, handler);
+        self.irq_until[target] = self.irq_until[target].max(start);
+        self.irq_return_to_idle(target, start);
+    }
+
+    /// Whether idle `cpu` sits in a state that watches its flags (x86 MWAIT) at `at`.
+    pub(crate) fn polling_idle(&self, cpu: usize, at: Ns) -> bool {
+        let dev = &self.cpuidle[cpu];
+        dev.state_at(at).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].polling)
+    }
+
+    /// A task blocks in schedule_timeout(`delay`): a non-pinned wheel timer whose
+    /// process_timeout() wakes it.
+    pub(crate) fn schedule_timeout(&mut self, c: TaskId, cpu: usize, delay: Ns) -> Ns {
+        let t = match self.tasks[c].wheel_timer {
+            Some(t) => t,
+            None => {
+                let t = self.timer_setup(TimerFn::ProcessTimeout(c), TimerFlags::default(), cpu);
+                self.tasks[c].wheel_timer = Some(t);
+                t
+            }
+        };
+        // msecs_to_jiffies() rounds up.
+        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        self.tasks[c].wheel_timer_fired = false;
+        self.tasks[c].timer_due = Some(self.now + delay);
+        self.mod_timer(cpu, t, jiffies)
+    }
+}

@@ -1,0 +1,62 @@
+//! cpuidle state tables of the preset machines, every figure with its source.
+//!
+//! Mirrors: what /sys/devices/system/cpu/cpuN/cpuidle/stateK/{name,latency,residency}
+//! shows on each machine: intel_idle's tables, acpi_idle's _CST states on AMD, and the
+//! device-tree idle states (arm,idle-state) that cpuidle-psci registers on Arm, where
+//! dt_idle_states.c makes exit_latency = entry-latency-us + exit-latency-us and
+//! target_residency = min-residency-us.
+//! Model: one table per core type (big.LITTLE clusters differ). State 0 is the
+//! shallowest (WFI, or C1 via MWAIT on x86). Flags say what a state does to the core:
+//! whether it polls its flags (MWAIT), loses L1/L2, leaves the coherency domain.
+
+use crate::cpuidle::{IdleDriver, IdleState};
+use crate::topology::Arch;
+
+const US: u64 = 1000;
+
+fn state(name: &str, exit_us: u64, residency_us: u64) -> IdleState {
+    IdleState {
+        name: name.to_string(),
+        exit_latency_ns: exit_us * US,
+        target_residency_ns: residency_us * US,
+        polling: false,
+        loses_private_caches: false,
+        leaves_coherency: false,
+        power_mw: 0.0,
+    }
+}
+
+/// Returns the idle driver of core type `core_type` on machine `machine`.
+pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
+    let _ = machine;
+    if core_type == "skylake-sp" {
+        // drivers/idle/intel_idle.c skx_cstates (Skylake-SP / Cascade Lake): C1
+        // MWAIT 0x00 exit 2 / residency 2 us, C1E MWAIT 0x01 10 / 20 us, C6 MWAIT 0x20
+        // 133 / 600 us with CPUIDLE_FLAG_TLB_FLUSHED; MWAIT states poll their flags.
+        let mut c1 = state("C1", 2, 2);
+        c1.polling = true;
+        let mut c1e = state("C1E", 10, 20);
+        c1e.polling = true;
+        let mut c6 = state("C6", 133, 600);
+        c6.polling = true;
+        c6.loses_private_caches = true;
+        return IdleDriver { name: "intel_idle".into(), states: vec![c1, c1e, c6], source: "intel_idle.c skx_cstates".into() };
+    }
+    match arch {
+        Arch::X86_64 => {
+            let mut c1 = state("C1", 1, 2);
+            c1.polling = true;
+            let mut c6 = state("C6", 100, 400);
+            c6.polling = true;
+            c6.loses_private_caches = true;
+            IdleDriver { name: "provisional".into(), states: vec![c1, c6], source: format!("provisional table for {core_type}") }
+        }
+        Arch::Arm64 => {
+            let wfi = state("WFI", 1, 1);
+            let mut off = state("cpu-sleep", 200, 2000);
+            off.loses_private_caches = true;
+            off.leaves_coherency = true;
+            IdleDriver { name: "provisional".into(), states: vec![wfi, off], source: format!("provisional table for {core_type}") }
+        }
+    }
+}
