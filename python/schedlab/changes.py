@@ -172,3 +172,44 @@ def blame(field: str, canon: Mapping[str, str]) -> list[str]:
 def describe(changes: Mapping[str, Any], paths: Sequence[str]) -> str:
     """``a = 1, b = "x"`` for the given paths of ``changes``."""
     return ", ".join(f"{p} = {value_text(changes[p])}" for p in paths)
+
+
+def _lookup(doc: Any, path: str) -> Any:
+    node = doc
+    for key in split_path(path):
+        if isinstance(node, list):
+            try:
+                node = node[_list_index(path, node, key, "")]
+            except ChangePathError:
+                return None
+        elif isinstance(node, dict):
+            node = node.get(key)
+        else:
+            return None
+    return node
+
+
+def parse_assignment(text: str, doc: Optional[Mapping[str, Any]] = None) -> tuple[str, Any]:
+    """``"KEY=VALUE"`` (as ``--set`` takes it) -> (key, value). VALUE is read as a TOML
+    value (``8``, ``2.5``, ``true``, ``"a b"``, ``[1, 2]``); text that is not one, or a
+    number where ``doc`` holds a string at KEY (``kernel.profile=5.4``), stays text."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    key, eq, raw = text.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise ValueError(f"--set '{text}': expected KEY=VALUE, e.g. kernel.profile=6.5")
+    split_path(key)  # a malformed path fails here, naming itself
+    raw = raw.strip()
+    try:
+        value: Any = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    if doc is not None and not isinstance(value, str) and isinstance(_lookup(doc, key), str):
+        value = raw
+    return key, value

@@ -113,6 +113,11 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
             for name in dict.fromkeys(n for f in per_run for n in f):
                 for k in dict.fromkeys(k for f in per_run for k in f.get(name, {})):
                     rows.append((f"group.{name}.{k}", [f.get(name, {}).get(k) for f in per_run]))
+            from .figures import latency_figures  # wakeup latency p50/p99 (µs), then the counters
+
+            lat = [latency_figures(r) for r in raws]
+            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us"))):
+                rows.append((k, [f.get(k) for f in lat]))
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
     return rows
