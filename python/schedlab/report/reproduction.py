@@ -8,6 +8,7 @@ there is one. Change rows ("A vs B", ratios) get panels of their own, with a lin
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -28,10 +29,16 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
     go = plotly_go()
     n = len(panels)
     height = max(len(rs) for _, rs in panels)
-    fig, axes = plt.subplots(1, n, figsize=(max(4.6 * n, 6), 0.9 + 0.32 * height + 0.6), squeeze=False)
-    pfig = subplots(1, n, [t for t, _ in panels], horizontal_spacing=0.18 if n > 1 else 0.1)
+    ncols = min(2, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(11, nrows * (0.9 + 0.3 * height) + 0.5), squeeze=False)
+    pfig = subplots(nrows, ncols, [t for t, _ in panels], horizontal_spacing=0.3 if ncols > 1 else 0.1,
+                    vertical_spacing=min(0.3, 0.6 / nrows) if nrows > 1 else 0.1)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
     for i, (title, rs) in enumerate(panels):
-        ax = axes[0][i]
+        ax = axes.flat[i]
+        prow, pcol = i // ncols + 1, i % ncols + 1
         labels = [r.config for r in rs]
         y = list(range(len(rs)))
         sim = [r.simulated_mean if r.simulated_mean is not None else float("nan") for r in rs]
@@ -52,17 +59,18 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
         ax.set_title(title, fontsize=9)
         pfig.add_trace(go.Bar(y=labels, x=sim, orientation="h", name="simulated (mean ± std)", marker_color=SIM,
                               error_x={"type": "data", "array": err}, legendgroup="sim", showlegend=(i == 0),
-                              hovertemplate="%{y}: %{x:.4g}<extra>simulated</extra>"), row=1, col=i + 1)
+                              hovertemplate="%{y}: %{x:.4g}<extra>simulated</extra>"), row=prow, col=pcol)
         if has_pub:
             pfig.add_trace(go.Bar(y=labels, x=pub, orientation="h", name="published", marker_color=PUB,
                                   legendgroup="pub", showlegend=(i == 0),
-                                  hovertemplate="%{y}: %{x:.4g}<extra>published</extra>"), row=1, col=i + 1)
-        pfig.update_yaxes(autorange="reversed", row=1, col=i + 1)
+                                  hovertemplate="%{y}: %{x:.4g}<extra>published</extra>"), row=prow, col=pcol)
+        pfig.update_yaxes(autorange="reversed", row=prow, col=pcol)
         if ratio:
-            pfig.add_vline(x=1.0, line_width=1, line_color="black", row=1, col=i + 1)
-    axes[0][0].legend(fontsize=7, frameon=False, loc="lower right")
-    fig.tight_layout()
-    pfig.update_layout(barmode="group", height=int(140 + 22 * height), template="plotly_white",
+            pfig.add_vline(x=1.0, line_width=1, line_color="black", row=prow, col=pcol)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_size_inches()[1]))
+    pfig.update_layout(barmode="group", height=int(nrows * (110 + 22 * height) + 60), template="plotly_white",
                        margin={"t": 50, "l": 10, "r": 10, "b": 40}, legend={"orientation": "h", "y": -0.08})
     rep.figure(name, caption, fig, pfig)
 
