@@ -264,3 +264,21 @@ def test_kill_9_of_the_sweep_then_resume(tmp_path):
     after = read_results(spec.out).set_index(["point_key", "seed"])
     before = written.set_index(["point_key", "seed"])
     assert after.loc[before.index, "summary.migrations"].tolist() == before["summary.migrations"].tolist()
+
+
+def test_sweep_command_status_and_errors(cli, tmp_path):
+    spec = write_spec(tmp_path, SMALL)
+    r = cli("sweep", spec, "--status")
+    assert r.exit_code == 0 and "0 of 8 rows (4 points x 2 seeds), 8 missing, 0 failed" in r.stdout
+    r = cli("sweep", spec, "--executor", "serial", "--limit", "3")
+    assert r.exit_code == 1 and "5 of 8 runs are missing" in r.stderr
+    r = cli("sweep", spec, "--executor", "serial")
+    assert r.exit_code == 0, r.output
+    assert "computed now" in r.stdout and "report: schedlab report" in r.stdout
+    r = cli("sweep", spec, "--status")
+    assert "8 of 8 rows (4 points x 2 seeds), 0 missing, 0 failed" in r.stdout and "complete" in r.stdout
+    bad = write_spec(tmp_path, '[parameters]\n"tasks.worker.nice" = [0, 99]\n', "bad.toml")
+    r = cli("sweep", bad)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and str(bad) in r.stderr and "tasks.worker.nice = 99" in r.stderr
+    r = cli("sweep", spec, "--executor", "nope")
+    assert r.exit_code == 2 and "unknown executor 'nope'" in r.stderr

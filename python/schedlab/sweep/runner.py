@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
 from .. import __version__
-from .executors import make_executor
+from .executors import EXECUTORS, make_executor
 from .progress import SweepProgress
 from .spec import Point, SweepSpec
 from .store import PARAM_PREFIX, Store, param_types
@@ -95,6 +95,8 @@ def run_sweep(
     after submitting that many runs (for trying a sweep out).
     """
     t0 = time.monotonic()
+    if isinstance(executor, str) and executor not in EXECUTORS:
+        raise ValueError(f"unknown executor '{executor}': expected one of {', '.join(EXECUTORS)}")
     points = spec.points()  # validates every point before anything runs
     store = Store(spec.out)
     types = param_types({k: [pt.params.get(k) for pt in points] for k in (points[0].params if points else {})})
