@@ -43,7 +43,10 @@ def sweep(
             st = sweep_status(s)
             _print_status(st)
             return
-        outcome = run_sweep(s, executor=executor, workers=workers, address=address, limit=limit, flush_s=flush_s)
+        try:
+            outcome = run_sweep(s, executor=executor, workers=workers, address=address, limit=limit, flush_s=flush_s)
+        except KeyboardInterrupt:
+            fail(f"interrupted: the rows finished so far are written; rerun `schedlab sweep {spec}` to resume", 130)
     t = Table(show_edge=False, show_header=False)
     t.add_column()
     t.add_column(justify="right")
