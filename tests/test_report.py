@@ -106,7 +106,7 @@ def test_usage_per_period_clips_at_period_edges():
 
 def test_latency_cdf_and_idle_states_shape():
     xs, ys = latency_cdf({"buckets": [[1000, 2], [2000, 2], [4000, 1]]})
-    assert xs == [1.0, 2.0, 4.0] and ys == [0.4, 0.8, 1.0]
+    assert xs == [0.5, 1.0, 2.0, 4.0] and ys == [0.0, 0.4, 0.8, 1.0]
     raw = fake_result()
     assert idle_residency(raw) is None  # no idle_states: nothing to plot
     raw["cpus"][0]["idle_states"] = [{"name": "POLL", "usage": 3, "time_ns": 10}, {"name": "C6", "usage": 1, "time_ns": 2_000_000_000}]

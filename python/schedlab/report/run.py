@@ -83,6 +83,9 @@ def latency_cdf(hist: dict[str, Any]) -> tuple[list[float], list[float]]:
     buckets = hist.get("buckets", [])
     total = sum(c for _, c in buckets) or 1
     xs, ys, acc = [], [], 0
+    if buckets:
+        xs.append(max(buckets[0][0], 1) / 2e3)  # the curve rises from 0 at the first bucket
+        ys.append(0.0)
     for upper, count in buckets:
         acc += count
         xs.append(max(upper, 1) / 1e3)
@@ -178,9 +181,13 @@ def _latency(rep: Report, raws: list[dict]) -> None:
                                       name=f"seed {r.get('seed')}", legendgroup=str(k), showlegend=(i == 0)),
                            row=1, col=i + 1)
         first = next((r["histograms"][name] for r in raws if r.get("histograms", {}).get(name, {}).get("count")), {})
+        floor = latency_cdf(first)[0][1] if first.get("buckets") else 1.0  # the first bucket's upper bound
         for q, ls in (("p50_ns", ":"), ("p99_ns", "--")):
             if first.get(q):
-                ax.axvline(max(first[q], 1) / 1e3, color="grey", ls=ls, lw=0.8, label=f"{q[:-3]} (seed {raws[0].get('seed')})")
+                us = first[q] / 1e3
+                # A percentile inside the first bucket is drawn at its bound ("≤ bound").
+                ax.axvline(max(us, floor), color="grey", ls=ls, lw=0.8,
+                           label=f"{q[:-3]} = {us:.3g} µs" if us >= floor else f"{q[:-3]} ≤ {floor:g} µs")
         ax.set_xscale("log")
         ax.set_xlabel(f"{name} (µs, bucket upper bounds)")
         ax.set_ylabel("fraction of samples ≤ x")
