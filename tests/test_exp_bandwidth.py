@@ -58,7 +58,7 @@ def test_experiments_are_registered():
     assert sc.published == [] and sc.compare is not None
     wi = get("bandwidth-whatif")
     assert len(wi.configs) == 3 * 3 * 3 and wi.published == [] and wi.compare is not None
-    assert [m.key for m in wi.metrics] == ["usage_of_quota", "throttled_share"]
+    assert [m.key for m in wi.metrics] == ["usage_of_quota", "throttled_share", "wakeup_p50_us", "wakeup_p99_us"]
 
 
 # --------------------------------------------------------------------- scenarios
@@ -241,3 +241,38 @@ def test_run_prints_group_cpu_stat(cli):
     assert r.exit_code == 0, r.output
     for k in ("usage_of_quota", "throttled_share", "nr_throttled", "nr_periods"):
         assert f"group.svc.{k}" in r.stdout
+
+
+def test_whatif_takes_the_users_service(tmp_path):
+    """Options (or a --spec file) replace the grid: threads, demand, cpu.max, burst."""
+    from schedlab.reproduce.runner import apply_options
+
+    [e] = apply_options([get("bandwidth-whatif")], {"threads": "8,32", "demand": "60", "quota_us": "150000",
+                                                    "period_us": "50000", "burst_us": "50000",
+                                                    "behaviours": "no-expiry-5.4,burst-5.14"})
+    assert e.configs == ("T8@60%:no-expiry-5.4", "T8@60%:burst-5.14", "T32@60%:no-expiry-5.4", "T32@60%:burst-5.14")
+    assert e.baseline == "T8@60%:no-expiry-5.4"
+    doc = e.scenario("xeon-80", "T32@60%:burst-5.14", quick=True)
+    assert doc["groups"] == [{"name": "svc", "cpu_max": "150000 50000", "cfs_burst_us": 50000}]
+    # 60 % of 3 CPUs over 32 threads: duty 5.625 %, sleep 1 ms x (1 - d) / d = 16778 µs.
+    assert doc["tasks"][0]["count"] == 32
+    assert doc["tasks"][0]["program"][0]["loop"]["body"][1] == {"sleep_exp": "16778us"}
+    spec = tmp_path / "svc.toml"
+    spec.write_text("threads = [16]\ndemand = [80]\nquota_us = 100000\n")
+    [s] = apply_options([get("bandwidth-whatif")], {"spec": str(spec), "demand": "50"})  # the command line wins
+    assert s.configs == ("T16@50%:expiring-5.3", "T16@50%:no-expiry-5.4", "T16@50%:burst-5.14")
+    assert s.scenario("xeon-80", s.configs[2], True)["groups"][0]["cfs_burst_us"] == 100000  # burst = quota
+    with pytest.raises(ValueError, match="duty cycle of 600%"):
+        [bad] = apply_options([get("bandwidth-whatif")], {"threads": "1", "demand": "300"})
+        bad.scenario("xeon-80", bad.configs[0], True)
+
+
+def test_whatif_reports_latency(cli):
+    r = cli("reproduce", "bandwidth-whatif", "--threads", "64", "--demand", "80", "--seconds", "5",
+            "--behaviours", "expiring-5.3,no-expiry-5.4", "--json")
+    assert r.exit_code == 0, r.output
+    rows = {(d["config"], d["metric"]): d for d in json.loads(r.stdout)}
+    p99 = {b: rows[(f"T64@80%:{b}", "wakeup_p99_us")]["simulated_mean"] for b in ("expiring-5.3", "no-expiry-5.4")}
+    # Throttled wakeups wait for the next period: expiring slices throttle far more often
+    # (5 s: the first second throttles in every behaviour, see test_whatif_direction).
+    assert p99["expiring-5.3"] > 10 * p99["no-expiry-5.4"]

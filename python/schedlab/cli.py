@@ -113,6 +113,11 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
             for name in dict.fromkeys(n for f in per_run for n in f):
                 for k in dict.fromkeys(k for f in per_run for k in f.get(name, {})):
                     rows.append((f"group.{name}.{k}", [f.get(name, {}).get(k) for f in per_run]))
+            from .figures import latency_figures  # wakeup latency p50/p99 (µs), then the counters
+
+            lat = [latency_figures(r) for r in raws]
+            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us"))):
+                rows.append((k, [f.get(k) for f in lat]))
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
     return rows
@@ -178,6 +183,7 @@ def run(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
 ) -> None:
     """Run a scenario file, once per seed."""
     from ._progress import DelayedProgress
@@ -203,6 +209,11 @@ def run(
         if eng.get("stopped_by") == "max_events":
             sys.stderr.write(f"warning: seed {r.seed} stopped at run.max_events after {eng.get('events', 0):,} events, "
                              f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated; the figures cover that part only\n")
+    if plot is not None:
+        from .cli_studies import run_plot
+
+        with errors():
+            run_plot(plot, s, res, res[0].trace_path)
     if json_out:
         if len(res) == 1:
             sys.stdout.write(res[0].to_json(wall_time=wall_time, indent=2) + "\n")
@@ -357,7 +368,7 @@ def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
     seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write one Markdown table per experiment here."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write a report here: Markdown tables, report.html, PNGs."),
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
@@ -398,7 +409,10 @@ def reproduce(
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
                                    backend=backend.value, on_planned=bar.set_total, on_done=bar.advance)
         if out_dir is not None:
+            from .report import reproduction_report
+
             write_markdown(out_dir, exps, rows, __version__)
+            reproduction_report(out_dir, exps, rows, __version__)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
@@ -407,8 +421,10 @@ def reproduce(
     for n in notes(rows, exps):
         out.print(n, soft_wrap=True)
     if out_dir is not None:
-        out.print(f"Markdown tables written to {out_dir}/")
+        out.print(f"Markdown tables, report.html and PNGs written to {out_dir}/")
 
+
+from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from . import _core
-from .errors import scenario_error
+from .errors import ScenarioError, scenario_error
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike"]
 
@@ -97,20 +97,30 @@ class Scenario:
     def with_changes(self, changes: Mapping[str, Any]) -> "Scenario":
         """Returns a new scenario with dotted-path changes applied and re-validated.
 
-        ``s.with_changes({"kernel.profile": "6.5", "kernel.features.SIS_NODE": True})``
+        ``s.with_changes({"kernel.profile": "6.5", "kernel.features.SIS_NODE": True,
+        "groups.svc.cpu_max": "50000 100000", "tasks.0.count": 8})``
+
+        Paths: :mod:`schedlab.changes` (list elements by index or by ``name``). An error
+        blames the change, not the file: its ``field`` is the path as given and its line
+        reads ``PATH = VALUE: what is wrong (a change to ORIGIN)``.
         """
-        doc = self.doc
-        for path, value in changes.items():
-            node = doc
-            parts = path.split(".")
-            for p in parts[:-1]:
-                nxt = node.get(p)
-                if not isinstance(nxt, dict):
-                    nxt = {}
-                    node[p] = nxt
-                node = nxt
-            node[parts[-1]] = value
-        return Scenario.from_dict(doc, origin=self.origin)
+        from .changes import ChangePathError, apply_changes, blame, describe
+
+        try:
+            doc, canon = apply_changes(self.doc, changes)
+        except ChangePathError as e:
+            raise _change_error(self.origin, e.path, describe(changes, [e.path]) if e.path in changes else e.path,
+                                e.message) from None
+        try:
+            return Scenario.from_dict(doc, origin=self.origin)
+        except ScenarioError as e:
+            field = getattr(e, "field", "") or ""
+            message = getattr(e, "message", None) or str(e)
+            culprits = blame(field, canon) or list(changes)
+            sub = next((canon[p] for p in culprits if canon[p] == field), None)
+            detail = message if sub is not None or not field else f"{field}: {message}"
+            raise _change_error(self.origin, culprits[0] if len(culprits) == 1 else ", ".join(culprits),
+                                describe(changes, culprits), detail) from None
 
     def _peek(self) -> dict[str, Any]:
         if self._doc is None:
@@ -128,6 +138,17 @@ class Scenario:
 
     def __reduce__(self):
         return (Scenario, (self.json, self.origin))
+
+
+def _change_error(origin: str, field: str, head: str, message: str) -> ScenarioError:
+    """A ScenarioError about a change: ``field`` is the changed path, the line starts with
+    the change itself."""
+    err = ScenarioError(f"{head}: {message} (a change to {origin})")
+    err.origin = origin
+    err.location = ""
+    err.field = field
+    err.message = message
+    return err
 
 
 ScenarioLike = Union[Scenario, Mapping[str, Any], str, os.PathLike]

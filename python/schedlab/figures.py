@@ -1,0 +1,63 @@
+"""A run's figures as one flat ``{name: number}`` mapping: what sweeps store as columns,
+what ``schedlab compare`` tests and what ``schedlab run`` prints.
+
+Names, in this order:
+
+- ``workload.X``: the workload generator's own figures;
+- ``group.NAME.X``: cpu.stat of every group with a quota (:func:`schedlab.results.bandwidth_figures`);
+- ``latency.HIST.X``: each latency histogram's ``count``, ``mean_us``, ``p50_us``,
+  ``p90_us``, ``p99_us``, ``p999_us``, ``max_us`` (``HIST`` is e.g. ``wakeup_latency``:
+  from a task's wakeup to its first instruction on a CPU, throttled time included);
+- ``summary.X``: machine-wide scheduler counters;
+- ``engine.events``, ``engine.sim_s``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .results import bandwidth_figures
+
+__all__ = ["figures", "latency_figures", "LATENCY_FIELDS"]
+
+# (histogram summary field, figure name, divisor to the figure's unit)
+LATENCY_FIELDS = (("count", "count", 1.0), ("mean_ns", "mean_us", 1e3), ("p50_ns", "p50_us", 1e3),
+                  ("p90_ns", "p90_us", 1e3), ("p99_ns", "p99_us", 1e3), ("p999_ns", "p999_us", 1e3),
+                  ("max_ns", "max_us", 1e3))
+
+
+def _num(v: Any) -> float:
+    if v is None or isinstance(v, bool):
+        return math.nan if v is None else float(v)
+    return float(v)
+
+
+def latency_figures(raw: dict[str, Any]) -> dict[str, float]:
+    """``latency.HIST.FIELD`` of every histogram with at least one sample."""
+    out: dict[str, float] = {}
+    for name, h in sorted(raw.get("histograms", {}).items()):
+        if not h.get("count"):
+            continue
+        for src, dst, div in LATENCY_FIELDS:
+            out[f"latency.{name}.{dst}"] = _num(h.get(src)) / div
+    return out
+
+
+def figures(raw: dict[str, Any]) -> dict[str, float]:
+    """Every figure of one RunResult (see the module doc), as floats (NaN for null)."""
+    out: dict[str, float] = {}
+    for k, v in raw.get("workload", {}).items():
+        out[f"workload.{k}"] = _num(v)
+    for group, figs in bandwidth_figures(raw).items():
+        for k, v in figs.items():
+            out[f"group.{group}.{k}"] = _num(v)
+    out.update(latency_figures(raw))
+    for k, v in raw.get("summary", {}).items():
+        out[f"summary.{k}"] = _num(v)
+    eng = raw.get("engine", {})
+    if "events" in eng:
+        out["engine.events"] = _num(eng["events"])
+    if "sim_ns" in eng:
+        out["engine.sim_s"] = _num(eng["sim_ns"]) / 1e9
+    return out
