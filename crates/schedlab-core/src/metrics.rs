@@ -104,6 +104,8 @@ pub struct GroupStats {
 pub struct HistogramSummary {
     /// Samples.
     pub count: u64,
+    /// Smallest sample, ns.
+    pub min_ns: u64,
     /// Mean, ns.
     pub mean_ns: f64,
     /// Median, ns.
@@ -151,6 +153,7 @@ impl LatencyHistogram {
             .collect();
         HistogramSummary {
             count: h.len(),
+            min_ns: h.min(),
             mean_ns: h.mean(),
             p50_ns: h.value_at_quantile(0.50),
             p90_ns: h.value_at_quantile(0.90),

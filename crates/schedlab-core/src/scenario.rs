@@ -207,10 +207,12 @@ pub struct KernelTimerSpec {
     pub name: String,
     /// Re-arm period (rounded up to jiffies).
     pub period: Duration,
-    /// One timer per CPU, armed there (add_timer_on); else one timer, armed on CPU 0.
+    /// One timer per CPU, first armed there; else one timer, first armed on CPU 0.
     #[serde(default)]
     pub per_cpu: bool,
-    /// TIMER_PINNED (add_timer_on() always pins; a global timer may be pinned too).
+    /// TIMER_PINNED: it always expires on the CPU it was first armed on (per-CPU
+    /// housekeeping armed with add_timer_on()); else a global timer, re-armed wherever
+    /// its callback runs (and pushed off an idle CPU before 6.9).
     #[serde(default)]
     pub pinned: bool,
     /// TIMER_DEFERRABLE.

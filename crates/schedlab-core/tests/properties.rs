@@ -15,18 +15,35 @@ fn step() -> impl Strategy<Value = String> {
         (0u32..3).prop_map(|c| format!("{{ wait = \"ch{c}\" }}")),
         Just("{ lock = \"m\" }, { run = \"50us\" }, { unlock = \"m\" }".to_string()),
         Just("{ fork = { template = \"child\" } }".to_string()),
+        (1u32..20).prop_map(|ms| format!("{{ sleep_timeout = \"{ms}ms\" }}")),
+        (1u32..50, any::<bool>(), any::<bool>()).prop_map(|(ms, pinned, def)| format!(
+            "{{ mod_timer = {{ timer = \"w\", delay = \"{ms}ms\", pinned = {pinned}, deferrable = {def}, signal = \"ch1\" }} }}"
+        )),
+        Just("{ del_timer = \"w\" }".to_string()),
     ]
 }
 
 fn scenario() -> impl Strategy<Value = String> {
     let tasks = prop::collection::vec((prop::collection::vec(step(), 1..5), 1usize..4, any::<bool>(), -5i32..6), 1..5);
-    (1usize..3, 1usize..3, 1usize..4, 1usize..3, prop::bool::ANY, tasks, prop::bool::ANY).prop_map(
-        |(sockets, llcs, cores, smt, eevdf, tasks, quota)| {
+    let kernel = (0usize..3, any::<bool>(), any::<bool>(), 0usize..4);
+    (1usize..3, 1usize..3, 1usize..4, 1usize..3, kernel, tasks, prop::bool::ANY).prop_map(
+        |(sockets, llcs, cores, smt, (profile, teo, migration, timers), tasks, quota)| {
+            // 5.15: CFS and the push model; 6.6: EEVDF, push; 6.9: the pull model.
             let mut s = format!(
                 "[machine]\ntopo = {{ sockets = {sockets}, llcs = {llcs}, cores = {cores}, smt = {smt} }}\n\
-                 [kernel]\nprofile = \"{}\"\n",
-                if eevdf { "6.6" } else { "5.15" }
+                 [kernel]\nprofile = \"{}\"\ntunables = {{ cpuidle_governor = \"{}\", timer_migration = {} }}\n",
+                ["5.15", "6.6", "6.9"][profile],
+                if teo { "teo" } else { "menu" },
+                migration as u8
             );
+            for t in 0..timers {
+                s += &format!(
+                    "[[timers]]\nname = \"k{t}\"\nperiod = \"{}ms\"\nper_cpu = {}\ndeferrable = {}\nwork = \"3us\"\n",
+                    [3, 7, 20, 1][t],
+                    t % 2 == 1,
+                    t == 2
+                );
+            }
             if quota {
                 s += "[[groups]]\nname = \"g\"\ncfs_quota_us = 5000\ncfs_period_us = 20000\n";
             }

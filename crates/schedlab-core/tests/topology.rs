@@ -425,7 +425,7 @@ fn cost_tables_are_physical() {
     assert_eq!(get("bergamo").cost.cache.llc_kib, 16 * 1024);
     assert_eq!(get("epyc-9654-2s").cost.cache.llc_kib, 32 * 1024);
     // intel_idle's skx_cstates: C1 exits in 2 us.
-    assert_eq!(get("xeon-80").idle_drivers[0].states[0].exit_latency_ns, 2000);
+    assert_eq!(get("xeon-80").idle_drivers[0].states[1].exit_latency_ns, 2000);
 }
 
 /// Every preset's idle states are ordered as cpuidle requires: exit latency and target

@@ -29,9 +29,13 @@ pub struct IdleState {
     pub exit_latency_ns: Ns,
     /// Minimum idle time for the state to pay off, ns (target_residency_ns).
     pub target_residency_ns: Ns,
-    /// The CPU keeps watching its thread flags (MWAIT on x86): a remote resched sets
-    /// the flag and needs no IPI (set_nr_if_polling()).
+    /// CPUIDLE_FLAG_POLLING: the state is the poll_idle() busy loop (x86 state 0,
+    /// "POLL"), which the governors treat specially.
     pub polling: bool,
+    /// TIF_POLLING_NRFLAG is set while in the state (POLL, and MWAIT states on x86): a
+    /// remote resched writes the monitored flag and needs no IPI
+    /// (set_nr_and_not_polling()).
+    pub watches_flags: bool,
     /// The core is powered down: its L1/L2 contents are written back and lost.
     pub loses_private_caches: bool,
     /// The core leaves the coherency/DVM domain (arm64 broadcast TLBI need not wait for it).
@@ -232,7 +236,8 @@ pub(crate) fn test_driver() -> IdleDriver {
         name: name.into(),
         exit_latency_ns: lat_us * 1000,
         target_residency_ns: res_us * 1000,
-        polling,
+        polling: false,
+        watches_flags: polling,
         loses_private_caches: off,
         leaves_coherency: off,
         power_mw: if off { 1.0 } else { 50.0 },

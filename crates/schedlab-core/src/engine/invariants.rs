@@ -2,7 +2,10 @@
 //!
 //! Checked: every runnable task is on exactly one runqueue or running on exactly one
 //! CPU; a task's CPU is the runqueue that holds it; nr_running and load match the
-//! tasks; pinned tasks are on allowed CPUs.
+//! tasks; pinned tasks are on allowed CPUs; every pending timer sits in the base its
+//! record names; in the timer migration hierarchy every group with an active child has
+//! a migrator among its active children; a CPU with a stopped tick is idle and has its
+//! next timer event programmed.
 
 use super::Simulator;
 use crate::task::TaskState;
@@ -62,6 +65,21 @@ impl Simulator {
                     rq.load,
                     rq.curr.map(|c| (c, self.tasks[c].state))
                 ));
+            }
+        }
+        self.timers.check()?;
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if rq.tick_stopped && rq.curr.is_some() {
+                return Err(format!("CPU {cpu} runs a task with its tick stopped"));
+            }
+            if rq.curr.is_some() && !rq.tick_armed {
+                return Err(format!("CPU {cpu} runs a task without a tick"));
+            }
+            if let Some(tm) = &self.timers.tmigr {
+                // A CPU leaves the hierarchy's active set exactly when it stops its tick.
+                if tm.cpus[cpu].idle != rq.tick_stopped {
+                    return Err(format!("CPU {cpu}: tick_stopped={} but tmigr idle={}", rq.tick_stopped, tm.cpus[cpu].idle));
+                }
             }
         }
         for (p, t) in self.tasks.iter().enumerate() {

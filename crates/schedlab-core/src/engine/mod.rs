@@ -127,6 +127,8 @@ pub struct Counters {
     pub tmigr_walk_levels: u64,
     /// Ticks that woke an idle CPU for nothing.
     pub idle_ticks_empty: u64,
+    /// Timed sleeps whose task ran again before the sleep was due (always 0).
+    pub early_timed_wakeups: u64,
 }
 
 /// One run in progress.

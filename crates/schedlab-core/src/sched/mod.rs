@@ -227,7 +227,9 @@ impl Simulator {
         t.overhead_ns += switch_cost;
         if let Some(due) = t.timer_due.take() {
             // cyclictest's measure: user code runs again at now + overhead.
-            self.timer_latency.record((now + t.overhead_ns).saturating_sub(due));
+            let back = now + t.overhead_ns;
+            self.timer_latency.record(back.saturating_sub(due));
+            self.counters.early_timed_wakeups += (back < due) as u64;
         }
         t.se.exec_start = now;
         t.progress_stamp = now;

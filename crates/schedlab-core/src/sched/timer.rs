@@ -353,7 +353,7 @@ impl Simulator {
             let func = TimerFn::Rearm { period, work_ns: spec.work.0 };
             let cpus: Vec<usize> = if spec.per_cpu { (0..self.m.nr_cpus()).collect() } else { vec![0] };
             for cpu in cpus {
-                let flags = TimerFlags { pinned: spec.pinned || spec.per_cpu, deferrable: spec.deferrable };
+                let flags = TimerFlags { pinned: spec.pinned, deferrable: spec.deferrable };
                 let t = self.timer_setup(func, flags, cpu);
                 let first = 1 + rng.below(period);
                 self.add_timer_on(cpu, t, cpu, first);
@@ -390,13 +390,24 @@ impl Simulator {
         self.timers.setup(func, flags, cpu)
     }
 
-    /// wake_up_nohz_cpu() → wake_up_idle_cpu(): make an idle CPU re-evaluate its next
-    /// event; an MWAIT-polling CPU notices the flag without an IPI.
+    /// wake_up_nohz_cpu() → wake_up_idle_cpu(): make a CPU whose base is marked idle
+    /// re-evaluate its next event. An MWAIT-polling idle CPU notices its flag without
+    /// an IPI; any other gets one, even a CPU busy with a task (before 6.9 a base stays
+    /// marked idle when the tick was not stopped after all: a spurious IPI).
     fn wake_up_nohz_cpu(&mut self, from: usize, target: usize) {
-        if self.rqs[target].curr.is_some() || self.resched_pending[target] {
+        if self.resched_pending[target] {
             return;
         }
         let d = self.m.distance(from, target);
+        let k = &self.m.cost.kernel;
+        let (entry, exit) = (k.irq_entry_ns, k.irq_exit_ns);
+        if self.rqs[target].curr.is_some() {
+            self.send_ipi(from, target);
+            self.counters.timer_ipis += 1;
+            let ns = self.path_ns(target, entry + exit);
+            self.charge_kernel(target, ns);
+            return;
+        }
         let polling = self.polling_idle(target, self.now);
         let arrive = if polling {
             self.counters.wake_idle_without_ipi += 1;
@@ -406,17 +417,15 @@ impl Simulator {
             self.counters.timer_ipis += 1;
             self.now + self.m.cost.ipi_latency_ns(d) as Ns
         };
-        let start = self.idle_irq_arrive(target, arrive, false);
-        let handler = if polling { 0.0 } else { self.m.cost.kernel.irq_entry_ns };
-        let start = start + self.path_ns(target, handler);
+        let start = self.idle_irq_arrive(target, arrive, false) + if polling { 0 } else { self.path_ns(target, entry) };
         self.irq_until[target] = self.irq_until[target].max(start);
         self.irq_return_to_idle(target, start);
     }
 
-    /// Whether idle `cpu` sits in a state that watches its flags (x86 MWAIT) at `at`.
+    /// Whether idle `cpu` sits in a state that watches its flags (x86 POLL/MWAIT) at `at`.
     pub(crate) fn polling_idle(&self, cpu: usize, at: Ns) -> bool {
         let dev = &self.cpuidle[cpu];
-        dev.state_at(at).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].polling)
+        dev.state_at(at).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].watches_flags)
     }
 
     /// A task blocks in schedule_timeout(`delay`): a non-pinned wheel timer whose
@@ -435,5 +444,52 @@ impl Simulator {
         self.tasks[c].wheel_timer_fired = false;
         self.tasks[c].timer_due = Some(self.now + delay);
         self.mod_timer(cpu, t, jiffies)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Simulator;
+    use crate::scenario::Scenario;
+    use crate::timers::{TimerFlags, TimerFn};
+
+    /// Two arm64 CPUs (no MWAIT: waking an idle CPU takes an IPI): a hog on CPU 0,
+    /// CPU 1 idle from boot with its tick stopped.
+    fn two_cpus(profile: &str) -> Simulator {
+        let text = format!(
+            "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2, smt = 1, arch = \"arm64\" }}\n\
+             [kernel]\nprofile = \"{profile}\"\n\
+             [[tasks]]\nname = \"hog\"\naffinity = \"0\"\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+        );
+        Simulator::new(&Scenario::from_toml_str(&text, "<test>").unwrap(), 1, false).unwrap()
+    }
+
+    /// Push model: a new first timer queued on an idle-marked base from another CPU
+    /// wakes it with exactly one IPI; a later timer behind it sends none.
+    #[test]
+    fn push_model_new_first_timer_on_an_idle_base_sends_one_ipi() {
+        let mut s = two_cpus("6.6");
+        assert!(s.rqs[1].tick_stopped && s.timers.is_idle(1));
+        let pinned = TimerFlags { pinned: true, ..Default::default() };
+        let (a, b) = (s.timer_setup(TimerFn::Bench, pinned, 1), s.timer_setup(TimerFn::Bench, pinned, 1));
+        let ipis = s.counters.ipis;
+        s.add_timer_on(0, a, 1, 10);
+        assert_eq!(s.counters.ipis - ipis, 1);
+        assert!(s.timers.is_idle(1), "CPU 1 re-evaluated and went back to idle");
+        s.add_timer_on(0, b, 1, 50);
+        assert_eq!(s.counters.ipis - ipis, 1, "not a new first timer: no IPI");
+    }
+
+    /// Push model: a global timer re-armed from an interrupt on an idle CPU goes to the
+    /// busy CPU get_nohz_timer_target() finds; the pull model keeps it local.
+    #[test]
+    fn an_idle_cpu_pushes_its_timer_to_a_busy_one_before_6_9_only() {
+        for (profile, expect) in [("6.6", 0), ("6.9", 1)] {
+            let mut s = two_cpus(profile);
+            let t = s.timer_setup(TimerFn::Bench, TimerFlags::default(), 1);
+            s.mod_timer_from(1, t, 10, true);
+            assert_eq!(s.timers.list[t].cpu, expect, "{profile}");
+            assert_eq!(s.counters.timer_ipis, 0, "{profile}: the busy target's base is not idle");
+        }
     }
 }

@@ -325,3 +325,81 @@ mod tests {
         t.check().unwrap();
     }
 }
+
+#[cfg(test)]
+mod wheel_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Arm timer `t` (of 8) `delay` jiffies ahead, on CPU `cpu` (of 2).
+        Arm { t: usize, delay: u64, cpu: usize },
+        /// Cancel timer `t`.
+        Del { t: usize },
+        /// Let `n` jiffies pass, running every base at each.
+        Advance { n: u64 },
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0usize..8, prop_oneof![1u64..70, 1u64..700, 1u64..6000], 0usize..2).prop_map(|(t, delay, cpu)| Op::Arm { t, delay, cpu }),
+            (0usize..8).prop_map(|t| Op::Del { t }),
+            prop_oneof![1u64..5, 1u64..400].prop_map(|n| Op::Advance { n }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Every armed timer fires exactly once unless cancelled or re-armed first, never
+        /// before its requested expiry and never later than its level's granularity.
+        #[test]
+        fn armed_timers_fire_once_never_early_within_their_granularity(ops in prop::collection::vec(op(), 1..120), pull in any::<bool>()) {
+            let mut tm = Timers::new(&[0, 0], 1, 1000, pull, true);
+            let ids: Vec<TimerId> = (0..8).map(|i| tm.setup(TimerFn::Bench, TimerFlags { pinned: i % 2 == 0, ..Default::default() }, 0)).collect();
+            // What each timer is owed: (requested expiry, latest allowed expiry).
+            let mut owed: Vec<Option<(u64, u64)>> = vec![None; 8];
+            let mut jiffies = 0u64;
+            let mut fired = Vec::new();
+            for op in ops {
+                match op {
+                    Op::Arm { t, delay, cpu } => {
+                        let expires = jiffies + delay;
+                        tm.mod_timer(ids[t], expires, jiffies, cpu);
+                        // The slot it sits in (a same-bucket re-arm keeps the old bucket).
+                        let slot = tm.list[ids[t]].slot.expect("pending");
+                        let gran = wheel::lvl_gran(slot.lvl);
+                        owed[t] = Some((expires, expires + gran));
+                    }
+                    Op::Del { t } => {
+                        tm.del_timer(ids[t]);
+                        owed[t] = None;
+                    }
+                    Op::Advance { n } => {
+                        for _ in 0..n {
+                            jiffies += 1;
+                            for cpu in 0..2 {
+                                for b in [BaseKind::Local, BaseKind::Global, BaseKind::Def] {
+                                    fired.clear();
+                                    tm.run_base(cpu, b, jiffies, &mut fired);
+                                    for &f in &fired {
+                                        let t = ids.iter().position(|&i| i == f).unwrap();
+                                        let (expires, latest) = owed[t].take().expect("fired once, while armed");
+                                        prop_assert!(jiffies >= expires, "timer {t} fired at {jiffies} before {expires}");
+                                        prop_assert!(jiffies <= latest, "timer {t} fired at {jiffies}, later than {latest}");
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                tm.check().map_err(TestCaseError::fail)?;
+            }
+            // Whatever is still owed is still pending, and is due in the future.
+            for (t, o) in owed.iter().enumerate() {
+                prop_assert_eq!(o.is_some(), tm.pending(ids[t]));
+            }
+        }
+    }
+}

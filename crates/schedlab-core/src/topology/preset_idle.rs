@@ -20,10 +20,20 @@ fn state(name: &str, exit_us: u64, residency_us: u64) -> IdleState {
         exit_latency_ns: exit_us * US,
         target_residency_ns: residency_us * US,
         polling: false,
+        watches_flags: false,
         loses_private_caches: false,
         leaves_coherency: false,
         power_mw: 0.0,
     }
+}
+
+/// The x86 POLL state every cpuidle driver registers first (drivers/cpuidle/poll_state.c:
+/// exit latency 0, target residency 0, CPUIDLE_FLAG_POLLING).
+fn poll() -> IdleState {
+    let mut s = state("POLL", 0, 0);
+    s.polling = true;
+    s.watches_flags = true;
+    s
 }
 
 /// Returns the idle driver of core type `core_type` on machine `machine`.
@@ -34,22 +44,21 @@ pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
         // MWAIT 0x00 exit 2 / residency 2 us, C1E MWAIT 0x01 10 / 20 us, C6 MWAIT 0x20
         // 133 / 600 us with CPUIDLE_FLAG_TLB_FLUSHED; MWAIT states poll their flags.
         let mut c1 = state("C1", 2, 2);
-        c1.polling = true;
+        c1.watches_flags = true;
         let mut c1e = state("C1E", 10, 20);
-        c1e.polling = true;
+        c1e.watches_flags = true;
         let mut c6 = state("C6", 133, 600);
-        c6.polling = true;
+        c6.watches_flags = true;
         c6.loses_private_caches = true;
-        return IdleDriver { name: "intel_idle".into(), states: vec![c1, c1e, c6], source: "intel_idle.c skx_cstates".into() };
+        return IdleDriver { name: "intel_idle".into(), states: vec![poll(), c1, c1e, c6], source: "intel_idle.c skx_cstates".into() };
     }
     match arch {
         Arch::X86_64 => {
             let mut c1 = state("C1", 1, 2);
-            c1.polling = true;
+            c1.watches_flags = true;
             let mut c6 = state("C6", 100, 400);
-            c6.polling = true;
             c6.loses_private_caches = true;
-            IdleDriver { name: "provisional".into(), states: vec![c1, c6], source: format!("provisional table for {core_type}") }
+            IdleDriver { name: "provisional".into(), states: vec![poll(), c1, c6], source: format!("provisional table for {core_type}") }
         }
         Arch::Arm64 => {
             let wfi = state("WFI", 1, 1);
