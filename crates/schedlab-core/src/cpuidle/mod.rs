@@ -92,6 +92,10 @@ pub struct SelectInput {
     pub latency_req_ns: Ns,
     /// Deepest state the user allows (cpuidle state disable / max_cstate).
     pub max_state: usize,
+    /// When the selection happens.
+    pub now: Ns,
+    /// The CPU's utilization is above its capacity >> 6 (teo's "utilized").
+    pub utilized: bool,
 }
 
 /// The governor's choice.
@@ -157,6 +161,7 @@ pub struct CpuIdleDevice {
     pub usage: Vec<StateUsage>,
     /// The last idle period was ended by the tick (tick_nohz_idle_got_tick()).
     pub tick_wakeup: bool,
+    tick_nsec: Ns,
 }
 
 impl CpuIdleDevice {
@@ -171,11 +176,13 @@ impl CpuIdleDevice {
             },
             usage: driver.states.iter().map(|s| StateUsage { name: s.name.clone(), ..Default::default() }).collect(),
             tick_wakeup: false,
+            tick_nsec: Ns::MAX,
         }
     }
 
     /// Asks the governor for a state (cpuidle_select).
     pub fn select(&mut self, drv: &IdleDriver, input: &SelectInput) -> Selection {
+        self.tick_nsec = input.tick_nsec;
         let sel = match &mut self.governor {
             Governor::Menu(m) => m.select(drv, input),
             Governor::Teo(t) => t.select(drv, input),
@@ -216,7 +223,7 @@ impl CpuIdleDevice {
         self.tick_wakeup = by_tick;
         match &mut self.governor {
             Governor::Menu(m) => m.reflect(drv, state, residency, by_tick),
-            Governor::Teo(t) => t.reflect(drv, state, residency, by_tick),
+            Governor::Teo(t) => t.reflect(drv, state, residency, by_tick, wake, self.tick_nsec),
         }
         s.exit_latency_ns
     }

@@ -148,6 +148,8 @@ impl Simulator {
             tick_nsec: self.tick_ns,
             latency_req_ns: self.k.tunables.cpuidle_latency_req_ns.unwrap_or(Ns::MAX),
             max_state: self.k.tunables.cpuidle_max_state.unwrap_or(usize::MAX),
+            now: at,
+            utilized: self.cpu_util(cpu) > self.capacity(cpu) >> 6,
         };
         let sel = self.cpuidle[cpu].select(&self.m.idle_drivers[drv_index], &input);
         if sel.stop_tick || tick_stopped {
