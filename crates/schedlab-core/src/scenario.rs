@@ -153,6 +153,15 @@ pub enum OpSpec {
     ModTimer(ModTimerSpec),
     /// Cancel a named timer of this task (timer_delete).
     DelTimer(String),
+    /// Block on a channel with a timeout (wait_event_timeout(): a schedule_timeout()
+    /// wheel timer armed while waiting, deleted on an early wakeup; on timeout the
+    /// task waits again).
+    WaitTimeout(WaitTimeoutSpec),
+    /// Sleep until the task's next period boundary (clock_nanosleep(TIMER_ABSTIME), as
+    /// rt-app's `timer` event): work delayed past a boundary is not made up by a shorter
+    /// period in "relative" mode, while "absolute" (default) keeps the grid and lets
+    /// late periods pile up.
+    Periodic(PeriodicSpec),
     /// The timer enqueue micro-benchmark: `reps` times mod_timer() then timer_delete()
     /// of one non-pinned timer, in kernel context.
     TimerBench(TimerBenchSpec),
@@ -221,6 +230,39 @@ pub struct KernelTimerSpec {
     /// CPU time of the callback.
     #[serde(default)]
     pub work: Duration,
+}
+
+/// `{ wait_timeout = { channel = "req", timeout = "10ms" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitTimeoutSpec {
+    /// Channel waited on.
+    pub channel: String,
+    /// Timeout of each wait (rounded up to jiffies).
+    pub timeout: Duration,
+}
+
+/// `{ periodic = { period = "16667us", mode = "absolute" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicSpec {
+    /// Period.
+    pub period: Duration,
+    /// "absolute" (the next boundary is the last one plus the period) or "relative"
+    /// (a late task restarts the grid from now).
+    #[serde(default)]
+    pub mode: PeriodicMode,
+}
+
+/// How a periodic step treats lateness (rt-app's timer `mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PeriodicMode {
+    /// Keep the grid: a late period's work starts at once.
+    #[default]
+    Absolute,
+    /// Restart the grid from now when late.
+    Relative,
 }
 
 /// `{ timer_bench = { reps = 1000, delay = "100ms" } }`.

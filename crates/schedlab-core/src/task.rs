@@ -45,6 +45,20 @@ pub enum Insn {
     },
     /// Cancel the task's timer `slot`.
     DelTimer(usize),
+    /// Wait on a channel with a timeout.
+    WaitTimeout {
+        /// Channel.
+        ch: usize,
+        /// Timeout.
+        timeout: Ns,
+    },
+    /// Sleep to the next period boundary.
+    Periodic {
+        /// Period.
+        period: Ns,
+        /// Restart the grid when late.
+        relative: bool,
+    },
     /// The enqueue micro-benchmark.
     TimerBench {
         /// Enqueue/dequeue pairs.
@@ -163,6 +177,13 @@ impl Program {
                     signal: intern(&mut names.channels, &m.signal),
                 },
                 OpSpec::DelTimer(t) => Insn::DelTimer(intern(&mut names.timers, t)),
+                OpSpec::WaitTimeout(w) => Insn::WaitTimeout { ch: intern(&mut names.channels, &w.channel), timeout: w.timeout.0 },
+                OpSpec::Periodic(p) => {
+                    if p.period.0 == 0 {
+                        return Err(ScenarioError::new(format!("{field}[{i}].periodic.period"), "expected a positive duration"));
+                    }
+                    Insn::Periodic { period: p.period.0, relative: p.mode == crate::scenario::PeriodicMode::Relative }
+                }
                 OpSpec::TimerBench(b) => {
                     if b.reps == 0 {
                         return Err(ScenarioError::new(format!("{field}[{i}].timer_bench.reps"), "expected at least 1"));
@@ -324,6 +345,12 @@ pub struct Task {
     pub wheel_timer: Option<crate::timers::TimerId>,
     /// The schedule_timeout() timer fired (rather than an early wakeup).
     pub wheel_timer_fired: bool,
+    /// Channel the task is blocked on in a wait with timeout.
+    pub waiting_on: Option<usize>,
+    /// Next period boundary of its periodic step (None until the first).
+    pub period_next: Option<Ns>,
+    /// Periods that started late (the work of the previous one overran).
+    pub periods_late: u64,
     /// Kernel time owed when the task next runs: the exit half of the system call it
     /// blocked in.
     pub pending_exit_ns: Ns,

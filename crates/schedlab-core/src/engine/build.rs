@@ -34,10 +34,12 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
     let mut all_groups = s.groups.clone();
     let mut task_specs: Vec<TaskSpec> = s.tasks.clone();
     let mut template_specs: Vec<TaskSpec> = s.templates.clone();
+    let mut kernel_timers = s.timers.clone();
     let reporter = generated.map(|g| {
         all_groups.extend(g.groups);
         task_specs.extend(g.tasks);
         template_specs.extend(g.templates);
+        kernel_timers.extend(g.timers);
         g.reporter
     });
 
@@ -199,7 +201,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             }
         }
     }
-    sim.arm_kernel_timers(&s.timers);
+    sim.arm_kernel_timers(&kernel_timers);
     // CPUs with nothing to run at boot enter the idle loop.
     for cpu in 0..nr {
         if sim.rqs[cpu].curr.is_none() && !sim.resched_pending[cpu] {
@@ -295,6 +297,9 @@ impl Simulator {
             timer_due: None,
             wheel_timer: None,
             wheel_timer_fired: false,
+            waiting_on: None,
+            period_next: None,
+            periods_late: 0,
             pending_exit_ns: 0,
             woken_from: None,
             parent,

@@ -76,6 +76,7 @@ impl Simulator {
         put("tmigr_walk_levels", c.tmigr_walk_levels as f64);
         put("idle_ticks_empty", c.idle_ticks_empty as f64);
         put("early_timed_wakeups", c.early_timed_wakeups as f64);
+        put("wait_timeouts", c.wait_timeouts as f64);
         let idle_entries: u64 = self.cpuidle.iter().flat_map(|d| d.usage.iter().map(|u| u.usage)).sum();
         put("idle_state_entries", idle_entries as f64);
         for (name, ns) in &self.mm.kernel_ns {

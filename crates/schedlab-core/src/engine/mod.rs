@@ -129,6 +129,8 @@ pub struct Counters {
     pub idle_ticks_empty: u64,
     /// Timed sleeps whose task ran again before the sleep was due (always 0).
     pub early_timed_wakeups: u64,
+    /// Waits with a timeout that timed out.
+    pub wait_timeouts: u64,
 }
 
 /// One run in progress.

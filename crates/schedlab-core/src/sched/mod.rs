@@ -29,6 +29,13 @@ impl Simulator {
         t.stats.nr_wakeups += 1;
         self.counters.wakeups += 1;
         self.hrtimer_cancel_task(p);
+        if self.tasks[p].waiting_on.take().is_some() {
+            // Woken before its timeout: schedule_timeout() deletes the timer on return.
+            if let Some(t) = self.tasks[p].wheel_timer {
+                let ns = self.del_timer(self.tasks[p].cpu, t);
+                self.tasks[p].pending_exit_ns += ns;
+            }
+        }
         if let Some(w) = waker {
             self.record_wakee(w, p);
         }

@@ -139,6 +139,38 @@ impl Simulator {
                     }
                     return true; // the fork cost is charged as overhead before the next step
                 }
+                Insn::WaitTimeout { ch, timeout } => {
+                    let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
+                    if self.chans[ch].tokens > 0 {
+                        self.chans[ch].tokens -= 1;
+                        self.syscall_exit(c, cpu);
+                    } else {
+                        self.chans[ch].waiters.push_back(c);
+                        self.tasks[c].waiting_on = Some(ch);
+                        let ns = self.schedule_timeout(c, cpu, timeout);
+                        self.tasks[c].overhead_ns += ns;
+                        self.tasks[c].timer_due = None; // a wakeup, not a timed sleep
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
+                        return false;
+                    }
+                }
+                Insn::Periodic { period, relative } => {
+                    let t = &mut self.tasks[c];
+                    let next = match t.period_next {
+                        None => self.now + period,
+                        Some(n) if n + period <= self.now && relative => self.now + period,
+                        Some(n) => n + period,
+                    };
+                    t.period_next = Some(next);
+                    if next <= self.now {
+                        t.periods_late += 1;
+                        continue; // already due: the next period's work starts at once
+                    }
+                    self.sleep_until(c, cpu, next);
+                    return false;
+                }
                 Insn::WaitChildren => {
                     self.syscall_entry(c, cpu);
                     if self.tasks[c].live_children > 0 {
@@ -248,6 +280,17 @@ impl Simulator {
         let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
         self.tasks[c].overhead_ns += start;
         let soft = self.now + self.tasks[c].overhead_ns + d;
+        self.hrtimer_sleep(c, cpu, soft);
+        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        self.block(c, cpu, TaskState::Sleeping, exit);
+    }
+
+    /// clock_nanosleep(TIMER_ABSTIME, `deadline`): like nanosleep, to an absolute time.
+    fn sleep_until(&mut self, c: TaskId, cpu: usize, deadline: Ns) {
+        self.syscall_entry(c, cpu);
+        let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
+        self.tasks[c].overhead_ns += start;
+        let soft = deadline.max(self.now + self.tasks[c].overhead_ns);
         self.hrtimer_sleep(c, cpu, soft);
         let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.block(c, cpu, TaskState::Sleeping, exit);

@@ -281,6 +281,13 @@ impl Simulator {
         match self.timers.list[t].func {
             TimerFn::ProcessTimeout(p) => {
                 self.tasks[p].wheel_timer_fired = true;
+                if let Some(ch) = self.tasks[p].waiting_on.take() {
+                    // wait_event_timeout() timed out: off the wait queue, and the task's
+                    // loop waits again.
+                    self.chans[ch].waiters.retain(|&w| w != p);
+                    self.tasks[p].pc -= 1;
+                    self.counters.wait_timeouts += 1;
+                }
                 self.try_to_wake_up(p, cpu, None, false);
             }
             TimerFn::Signal(ch) => self.signal_channel(ch, cpu, None),

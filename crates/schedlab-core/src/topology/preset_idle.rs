@@ -38,7 +38,9 @@ fn poll() -> IdleState {
 
 /// Returns the idle driver of core type `core_type` on machine `machine`.
 pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
-    let _ = machine;
+    if machine == "pixel6" {
+        return gs101(core_type);
+    }
     if core_type == "skylake-sp" {
         // drivers/idle/intel_idle.c skx_cstates (Skylake-SP / Cascade Lake): C1
         // MWAIT 0x00 exit 2 / residency 2 us, C1E MWAIT 0x01 10 / 20 us, C6 MWAIT 0x20
@@ -67,5 +69,28 @@ pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
             off.leaves_coherency = true;
             IdleDriver { name: "provisional".into(), states: vec![wfi, off], source: format!("provisional table for {core_type}") }
         }
+    }
+}
+
+/// Google Tensor GS101 (Pixel 6): WFI plus one CPU power-down state per cluster,
+/// mainline arch/arm64/boot/dts/exynos/google/gs101.dtsi idle-states: "c2" with
+/// (entry, exit, min-residency) us = ANANKE (A55) 70/160/2000, ENYO (A76)
+/// 150/190/2500, HERA (X1) 235/220/3500; exit_latency = entry + exit
+/// (dt_idle_states.c). psci-suspend-param 0x0010000: a power-down state (the core's
+/// caches are lost and it leaves coherency).
+fn gs101(core_type: &str) -> IdleDriver {
+    let (entry, exit, res) = match core_type {
+        "cortex-a55" => (70, 160, 2000),
+        "cortex-a76" => (150, 190, 2500),
+        _ => (235, 220, 3500),
+    };
+    let mut c2 = state("c2", entry + exit, res);
+    c2.loses_private_caches = true;
+    c2.leaves_coherency = true;
+    IdleDriver {
+        name: "psci_idle".into(),
+        // [psci_wfi] WFI: exit latency 1 us, target residency 1 us (cpuidle-psci.c).
+        states: vec![state("WFI", 1, 1), c2],
+        source: "gs101.dtsi idle-states".into(),
     }
 }

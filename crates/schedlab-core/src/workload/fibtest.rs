@@ -100,6 +100,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
         tasks,
         templates: vec![],
         groups: vec![group],
+        timers: vec![],
         reporter: Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
             let fast: u64 = r.tasks.iter().filter(|t| t.name.starts_with("fast")).map(|t| t.work_done_ns).sum();

@@ -92,6 +92,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
         tasks: vec![make],
         templates,
         groups: vec![],
+        timers: vec![],
         reporter: Box::new(|r| {
             let mut out = std::collections::BTreeMap::new();
             let makespan = r.tasks.first().and_then(|t| t.exit_ns).unwrap_or(r.engine.sim_ns) as f64 / 1e9;

@@ -9,6 +9,7 @@ mod make;
 mod rseq_burst;
 mod swap_bench;
 mod synthetic;
+mod timers;
 
 use std::collections::BTreeMap;
 
@@ -30,6 +31,8 @@ pub struct Generated {
     pub templates: Vec<TaskSpec>,
     /// cgroups the tasks use.
     pub groups: Vec<GroupSpec>,
+    /// Background kernel timers the benchmark's environment has.
+    pub timers: Vec<crate::scenario::KernelTimerSpec>,
     /// The benchmark's figures.
     pub reporter: Reporter,
 }
@@ -50,6 +53,9 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo { name: "pingpong", description: "pairs of tasks bouncing a message through two pipes", build: synthetic::pingpong },
     GeneratorInfo { name: "threadpool", description: "a dispatcher handing requests to a pool of worker threads", build: synthetic::threadpool },
     GeneratorInfo { name: "rseq_burst", description: "librseq's intermittent-burst benchmark: per-cpu/mm_cid areas touched one thread at a time", build: rseq_burst::build },
+    GeneratorInfo { name: "timer_enqueue", description: "the timer seed's micro-benchmark: enqueue+dequeue a timer in a loop on an isolated CPU, a quarter of the others busy", build: timers::timer_enqueue },
+    GeneratorInfo { name: "dbench_pairs", description: "client/server pairs waiting for each other in wait_event_timeout() (schedule_timeout timers)", build: timers::dbench_pairs },
+    GeneratorInfo { name: "ui_frame", description: "Android-like UI frames (UI, render, compositor at 60/90 Hz), background apps and kernel timers", build: timers::ui_frame },
     GeneratorInfo { name: "swap_bench", description: "the arm64 TLB seed's MADV_PAGEOUT swap loop on one pinned CPU", build: swap_bench::build },
 ];
 

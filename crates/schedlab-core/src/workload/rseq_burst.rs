@@ -91,6 +91,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
         tasks,
         templates: vec![],
         groups: vec![],
+        timers: vec![],
         reporter: Box::new(|r| {
             let mut out = std::collections::BTreeMap::new();
             if let Some(h) = r.histograms.get("touch_area") {

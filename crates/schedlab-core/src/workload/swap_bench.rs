@@ -60,6 +60,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
         tasks: vec![t],
         templates: vec![],
         groups: vec![],
+        timers: vec![],
         reporter: Box::new(|r| {
             let t = &r.tasks[0];
             let elapsed = t.exit_ns.unwrap_or(r.engine.sim_ns).saturating_sub(t.start_ns) as f64 / 1e9;

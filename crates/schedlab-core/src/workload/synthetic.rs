@@ -44,6 +44,7 @@ pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resul
         tasks,
         templates: vec![],
         groups: vec![],
+        timers: vec![],
         reporter: Box::new(move |r| {
             let done: Vec<f64> = r.tasks.iter().step_by(2).filter_map(|t| t.exit_ns).map(|e| e as f64).collect();
             let mean = if done.is_empty() { f64::NAN } else { done.iter().sum::<f64>() / done.len() as f64 };
@@ -77,6 +78,7 @@ pub(super) fn threadpool(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Res
         tasks: vec![client, worker],
         templates: vec![],
         groups: vec![],
+        timers: vec![],
         reporter: Box::new(|r| {
             let served: u64 = r.tasks.iter().filter(|t| t.name.starts_with("worker")).map(|t| t.nr_wakeups).sum();
             let secs = r.engine.sim_ns as f64 / 1e9;

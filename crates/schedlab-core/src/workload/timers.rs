@@ -1,0 +1,280 @@
+//! Generators of the timer pull model's benchmarks (seed 001).
+//!
+//! - `timer_enqueue`: the seed's micro-benchmark: on one isolated CPU, a timer is
+//!   enqueued and dequeued in a loop of `reps` repetitions while a quarter of the other
+//!   CPUs are kept busy; the figure is the loop's time per repetition.
+//! - `dbench_pairs`: NR client/server pairs exchanging requests, each side waiting for
+//!   the other in wait_event_timeout() (a schedule_timeout() wheel timer armed per wait
+//!   and deleted when the answer comes first); the figure is operations per second.
+//! - `ui_frame`: an Android-like UI workload on a phone: a UI thread and a render
+//!   thread per frame at 60 or 90 Hz, a compositor, background app threads and the
+//!   kernel's background timers; the figures are the frame rate kept, idle residency
+//!   per cluster and state, and energy per cluster.
+
+use serde::Deserialize;
+
+use super::{params, task, Generated};
+use crate::engine::rng::Stream;
+use crate::error::ScenarioError;
+use crate::scenario::{Duration, KernelTimerSpec, LoopSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec, WaitTimeoutSpec};
+use crate::topology::Machine;
+
+fn forever(body: Vec<OpSpec>) -> OpSpec {
+    OpSpec::Loop(LoopSpec { count: None, body })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EnqueueParams {
+    /// The isolated CPU running the loop (default: the last CPU).
+    cpu: Option<usize>,
+    /// Enqueue/dequeue repetitions per measurement (the seed: 1000).
+    #[serde(default = "thousand")]
+    reps: u64,
+    /// Measurements ("repeated several times").
+    #[serde(default = "twenty")]
+    rounds: u64,
+    /// Share of the other CPUs kept busy (the seed: a quarter).
+    #[serde(default = "quarter")]
+    busy_fraction: f64,
+    /// Expiry of each enqueued timer (never reached).
+    #[serde(default = "hundred_ms")]
+    delay: Duration,
+}
+
+fn thousand() -> u64 {
+    1000
+}
+fn twenty() -> u64 {
+    20
+}
+fn quarter() -> f64 {
+    0.25
+}
+fn hundred_ms() -> Duration {
+    Duration(100_000_000)
+}
+
+/// `timer_enqueue`: which CPUs are busy is drawn from the seed (the seed did not say).
+pub(super) fn timer_enqueue(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Generated, ScenarioError> {
+    let p: EnqueueParams = params(v)?;
+    let n = m.nr_cpus();
+    let cpu = p.cpu.unwrap_or(n - 1);
+    if cpu >= n || !(0.0..=1.0).contains(&p.busy_fraction) || p.reps == 0 || p.rounds == 0 {
+        return Err(ScenarioError::new("workload.params", format!("expected cpu < {n}, busy_fraction in 0..1, reps and rounds >= 1")));
+    }
+    let mut others: Vec<usize> = (0..n).filter(|&c| c != cpu).collect();
+    let mut rng = Stream::new(seed, "timer_enqueue.busy");
+    for i in (1..others.len()).rev() {
+        others.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let busy = ((others.len() as f64) * p.busy_fraction).round() as usize;
+    let mut tasks: Vec<_> = others[..busy]
+        .iter()
+        .map(|&c| {
+            let mut t = task(&format!("busy-{c}"), vec![forever(vec![OpSpec::Run(Duration(1_000_000_000))])]);
+            t.affinity = Some(c.to_string());
+            t
+        })
+        .collect();
+    let body = vec![OpSpec::TimerBench(TimerBenchSpec { reps: p.reps, delay: p.delay }), OpSpec::Sleep(Duration(1_000_000))];
+    let mut bench = task("enqueue-bench", vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body })]);
+    bench.affinity = Some(cpu.to_string());
+    tasks.push(bench);
+    Ok(Generated {
+        tasks,
+        templates: vec![],
+        groups: vec![],
+        timers: vec![],
+        reporter: Box::new(move |r| {
+            let mut out = std::collections::BTreeMap::new();
+            if let Some(h) = r.histograms.get("timer_bench") {
+                out.insert("ns_per_iteration".into(), h.mean_ns);
+                out.insert("iterations".into(), h.count as f64);
+            }
+            out.insert("timers_pushed".into(), r.summary.get("timers_pushed").copied().unwrap_or(0.0));
+            out
+        }),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DbenchParams {
+    /// Client/server pairs (dbench's NR).
+    pairs: usize,
+    /// Mean CPU time of a client operation.
+    #[serde(default = "client_op")]
+    client_op: Duration,
+    /// Mean CPU time of the server's handling.
+    #[serde(default = "server_op")]
+    server_op: Duration,
+    /// Timeout of each wait.
+    #[serde(default = "ten_ms")]
+    timeout: Duration,
+}
+
+fn client_op() -> Duration {
+    Duration(20_000)
+}
+fn server_op() -> Duration {
+    Duration(30_000)
+}
+fn ten_ms() -> Duration {
+    Duration(10_000_000)
+}
+
+/// `dbench_pairs`.
+pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
+    let p: DbenchParams = params(v)?;
+    if p.pairs == 0 {
+        return Err(ScenarioError::new("workload.params.pairs", "expected at least 1"));
+    }
+    let wait = |ch: String| OpSpec::WaitTimeout(WaitTimeoutSpec { channel: ch, timeout: p.timeout });
+    let mut tasks = Vec::new();
+    for i in 0..p.pairs {
+        let (req, resp) = (format!("req{i}"), format!("resp{i}"));
+        tasks.push(task(&format!("client-{i}"), vec![forever(vec![OpSpec::RunExp(p.client_op), OpSpec::Signal(req.clone()), wait(resp.clone())])]));
+        tasks.push(task(&format!("server-{i}"), vec![forever(vec![wait(req), OpSpec::RunExp(p.server_op), OpSpec::Signal(resp)])]));
+    }
+    Ok(Generated {
+        tasks,
+        templates: vec![],
+        groups: vec![],
+        timers: vec![],
+        reporter: Box::new(|r| {
+            let mut out = std::collections::BTreeMap::new();
+            // Each completed operation ends with the client woken by its answer.
+            let ops: u64 = r.tasks.iter().filter(|t| t.name.starts_with("client")).map(|t| t.nr_wakeups).sum();
+            let secs = r.engine.sim_ns as f64 / 1e9;
+            out.insert("ops_per_s".into(), ops as f64 / secs.max(1e-9));
+            out.insert("wait_timeouts".into(), r.summary.get("wait_timeouts").copied().unwrap_or(0.0));
+            out
+        }),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UiParams {
+    /// Display refresh rate, Hz (60 or 90 on the Pixel 6).
+    #[serde(default = "sixty")]
+    fps: f64,
+    /// Mean UI-thread work per frame.
+    #[serde(default = "ui_work")]
+    ui_work: Duration,
+    /// Mean render-thread work per frame.
+    #[serde(default = "render_work")]
+    render_work: Duration,
+    /// Mean compositor work per frame.
+    #[serde(default = "composer_work")]
+    composer_work: Duration,
+    /// Background app threads.
+    #[serde(default = "four")]
+    background: usize,
+    /// Add the Android-like set of background kernel timers.
+    #[serde(default = "yes")]
+    kernel_timers: bool,
+    /// CPUs of the UI, render and compositor threads (default: the two biggest
+    /// clusters: EAS with uclamp boosting keeps top-app threads there, which this
+    /// model's placement does not do by itself).
+    top_app_cpus: Option<String>,
+    /// CPUs of the background app threads (Android's background cpuset: the little
+    /// cluster).
+    background_cpus: Option<String>,
+}
+
+fn sixty() -> f64 {
+    60.0
+}
+// estimate: a light uibench-style frame: a few ms of UI and render work per 16.7 ms.
+fn ui_work() -> Duration {
+    Duration(2_000_000)
+}
+fn render_work() -> Duration {
+    Duration(3_000_000)
+}
+fn composer_work() -> Duration {
+    Duration(1_000_000)
+}
+fn four() -> usize {
+    4
+}
+fn yes() -> bool {
+    true
+}
+
+/// `ui_frame`.
+pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
+    let p: UiParams = params(v)?;
+    if !(p.fps.is_finite() && p.fps > 0.0) {
+        return Err(ScenarioError::new("workload.params.fps", "expected a positive refresh rate"));
+    }
+    let frame = Duration((1e9 / p.fps).round() as u64);
+    // Clusters by capacity, biggest last: top-app on all but the smallest.
+    let min_cap = m.cpus.iter().map(|c| c.capacity).min().unwrap_or(1024);
+    let cpulist = |pred: &dyn Fn(u32) -> bool| {
+        let v: Vec<String> = m.cpus.iter().filter(|c| pred(c.capacity)).map(|c| c.id.to_string()).collect();
+        if v.is_empty() { None } else { Some(v.join(",")) }
+    };
+    let top = p.top_app_cpus.clone().or_else(|| cpulist(&|c| c > min_cap));
+    let bg = p.background_cpus.clone().or_else(|| cpulist(&|c| c == min_cap));
+    let periodic = OpSpec::Periodic(PeriodicSpec { period: frame, mode: PeriodicMode::Absolute });
+    let mut tasks = vec![
+        task("ui-thread", vec![forever(vec![periodic.clone(), OpSpec::RunExp(p.ui_work), OpSpec::Signal("draw".into())])]),
+        task("render-thread", vec![forever(vec![OpSpec::Wait("draw".into()), OpSpec::RunExp(p.render_work), OpSpec::Signal("compose".into())])]),
+        task("composer", vec![forever(vec![OpSpec::Wait("compose".into()), OpSpec::RunExp(p.composer_work)])]),
+    ];
+    for t in &mut tasks {
+        t.affinity = top.clone();
+        // Android's display threads run at raised priority (THREAD_PRIORITY_URGENT_DISPLAY).
+        t.nice = -8;
+    }
+    for i in 0..p.background {
+        // estimate: background app work, short bursts every few tens of ms.
+        let mut t = task(&format!("bg-{i}"), vec![forever(vec![OpSpec::RunExp(Duration(300_000)), OpSpec::SleepExp(Duration(30_000_000))])]);
+        t.affinity = bg.clone();
+        tasks.push(t);
+    }
+    let timers = if p.kernel_timers { android_kernel_timers() } else { vec![] };
+    let _ = m;
+    Ok(Generated {
+        tasks,
+        templates: vec![],
+        groups: vec![],
+        timers,
+        reporter: Box::new(move |r| {
+            let mut out = std::collections::BTreeMap::new();
+            let frames = r.tasks.iter().find(|t| t.name == "composer").map_or(0, |t| t.nr_wakeups);
+            out.insert("frames_per_s".into(), frames as f64 / (r.engine.sim_ns as f64 / 1e9).max(1e-9));
+            out
+        }),
+    })
+}
+
+/// An Android-like set of background kernel timers, all estimates of the kind a phone's
+/// /proc/timer_list shows (no published inventory was found): per-CPU deferrable
+/// vmstat_update (1 s, vmstat_interval's default), per-CPU pinned housekeeping (4 s),
+/// and global timers re-armed from their callbacks (driver watchdogs, thermal polling,
+/// wakeup-source and networking timers) at 20 ms to 2 s.
+pub(crate) fn android_kernel_timers() -> Vec<KernelTimerSpec> {
+    let t = |name: &str, ms: u64, per_cpu: bool, pinned: bool, deferrable: bool| KernelTimerSpec {
+        name: name.into(),
+        period: Duration(ms * 1_000_000),
+        per_cpu,
+        pinned,
+        deferrable,
+        work: Duration(5_000),
+    };
+    vec![
+        t("vmstat_update", 1000, true, true, true),
+        t("percpu_housekeeping", 4000, true, true, false),
+        t("watchdog_a", 20, false, false, false),
+        t("watchdog_b", 50, false, false, false),
+        t("thermal_poll", 100, false, false, false),
+        t("thermal_poll_2", 250, false, false, false),
+        t("wakeup_source", 500, false, false, false),
+        t("net_periodic", 1000, false, false, false),
+        t("driver_poll", 2000, false, false, false),
+    ]
+}
