@@ -237,7 +237,7 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
         tasks.push(t);
     }
     let timers = if p.kernel_timers { android_kernel_timers() } else { vec![] };
-    let _ = m;
+    let clusters = clusters_by_capacity(m);
     Ok(Generated {
         tasks,
         templates: vec![],
@@ -247,6 +247,7 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             let mut out = std::collections::BTreeMap::new();
             let frames = r.tasks.iter().find(|t| t.name == "composer").map_or(0, |t| t.nr_wakeups);
             out.insert("frames_per_s".into(), frames as f64 / (r.engine.sim_ns as f64 / 1e9).max(1e-9));
+            cluster_residency(r, &clusters, &mut out);
             out
         }),
     })
@@ -277,4 +278,43 @@ pub(crate) fn android_kernel_timers() -> Vec<KernelTimerSpec> {
         t("net_periodic", 1000, false, false, false),
         t("driver_poll", 2000, false, false, false),
     ]
+}
+
+/// The CPUs of each cluster, smallest capacity first, named as Android's power rails
+/// name them ("little", "mid", "big"; "cluster0".. beyond three).
+fn clusters_by_capacity(m: &Machine) -> Vec<(String, Vec<usize>)> {
+    let mut caps: Vec<u32> = m.cpus.iter().map(|c| c.capacity).collect();
+    caps.sort_unstable();
+    caps.dedup();
+    let names: Vec<String> = match caps.len() {
+        1 => vec!["all".into()],
+        2 => vec!["little".into(), "big".into()],
+        3 => vec!["little".into(), "mid".into(), "big".into()],
+        n => (0..n).map(|i| format!("cluster{i}")).collect(),
+    };
+    caps.iter()
+        .zip(names)
+        .map(|(&cap, name)| (name, m.cpus.iter().filter(|c| c.capacity == cap).map(|c| c.id).collect()))
+        .collect()
+}
+
+/// Per cluster: the share of CPU time active and in each idle state (the seed's
+/// residency table, normalised per cluster), and energy when the states carry power.
+fn cluster_residency(r: &crate::metrics::RunResult, clusters: &[(String, Vec<usize>)], out: &mut std::collections::BTreeMap<String, f64>) {
+    for (name, cpus) in clusters {
+        let total: u64 = cpus.iter().map(|&c| r.cpus[c].busy_ns + r.cpus[c].idle_ns).sum();
+        if total == 0 {
+            continue;
+        }
+        let mut in_states = 0;
+        let nstates = cpus.iter().map(|&c| r.cpus[c].idle_states.len()).max().unwrap_or(0);
+        for k in 0..nstates {
+            let t: u64 = cpus.iter().filter_map(|&c| r.cpus[c].idle_states.get(k)).map(|s| s.time_ns).sum();
+            in_states += t;
+            out.insert(format!("{name}_state{k}_share"), t as f64 / total as f64);
+        }
+        // As the cpu_idle tracepoint sees it (state -1): running tasks, and the idle loop
+        // itself between states (entry, interrupt handlers).
+        out.insert(format!("{name}_active_share"), total.saturating_sub(in_states) as f64 / total as f64);
+    }
 }

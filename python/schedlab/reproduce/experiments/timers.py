@@ -1,0 +1,131 @@
+"""timers: the timer pull model (6.9) against the push heuristic before it (seed 001).
+
+Three experiments, each on the seed's own benchmark shape:
+
+- ``timers``: the enqueue micro-benchmark. A timer is enqueued and dequeued 1000 times
+  in kernel context on an isolated CPU (nohz_full: outside timer housekeeping, so the
+  push model's get_nohz_timer_target() walks the sched domains for a busy CPU) while a
+  quarter of the other CPUs, drawn per seed, run hogs. ``push`` = TIMER_PULL off,
+  ``pull`` = on, same 6.6 profile otherwise. The figure is ns per repetition, from the
+  modeled costs of the local path, the domain walk and the remote base lock.
+  One factor may be calibrated on the push level; the ratio never is.
+- ``timers-dbench``: NR client/server pairs that wait for each other in
+  wait_event_timeout() (a schedule_timeout() wheel timer armed per wait, deleted when
+  the answer comes first), on the Zen 3 server, menu and teo governors; figure:
+  operations per second, compared as pull/push ratios per NR (the seed's MB/s and the
+  model's ops/s are different units). The published teo table is withheld.
+- ``timers-ui``: a UI-frame workload on the Pixel 6 (60 Hz UI and render threads and a
+  compositor on the mid/big clusters, background threads on the littles, an
+  Android-like set of background kernel timers); figures: each cluster's share of time
+  active (cpu_idle state -1), in WFI (state 0) and in the power-down state (1), against
+  the seed's residency table turned into shares.
+"""
+
+from __future__ import annotations
+
+from ..compare import compare_grouped
+from ..registry import Metric, Source, experiment, machine_spec, published_source
+
+PROFILE = "6.6"
+MODELS = {"push": False, "pull": True}
+
+
+def _kernel(pull: bool, **tunables) -> dict:
+    k = {"profile": PROFILE, "features": {"TIMER_PULL": pull}}
+    if tunables:
+        k["tunables"] = tunables
+    return k
+
+
+# ---------------------------------------------------------------- enqueue micro-benchmark
+@experiment(
+    name="timers",
+    title="Timer enqueue+dequeue on an isolated CPU, a quarter of the others busy: push (<= 6.8) vs pull (6.9)",
+    source=published_source("timers") or Source("001_52e82ace3171c26a.txt", "Testing / Enqueue"),
+    machines=["zen3-2s"],
+    configs=list(MODELS),
+    baseline="push",
+    metrics=[
+        Metric("ns_per_iteration", "ns", "time of one enqueue + dequeue", calibrate=True),
+        Metric("summary.timers_pushed", "timers", "timers the push heuristic placed on another CPU"),
+    ],
+    seeds=10,
+    quick_seeds=3,
+    description=__doc__.split("\n\n", 1)[1],
+)
+def build_enqueue(machine: str, config: str, quick: bool) -> dict:
+    from ..registry import machine_cpus
+
+    last = machine_cpus(machine) - 1
+    return {
+        "name": f"timers-enqueue-{config}",
+        "machine": machine_spec(machine),
+        "kernel": _kernel(MODELS[config], nohz_full=str(last)),
+        "workload": {"kind": "timer_enqueue", "params": {"cpu": last, "reps": 1000, "rounds": 5 if quick else 20}},
+        "run": {"duration_s": 0.03 if quick else 0.05},
+    }
+
+
+# ---------------------------------------------------------------- dbench pairs
+NRS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+GOVERNORS = ["menu", "teo"]
+DBENCH_CONFIGS = [f"{g}:NR{n}:{m}" for g in GOVERNORS for n in NRS for m in MODELS]
+DBENCH_GROUPS = [([f"{g}:NR{n}:push", f"{g}:NR{n}:pull"], f"{g}:NR{n}:push") for g in GOVERNORS for n in NRS]
+
+
+@experiment(
+    name="timers-dbench",
+    title="dbench-like client/server pairs in wait_event_timeout() on Zen 3: pull/push throughput, menu and teo",
+    source=published_source("timers-dbench") or Source("001_52e82ace3171c26a.txt", "dbench test"),
+    machines=["zen3-2s"],
+    configs=DBENCH_CONFIGS,
+    baseline="menu:NR1:push",
+    metrics=[
+        Metric("ops_per_s", "ops/s", "client operations completed per second"),
+        Metric("summary.timer_remote_expiries", "timers", "wheel timers expired by another CPU"),
+    ],
+    seeds=3,
+    quick_seeds=2,
+    compare=lambda exp, runs: compare_grouped(exp, runs, DBENCH_GROUPS),
+    description="NR client/server pairs (dbench's NR) exchanging requests, each side waiting in "
+                "wait_event_timeout(10 ms); 20/30 us mean operations. Ratios pull/push per NR and governor.",
+)
+def build_dbench(machine: str, config: str, quick: bool) -> dict:
+    gov, nr, model = config.split(":")
+    pairs = int(nr[2:])
+    return {
+        "name": f"timers-dbench-{gov}-{nr}-{model}",
+        "machine": machine_spec(machine),
+        "kernel": _kernel(MODELS[model], cpuidle_governor=gov),
+        "workload": {"kind": "dbench_pairs", "params": {"pairs": pairs}},
+        "run": {"duration_s": 0.1 if quick else 1.0},
+    }
+
+
+# ---------------------------------------------------------------- UI frames on a phone
+CLUSTERS = ["little", "mid", "big"]
+UI_METRICS = [Metric(f"{c}_{s}_share", "share", f"{c} cluster: share of time {s}") for c in CLUSTERS
+              for s in ("active", "state0", "state1")] + [Metric("frames_per_s", "fps", "frames composed per second")]
+
+
+@experiment(
+    name="timers-ui",
+    title="UI frames on a Pixel 6: idle residency per cluster and state, push vs pull",
+    source=published_source("timers-ui") or Source("001_52e82ace3171c26a.txt", "Pixel 6 residency"),
+    machines=["pixel6"],
+    configs=list(MODELS),
+    baseline="push",
+    metrics=UI_METRICS,
+    seeds=5,
+    quick_seeds=2,
+    description="60 Hz UI + render + compositor on the mid/big clusters, background threads on the littles, "
+                "Android-like background kernel timers (estimates); shares of each cluster's time per cpu_idle state.",
+)
+def build_ui(machine: str, config: str, quick: bool) -> dict:
+    return {
+        "name": f"timers-ui-{config}",
+        "machine": machine_spec(machine),
+        "kernel": _kernel(MODELS[config], cpuidle_governor="teo"),
+        "workload": {"kind": "ui_frame", "params": {"fps": 60}},
+        "run": {"duration_s": 3.0 if quick else 20.0},
+    }
