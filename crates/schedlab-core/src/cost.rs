@@ -8,7 +8,60 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::topology::Distance;
+
+/// Sharing distance between two CPUs, the index of every per-distance cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Distance {
+    /// The same hardware thread.
+    SameCpu = 0,
+    /// Another hardware thread of the same core (shares L1/L2).
+    SmtSibling = 1,
+    /// Another core sharing the last-level cache.
+    SameLlc = 2,
+    /// Another LLC in the same package (e.g. another CCX).
+    SamePackage = 3,
+    /// Another package (socket).
+    OtherPackage = 4,
+}
+
+impl Distance {
+    /// Every distance, nearest first.
+    pub const ALL: [Distance; 5] = [
+        Distance::SameCpu,
+        Distance::SmtSibling,
+        Distance::SameLlc,
+        Distance::SamePackage,
+        Distance::OtherPackage,
+    ];
+
+    /// Returns the distance of two CPUs from what they share, nearest first.
+    #[inline]
+    pub fn classify(same_cpu: bool, same_core: bool, same_llc: bool, same_socket: bool) -> Distance {
+        if same_cpu {
+            Distance::SameCpu
+        } else if same_core {
+            Distance::SmtSibling
+        } else if same_llc {
+            Distance::SameLlc
+        } else if same_socket {
+            Distance::SamePackage
+        } else {
+            Distance::OtherPackage
+        }
+    }
+
+    /// Returns the snake_case name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distance::SameCpu => "same_cpu",
+            Distance::SmtSibling => "smt_sibling",
+            Distance::SameLlc => "same_llc",
+            Distance::SamePackage => "same_package",
+            Distance::OtherPackage => "other_package",
+        }
+    }
+}
 
 /// Latency of moving one cache line to a CPU, by where the line was, in ns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
