@@ -74,6 +74,9 @@ pub struct CpuStats {
     /// Residency per cpuidle state (sysfs cpuidle/stateN: name, usage, time, above,
     /// below) with the energy spent in it.
     pub idle_states: Vec<crate::cpuidle::StateUsage>,
+    /// Energy spent awake (all time outside idle states, at the top OPP's Energy Model
+    /// power), nJ; 0 on a machine without an Energy Model.
+    pub energy_active_nj: f64,
 }
 
 /// Per-group figures, named as cpu.stat names them.

@@ -210,3 +210,34 @@ fn pull_model_expires_idle_cpus_global_timers_on_the_migrator() {
     let wakes = |r: &schedlab_core::RunResult| r.cpus[1..].iter().map(|c| c.idle_states.iter().map(|s| s.usage).sum::<u64>()).sum::<u64>();
     assert!(wakes(&pull) < wakes(&push), "idle CPUs woke {} times with pull, {} with push", wakes(&pull), wakes(&push));
 }
+
+/// Energy on the Pixel 6: a hog pinned to a big core for the whole run spends exactly the
+/// Energy Model's top-OPP power times the run's length; an idle CPU in WFI or power-down
+/// spends only its awake moments (dynamic power only: no leakage in the model), and the
+/// summary adds up the CPUs.
+#[test]
+fn pixel6_energy_is_top_opp_power_times_awake_time() {
+    let s = scenario(
+        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\n\
+         [[tasks]]\nname = \"hog\"\ncpu = 7\nprogram = [{ loop = { body = [{ run = \"1s\" }] } }]\n\
+         [run]\nduration_s = 0.5\n",
+    );
+    let r = run(&s, 1, &checked()).unwrap().result;
+    let m = presets::preset("pixel6").unwrap();
+    let x1 = m.perf_domains[m.cpu_idle_driver[7]].as_ref().expect("gs101 has an Energy Model");
+    let want = x1.active_power_mw() * 0.5e9 / 1000.0;
+    let got = r.cpus[7].energy_active_nj;
+    assert!((got - want).abs() / want < 1e-3, "hog CPU: {got} nJ, want {want}");
+    for c in 0..6 {
+        let awake = r.cpus[c].busy_ns + r.cpus[c].idle_ns - r.cpus[c].idle_states.iter().map(|s| s.time_ns).sum::<u64>();
+        assert!(awake < 50_000_000, "CPU {c} idle but awake {awake} ns");
+        assert!(r.cpus[c].energy_active_nj < want / 10.0, "CPU {c}: {} nJ", r.cpus[c].energy_active_nj);
+    }
+    let total: f64 = r.cpus.iter().map(|c| c.energy_active_nj).sum();
+    assert!((r.summary["energy_cpu_mj"] - total / 1e6).abs() < 1e-9);
+    // Machines without an Energy Model report none.
+    let s = scenario("[machine]\npreset = \"xeon-80\"\n[[tasks]]\nname = \"hog\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n");
+    let r = run(&s, 1, &RunOptions::default()).unwrap().result;
+    assert!(!r.summary.contains_key("energy_cpu_mj"));
+    assert!(r.cpus.iter().all(|c| c.energy_active_nj == 0.0));
+}

@@ -13,6 +13,7 @@
 
 pub mod domains;
 pub mod preset_costs;
+pub mod preset_energy;
 pub mod preset_idle;
 pub mod presets;
 pub mod sysfs;
@@ -70,8 +71,11 @@ pub struct Machine {
     pub cost: CostTable,
     /// cpuidle state tables, one per core type.
     pub idle_drivers: Vec<crate::cpuidle::IdleDriver>,
-    /// Index into `idle_drivers` of each CPU.
+    /// Index into `idle_drivers` of each CPU (one driver per core type).
     pub cpu_idle_driver: Vec<usize>,
+    /// Energy Model performance domain of each core type, indexed like `idle_drivers`
+    /// (None where the machine's firmware describes no power).
+    pub perf_domains: Vec<Option<crate::energy_model::EmPerfDomain>>,
     /// CPUs of each LLC, indexed by LLC.
     #[serde(skip)]
     pub llc_span: Vec<CpuMask>,
@@ -101,6 +105,7 @@ impl Machine {
         let core_span = span(|c| c.core);
         let node_span = span(|c| c.node);
         let mut idle_drivers: Vec<crate::cpuidle::IdleDriver> = Vec::new();
+        let mut perf_domains = Vec::new();
         let mut types: Vec<&str> = Vec::new();
         let cpu_idle_driver = cpus
             .iter()
@@ -109,6 +114,7 @@ impl Machine {
                 None => {
                     types.push(&c.core_type);
                     idle_drivers.push(preset_idle::idle_driver(name, &c.core_type, arch));
+                    perf_domains.push(preset_energy::perf_domain(name, &c.core_type));
                     idle_drivers.len() - 1
                 }
             })
@@ -121,6 +127,7 @@ impl Machine {
             cost,
             idle_drivers,
             cpu_idle_driver,
+            perf_domains,
             llc_span,
             core_span,
             node_span,

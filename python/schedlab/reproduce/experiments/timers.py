@@ -18,7 +18,9 @@ Three experiments, each on the seed's own benchmark shape:
   compositor on the mid/big clusters, background threads on the littles, an
   Android-like set of background kernel timers); figures: each cluster's share of time
   active (cpu_idle state -1), in WFI (state 0) and in the power-down state (1), against
-  the seed's residency table turned into shares.
+  the seed's residency table turned into shares; and each rail's mean power (the
+  device tree's Energy Model, dynamic power at the top OPP: no cpufreq governor and no
+  leakage in the model), compared with the seed's per-rail power as pull/push ratios.
 """
 
 from __future__ import annotations
@@ -105,7 +107,9 @@ def build_dbench(machine: str, config: str, quick: bool) -> dict:
 # ---------------------------------------------------------------- UI frames on a phone
 CLUSTERS = ["little", "mid", "big"]
 UI_METRICS = [Metric(f"{c}_{s}_share", "share", f"{c} cluster: share of time {s}") for c in CLUSTERS
-              for s in ("active", "state0", "state1")] + [Metric("frames_per_s", "fps", "frames composed per second")]
+              for s in ("active", "state0", "state1")] + [
+    Metric(f"{c}_power_mw", "mW", f"{c} cluster rail: mean dynamic power (Energy Model, top OPP)")
+    for c in CLUSTERS + ["cpu"]] + [Metric("frames_per_s", "fps", "frames composed per second")]
 
 
 @experiment(
@@ -119,7 +123,8 @@ UI_METRICS = [Metric(f"{c}_{s}_share", "share", f"{c} cluster: share of time {s}
     seeds=5,
     quick_seeds=2,
     description="60 Hz UI + render + compositor on the mid/big clusters, background threads on the littles, "
-                "Android-like background kernel timers (estimates); shares of each cluster's time per cpu_idle state.",
+                "Android-like background kernel timers (estimates); shares of each cluster's time per cpu_idle state, "
+                "and each rail's mean dynamic power from the device tree's Energy Model (top OPP, no leakage).",
 )
 def build_ui(machine: str, config: str, quick: bool) -> dict:
     return {
