@@ -5,13 +5,13 @@
 //! interrupt, expire in hard-expiry order every timer whose soft expiry has passed,
 //! stopping at the first that has not), and the clock event programmed for the first
 //! hard expiry.
-//! Model: one queue per CPU ordered by (hard expiry, arming order); a timer is named by
+//! Model: one queue per CPU ordered by (hard expiry, arming order), the kernel's
+//! timerqueue kept as a vector sorted latest-first (a CPU holds a few timers, so the
+//! first one is popped from the end and an insert shifts little); a timer is named by
 //! its key, which its owner keeps to cancel it. The tick is not in this queue (the
 //! engine's Tick event stands for tick_sched_timer), but every tick runs this queue as
 //! the kernel's hrtimer_interrupt does, which is how timer slack lets a sleep end at an
 //! earlier interrupt.
-
-use std::collections::BTreeMap;
 
 use crate::time::Ns;
 
@@ -36,44 +36,69 @@ pub struct HrtimerKey {
 /// A queued hrtimer.
 #[derive(Clone, Copy, Debug)]
 struct Queued {
+    hard: Ns,
+    seq: u64,
     soft: Ns,
     func: HrtimerFn,
+}
+
+impl Queued {
+    fn key(&self) -> (Ns, u64) {
+        (self.hard, self.seq)
+    }
 }
 
 /// Every CPU's hrtimer queue.
 #[derive(Clone, Debug, Default)]
 pub struct Hrtimers {
-    queues: Vec<BTreeMap<(Ns, u64), Queued>>,
+    /// Per CPU, sorted by (hard, seq) descending: the first timer is the last element.
+    queues: Vec<Vec<Queued>>,
     seq: u64,
 }
 
 impl Hrtimers {
     /// Creates empty queues for `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
-        Hrtimers { queues: vec![BTreeMap::new(); nr_cpus], seq: 0 }
+        Hrtimers { queues: vec![Vec::new(); nr_cpus], seq: 0 }
     }
 
     /// Queues a timer on `cpu` that may fire from `soft` on and must fire by `soft + slack`.
     pub fn start(&mut self, cpu: usize, soft: Ns, slack: Ns, func: HrtimerFn) -> HrtimerKey {
         self.seq += 1;
         let hard = soft.saturating_add(slack);
-        self.queues[cpu].insert((hard, self.seq), Queued { soft, func });
+        let q = &mut self.queues[cpu];
+        let key = (hard, self.seq);
+        let at = q.partition_point(|t| t.key() > key);
+        q.insert(at, Queued { hard, seq: self.seq, soft, func });
         HrtimerKey { cpu, hard, seq: self.seq }
     }
 
     /// Cancels a timer; returns false if it is no longer queued (already expired).
     pub fn cancel(&mut self, key: HrtimerKey) -> bool {
-        self.queues[key.cpu].remove(&(key.hard, key.seq)).is_some()
+        let q = &mut self.queues[key.cpu];
+        match Self::find(q, key) {
+            Some(i) => {
+                q.remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Tells whether the timer is still queued.
     pub fn is_queued(&self, key: HrtimerKey) -> bool {
-        self.queues[key.cpu].contains_key(&(key.hard, key.seq))
+        Self::find(&self.queues[key.cpu], key).is_some()
+    }
+
+    fn find(q: &[Queued], key: HrtimerKey) -> Option<usize> {
+        let k = (key.hard, key.seq);
+        let i = q.partition_point(|t| t.key() > k);
+        (i < q.len() && q[i].key() == k).then_some(i)
     }
 
     /// Returns the first hard expiry on `cpu` (what its clock event is programmed for).
     pub fn first_hard(&self, cpu: usize) -> Option<Ns> {
-        self.queues[cpu].first_key_value().map(|(&(h, _), _)| h)
+        self.queues[cpu].last().map(|t| t.hard)
     }
 
     /// Runs the queue of `cpu` at `now` (__hrtimer_run_queues): removes and returns, in
@@ -81,19 +106,19 @@ impl Hrtimers {
     /// that has not.
     pub fn run(&mut self, cpu: usize, now: Ns, out: &mut Vec<HrtimerFn>) {
         let q = &mut self.queues[cpu];
-        while let Some((_, t)) = q.first_key_value() {
+        while let Some(t) = q.last() {
             if t.soft > now {
                 break;
             }
-            let (_, t) = q.pop_first().expect("peeked");
             out.push(t.func);
+            q.pop();
         }
     }
 
     /// Whether an interrupt at `at` would expire something on `cpu` (the first timer in
     /// hard-expiry order has reached its soft expiry).
     pub fn first_soft_due(&self, cpu: usize, at: Ns) -> bool {
-        self.queues[cpu].first_key_value().is_some_and(|(_, t)| t.soft <= at)
+        self.queues[cpu].last().is_some_and(|t| t.soft <= at)
     }
 
     /// Timers queued on `cpu`.
