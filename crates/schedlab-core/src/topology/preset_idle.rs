@@ -54,7 +54,15 @@ pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
         c6.loses_private_caches = true;
         return IdleDriver { name: "intel_idle".into(), states: vec![poll(), c1, c1e, c6], source: "intel_idle.c skx_cstates".into() };
     }
+    if matches!(machine, "milan-72" | "zen3-2s" | "bergamo" | "epyc-9654-2s") {
+        return amd_epyc_acpi_idle();
+    }
+    if machine == "snapdragon-888" {
+        return sm8350(core_type);
+    }
     match arch {
+        // Provisional (no source found): Ryzen desktops, Kunpeng's firmware LPI states,
+        // synthetic machines.
         Arch::X86_64 => {
             let mut c1 = state("C1", 1, 2);
             c1.watches_flags = true;
@@ -93,4 +101,31 @@ fn gs101(core_type: &str) -> IdleDriver {
         states: vec![state("WFI", 1, 1), c2],
         source: "gs101.dtsi idle-states".into(),
     }
+}
+
+/// AMD EPYC servers (Zen 2 to Zen 4): acpi_idle from the firmware's _CST, as
+/// drivers/acpi/processor_idle.c registers it: POLL, then C1 (FFH: MWAIT, so it watches
+/// its flags) and C2 (I/O-port entry, the core's CC6: L1/L2 written back), with
+/// target_residency = latency x latency_factor (2). C2's latency: 400 us, as an EPYC
+/// 7502P's _CST reports it (FreeBSD review D47444, "roughly 400us"). C1's 1 us is the
+/// usual _CST figure for an MWAIT C1; no vendor table was found for it (assumption).
+fn amd_epyc_acpi_idle() -> IdleDriver {
+    let mut c1 = state("C1", 1, 2);
+    c1.watches_flags = true;
+    let mut c2 = state("C2", 400, 800);
+    c2.loses_private_caches = true;
+    IdleDriver { name: "acpi_idle".into(), states: vec![poll(), c1, c2], source: "_CST via processor_idle.c (C2 latency: EPYC 7502P)".into() }
+}
+
+/// Snapdragon 888 (SM8350): mainline arch/arm64/boot/dts/qcom/sm8350.dtsi idle-states,
+/// (entry, exit, min-residency) us = LITTLE_CPU_SLEEP_0 (A55) 360/531/3934 and
+/// BIG_CPU_SLEEP_0 (A78, X1) 702/1061/4488, both rail power collapse; exit_latency =
+/// entry + exit (dt_idle_states.c). The cluster's domain idle states (PSCI OS-initiated,
+/// entered when the whole cluster is idle) are not modeled.
+fn sm8350(core_type: &str) -> IdleDriver {
+    let (entry, exit, res) = if core_type == "cortex-a55" { (360, 531, 3934) } else { (702, 1061, 4488) };
+    let mut off = state("rail-power-collapse", entry + exit, res);
+    off.loses_private_caches = true;
+    off.leaves_coherency = true;
+    IdleDriver { name: "psci_idle".into(), states: vec![state("WFI", 1, 1), off], source: "sm8350.dtsi idle-states".into() }
 }
