@@ -86,6 +86,9 @@ pub struct Tunables {
     pub timer_migration: bool,
     /// CPUs excluded from timer housekeeping (the nohz_full= boot option, cpulist).
     pub nohz_full: Option<String>,
+    /// kernel.watchdog_thresh sysctl, seconds: the soft-lockup detector's per-CPU
+    /// hrtimer fires every 2 x thresh / 5 s on every housekeeping CPU; 0 disables it.
+    pub watchdog_thresh: u64,
     /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
     /// review threshold); None = always defer (as merged in 6.5).
     pub tlb_batch_min_cpus: Option<usize>,
@@ -132,6 +135,8 @@ pub struct TunableOverrides {
     pub timer_migration: Option<crate::kernel::SysctlBool>,
     /// See [`Tunables::nohz_full`].
     pub nohz_full: Option<String>,
+    /// See [`Tunables::watchdog_thresh`].
+    pub watchdog_thresh: Option<u64>,
     /// See [`Tunables::tlb_batch_min_cpus`].
     pub tlb_batch_min_cpus: Option<usize>,
 }
@@ -202,6 +207,8 @@ impl KernelConfig {
             timer_slack_ns: o.timer_slack_ns.unwrap_or(50_000),
             timer_migration: o.timer_migration.is_none_or(|b| b.0),
             nohz_full: o.nohz_full.clone(),
+            // kernel/watchdog.c: watchdog_thresh = 10.
+            watchdog_thresh: o.watchdog_thresh.unwrap_or(10),
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {

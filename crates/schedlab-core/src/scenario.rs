@@ -203,8 +203,10 @@ pub struct ModTimerSpec {
     /// TIMER_DEFERRABLE: never wakes an idle CPU.
     #[serde(default)]
     pub deferrable: bool,
-    /// Channel signalled at expiry (a kworker waits on it).
-    pub signal: String,
+    /// Channel signalled at expiry (a kworker waits on it); none: the callback only runs
+    /// (as TCP's retransmit and delayed-ACK handlers that find nothing pending).
+    #[serde(default)]
+    pub signal: Option<String>,
 }
 
 /// A background kernel timer that re-arms itself from its callback, like a driver

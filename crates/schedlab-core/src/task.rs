@@ -30,7 +30,8 @@ pub enum Insn {
     SleepExp(Ns),
     /// schedule_timeout() for this long.
     SleepTimeout(Ns),
-    /// Arm the task's timer `slot` to expire after `delay`, signalling channel `signal`.
+    /// Arm the task's timer `slot` to expire after `delay`, signalling channel `signal`
+    /// if it has one.
     ModTimer {
         /// The task's timer (index in `Names::timers`).
         slot: usize,
@@ -40,8 +41,8 @@ pub enum Insn {
         pinned: bool,
         /// TIMER_DEFERRABLE.
         deferrable: bool,
-        /// Channel signalled at expiry.
-        signal: usize,
+        /// Channel signalled at expiry, if any.
+        signal: Option<usize>,
     },
     /// Cancel the task's timer `slot`.
     DelTimer(usize),
@@ -174,7 +175,7 @@ impl Program {
                     delay: m.delay.0,
                     pinned: m.pinned,
                     deferrable: m.deferrable,
-                    signal: intern(&mut names.channels, &m.signal),
+                    signal: m.signal.as_ref().map(|s| intern(&mut names.channels, s)),
                 },
                 OpSpec::DelTimer(t) => Insn::DelTimer(intern(&mut names.timers, t)),
                 OpSpec::WaitTimeout(w) => Insn::WaitTimeout { ch: intern(&mut names.channels, &w.channel), timeout: w.timeout.0 },

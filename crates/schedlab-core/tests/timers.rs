@@ -243,3 +243,26 @@ fn pixel6_energy_is_top_opp_power_times_awake_time() {
     assert!(!r.summary.contains_key("energy_cpu_mj"));
     assert!(r.cpus.iter().all(|c| c.energy_active_nj == 0.0));
 }
+
+/// The soft-lockup watchdog's pinned hrtimer fires every 2 x watchdog_thresh / 5 s on
+/// each housekeeping CPU (4 s by default), never on a nohz_full CPU, and not at all with
+/// watchdog_thresh = 0; so an idle CPU's sleep length is bounded as on a real kernel.
+#[test]
+fn watchdog_hrtimer_fires_every_sample_period_on_housekeeping_cpus() {
+    let expiries = |tunables: &str| {
+        let s = scenario(&format!(
+            "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2, smt = 1 }}\n[kernel]\nprofile = \"6.6\"\ntunables = {{ {tunables} }}\n\
+             [[tasks]]\nname = \"t\"\ncpu = 0\nprogram = [{{ run = \"1ms\" }}]\n[run]\nduration_s = 10.0\n"
+        ));
+        run(&s, 3, &checked()).unwrap().result.summary["hrtimer_expiries"]
+    };
+    // 10 s at one expiry per 4 s from a random phase: 2 or 3 per CPU.
+    let both = expiries("hz = 250");
+    assert!((4.0..=6.0).contains(&both), "two CPUs: {both}");
+    let one = expiries("nohz_full = \"1\"");
+    assert!((2.0..=3.0).contains(&one), "CPU 1 is nohz_full: {one}");
+    assert_eq!(expiries("watchdog_thresh = 0"), 0.0);
+    // watchdog_thresh = 5: every 2 s, so 5 per CPU (4 to 5 from the phase).
+    let fast = expiries("watchdog_thresh = 5");
+    assert!((8.0..=10.0).contains(&fast), "thresh 5: {fast}");
+}

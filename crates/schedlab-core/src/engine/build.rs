@@ -151,6 +151,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         irq_until: vec![0; nr],
         timer_base_writer: (0..nr).collect(),
         nohz_full,
+        // kernel/watchdog.c set_sample_period(): 2 x watchdog_thresh / NUM_SAMPLE_PERIODS (5).
+        watchdog_period: k.tunables.watchdog_thresh * 2 * crate::time::NSEC_PER_SEC / 5,
         task_timers: BTreeMap::new(),
         scratch_hr: Vec::new(),
         scratch_timers: Vec::new(),
@@ -202,6 +204,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         }
     }
     sim.arm_kernel_timers(&kernel_timers);
+    sim.start_watchdogs();
     // CPUs with nothing to run at boot enter the idle loop.
     for cpu in 0..nr {
         if sim.rqs[cpu].curr.is_none() && !sim.resched_pending[cpu] {

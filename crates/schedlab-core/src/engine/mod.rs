@@ -190,6 +190,8 @@ pub struct Simulator {
     pub(crate) timer_base_writer: Vec<usize>,
     /// CPUs outside timer housekeeping (nohz_full=).
     pub(crate) nohz_full: crate::cpumask::CpuMask,
+    /// The soft-lockup watchdog's hrtimer period (0: disabled).
+    pub(crate) watchdog_period: crate::time::Ns,
     /// Named timers of tasks: (task, name index) -> timer.
     pub(crate) task_timers: std::collections::BTreeMap<(TaskId, usize), crate::timers::TimerId>,
     pub(crate) scratch_hr: Vec<crate::timers::HrtimerFn>,

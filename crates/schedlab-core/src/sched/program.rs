@@ -72,10 +72,11 @@ impl Simulator {
                     return false;
                 }
                 Insn::ModTimer { slot, delay, pinned, deferrable, signal } => {
-                    let ch = self.resolve_channel(c, signal);
-                    let t = *self.task_timers.entry((c, slot)).or_insert_with(|| {
-                        self.timers.setup(TimerFn::Signal(ch), TimerFlags { pinned, deferrable }, cpu)
-                    });
+                    let func = match signal {
+                        Some(ch) => TimerFn::Signal(self.resolve_channel(c, ch)),
+                        None => TimerFn::Callback,
+                    };
+                    let t = *self.task_timers.entry((c, slot)).or_insert_with(|| self.timers.setup(func, TimerFlags { pinned, deferrable }, cpu));
                     let jiffies = delay.div_ceil(self.tick_ns).max(1);
                     let ns = self.mod_timer(cpu, t, jiffies);
                     self.tasks[c].overhead_ns += ns;

@@ -193,6 +193,13 @@ impl Simulator {
                     self.counters.hrtimer_expiries += 1;
                     self.try_to_wake_up(p, cpu, None, false);
                 }
+                HrtimerFn::Watchdog => {
+                    // The callback's stopper work (softlockup_fn touching the CPU's
+                    // timestamp) is folded into the expiry's cost.
+                    self.counters.hrtimer_expiries += 1;
+                    let key = self.timers.hr.start(cpu, self.now + self.watchdog_period, 0, HrtimerFn::Watchdog);
+                    self.push_hrtimer_event(key);
+                }
             }
         }
         self.scratch_hr = due;
@@ -291,7 +298,7 @@ impl Simulator {
                 self.try_to_wake_up(p, cpu, None, false);
             }
             TimerFn::Signal(ch) => self.signal_channel(ch, cpu, None),
-            TimerFn::Bench => {}
+            TimerFn::Bench | TimerFn::Callback => {}
             TimerFn::Rearm { period, work_ns } => {
                 let ns = self.path_ns(cpu, work_ns as f64);
                 self.charge_kernel(cpu, ns);
@@ -349,6 +356,24 @@ impl Simulator {
             self.wake_up_nohz_cpu(cpu, target);
         }
         ns as Ns
+    }
+
+    /// Starts the soft-lockup watchdog's hrtimer on every housekeeping CPU
+    /// (watchdog_enable(): one sample period after the CPU came up; the CPUs' phases
+    /// are drawn, as boot spreads them).
+    pub(crate) fn start_watchdogs(&mut self) {
+        if self.watchdog_period == 0 {
+            return;
+        }
+        let mut rng = crate::engine::rng::Stream::new(self.seed, "watchdog");
+        for cpu in 0..self.m.nr_cpus() {
+            if self.nohz_full.test(cpu) {
+                continue; // watchdog_cpumask defaults to the housekeeping CPUs
+            }
+            let first = self.now + 1 + rng.below(self.watchdog_period);
+            let key = self.timers.hr.start(cpu, first, 0, HrtimerFn::Watchdog);
+            self.push_hrtimer_event(key);
+        }
     }
 
     /// Arms the scenario's background kernel timers, each at a random phase within its

@@ -20,6 +20,9 @@ use crate::time::Ns;
 pub enum HrtimerFn {
     /// hrtimer_wakeup(): wake the task sleeping in nanosleep / clock_nanosleep.
     WakeTask(usize),
+    /// watchdog_timer_fn(): the soft-lockup detector's per-CPU sample, re-armed a
+    /// sample period on (HRTIMER_MODE_REL_PINNED_HARD).
+    Watchdog,
 }
 
 /// Identifies a queued hrtimer: (CPU, hard expiry, arming sequence).

@@ -51,6 +51,8 @@ pub enum TimerFn {
     Signal(usize),
     /// A timer armed and cancelled by the enqueue micro-benchmark; never expires.
     Bench,
+    /// A callback that wakes nobody (its cost is the expiry's own).
+    Callback,
     /// A background kernel timer: runs `work_ns` of callback and re-arms itself
     /// `period` jiffies ahead from the CPU that expired it.
     Rearm {

@@ -3,9 +3,16 @@
 //! - `timer_enqueue`: the seed's micro-benchmark: on one isolated CPU, a timer is
 //!   enqueued and dequeued in a loop of `reps` repetitions while a quarter of the other
 //!   CPUs are kept busy; the figure is the loop's time per repetition.
-//! - `dbench_pairs`: NR client/server pairs exchanging requests, each side waiting for
-//!   the other in wait_event_timeout() (a schedule_timeout() wheel timer armed per wait
-//!   and deleted when the answer comes first); the figure is operations per second.
+//! - `dbench_pairs`: dbench's network mode (tbench: `sockio.c` and `tbench_srv.c`), NR
+//!   client/server pairs over loopback TCP. A client writes a request and blocks in
+//!   read() for the answer; its server blocks in read() for the request, then writes the
+//!   answer. The reads have no timeout (SO_RCVTIMEO is unset), so no timer is armed
+//!   while waiting; the timers are TCP's own, re-armed by every exchange on the CPU that
+//!   sends: the retransmit timer (tcp_rearm_rto(): TCP_RTO_MIN, 200 ms, on loopback) and
+//!   the delayed-ACK timer of the receiving socket (its input runs in the sender's
+//!   softirq on loopback; TCP_DELACK_MIN, 40 ms). Neither is deleted when the ACK goes
+//!   out (inet_csk_clear_xmit_timer() only clears the pending flag), so an idle pair's
+//!   timers expire later and find nothing to do. Figure: operations per second.
 //! - `ui_frame`: an Android-like UI workload on a phone: a UI thread and a render
 //!   thread per frame at 60 or 90 Hz, a compositor, background app threads and the
 //!   kernel's background timers; the figures are the frame rate kept, idle residency
@@ -16,7 +23,7 @@ use serde::Deserialize;
 use super::{params, task, Generated};
 use crate::engine::rng::Stream;
 use crate::error::ScenarioError;
-use crate::scenario::{Duration, KernelTimerSpec, LoopSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec, WaitTimeoutSpec};
+use crate::scenario::{Duration, KernelTimerSpec, LoopSpec, ModTimerSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec};
 use crate::topology::Machine;
 
 fn forever(body: Vec<OpSpec>) -> OpSpec {
@@ -109,9 +116,12 @@ struct DbenchParams {
     /// Mean CPU time of the server's handling.
     #[serde(default = "server_op")]
     server_op: Duration,
-    /// Timeout of each wait.
-    #[serde(default = "ten_ms")]
-    timeout: Duration,
+    /// The retransmit timer's delay (the RTO; TCP_RTO_MIN on loopback).
+    #[serde(default = "tcp_rto_min")]
+    rto: Duration,
+    /// The delayed-ACK timer's delay (TCP_DELACK_MIN).
+    #[serde(default = "tcp_delack_min")]
+    delack: Duration,
 }
 
 fn client_op() -> Duration {
@@ -120,8 +130,11 @@ fn client_op() -> Duration {
 fn server_op() -> Duration {
     Duration(30_000)
 }
-fn ten_ms() -> Duration {
-    Duration(10_000_000)
+fn tcp_rto_min() -> Duration {
+    Duration(200_000_000)
+}
+fn tcp_delack_min() -> Duration {
+    Duration(40_000_000)
 }
 
 /// `dbench_pairs`.
@@ -130,12 +143,23 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
     if p.pairs == 0 {
         return Err(ScenarioError::new("workload.params.pairs", "expected at least 1"));
     }
-    let wait = |ch: String| OpSpec::WaitTimeout(WaitTimeoutSpec { channel: ch, timeout: p.timeout });
+    // write(): the data goes out (waking the reader) and the sender's CPU re-arms its
+    // socket's retransmit timer and, running the loopback receive path, the peer
+    // socket's delayed-ACK timer. sk_reset_timer() is a plain mod_timer(): not pinned.
+    let send = |ch: &str| {
+        let arm = |timer: &str, delay: Duration| OpSpec::ModTimer(ModTimerSpec { timer: timer.into(), delay, pinned: false, deferrable: false, signal: None });
+        vec![OpSpec::Signal(ch.to_string()), arm("rtx", p.rto), arm("peer-delack", p.delack)]
+    };
     let mut tasks = Vec::new();
     for i in 0..p.pairs {
         let (req, resp) = (format!("req{i}"), format!("resp{i}"));
-        tasks.push(task(&format!("client-{i}"), vec![forever(vec![OpSpec::RunExp(p.client_op), OpSpec::Signal(req.clone()), wait(resp.clone())])]));
-        tasks.push(task(&format!("server-{i}"), vec![forever(vec![wait(req), OpSpec::RunExp(p.server_op), OpSpec::Signal(resp)])]));
+        let mut client = vec![OpSpec::RunExp(p.client_op)];
+        client.extend(send(&req));
+        client.push(OpSpec::Wait(resp.clone()));
+        let mut server = vec![OpSpec::Wait(req.clone()), OpSpec::RunExp(p.server_op)];
+        server.extend(send(&resp));
+        tasks.push(task(&format!("client-{i}"), vec![forever(client)]));
+        tasks.push(task(&format!("server-{i}"), vec![forever(server)]));
     }
     Ok(Generated {
         tasks,
@@ -148,7 +172,9 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
             let ops: u64 = r.tasks.iter().filter(|t| t.name.starts_with("client")).map(|t| t.nr_wakeups).sum();
             let secs = r.engine.sim_ns as f64 / 1e9;
             out.insert("ops_per_s".into(), ops as f64 / secs.max(1e-9));
-            out.insert("wait_timeouts".into(), r.summary.get("wait_timeouts").copied().unwrap_or(0.0));
+            // TCP timers that ran out (a pair idle for their delay): the callbacks found
+            // nothing pending.
+            out.insert("tcp_timer_expiries".into(), r.summary.get("timer_expiries").copied().unwrap_or(0.0));
             out
         }),
     })

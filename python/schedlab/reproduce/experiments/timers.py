@@ -9,9 +9,10 @@ Three experiments, each on the seed's own benchmark shape:
   ``pull`` = on, same 6.6 profile otherwise. The figure is ns per repetition, from the
   modeled costs of the local path, the domain walk and the remote base lock.
   One factor may be calibrated on the push level; the ratio never is.
-- ``timers-dbench``: NR client/server pairs that wait for each other in
-  wait_event_timeout() (a schedule_timeout() wheel timer armed per wait, deleted when
-  the answer comes first), on the Zen 3 server, menu and teo governors; figure:
+- ``timers-dbench``: dbench's network mode (tbench), NR client/server pairs over
+  loopback TCP: blocking reads without a timeout; every write re-arms TCP's
+  retransmit (200 ms) and the peer's delayed-ACK (40 ms) timers with mod_timer() on
+  the sending CPU. Zen 3 server, menu and teo governors; figure:
   operations per second, compared as pull/push ratios per NR (the seed's MB/s and the
   model's ops/s are different units). The published teo table is withheld.
 - ``timers-ui``: a UI-frame workload on the Pixel 6 (60 Hz UI and render threads and a
@@ -77,7 +78,7 @@ DBENCH_GROUPS = [([f"{g}:NR{n}:push", f"{g}:NR{n}:pull"], f"{g}:NR{n}:push") for
 
 @experiment(
     name="timers-dbench",
-    title="dbench-like client/server pairs in wait_event_timeout() on Zen 3: pull/push throughput, menu and teo",
+    title="dbench network mode (tbench pairs over loopback TCP) on Zen 3: pull/push throughput, menu and teo",
     source=published_source("timers-dbench") or Source("001_52e82ace3171c26a.txt", "dbench test"),
     machines=["zen3-2s"],
     configs=DBENCH_CONFIGS,
@@ -89,8 +90,9 @@ DBENCH_GROUPS = [([f"{g}:NR{n}:push", f"{g}:NR{n}:pull"], f"{g}:NR{n}:push") for
     seeds=3,
     quick_seeds=2,
     compare=lambda exp, runs: compare_grouped(exp, runs, DBENCH_GROUPS),
-    description="NR client/server pairs (dbench's NR) exchanging requests, each side waiting in "
-                "wait_event_timeout(10 ms); 20/30 us mean operations. Ratios pull/push per NR and governor.",
+    description="NR client/server pairs (dbench's NR) exchanging requests over loopback TCP: blocking reads, "
+                "TCP's retransmit and delayed-ACK timers re-armed per write; 20/30 us mean operations. "
+                "Ratios pull/push per NR and governor.",
 )
 def build_dbench(machine: str, config: str, quick: bool) -> dict:
     gov, nr, model = config.split(":")
