@@ -84,6 +84,7 @@ sched_features! {
     BW_SLICE_EXPIRY = BeforeOrBetween((3, 16), ((4, 18), (5, 4))), "per-CPU bandwidth slices expire at the period boundary";
     BW_EXPIRY_INVERTED = Between((3, 16), (4, 18)), "3.16-4.17 bug: the expiry test was inverted, so leftovers were extended a tick at a time instead";
     BW_BURST = Since(5, 14), "cpu.cfs_burst_us: unused quota accumulates up to the burst";
+    BW_THROTTLE_TIME_NONEMPTY = Since(6, 6), "throttled_time runs only while the throttled cfs_rq holds tasks (79462e8c879a, 'sched: don't account throttle time for empty groups')";
     MM_CID = Since(6, 4), "rseq concurrency IDs with per-CPU lazy put and the 100 ms compaction";
     MM_CID_CACHE_LOCAL = Since(6, 13), "mm_cid: reuse the CPU's recent cid and spread up to min(nr_cpus_allowed, mm_users)";
     TLB_BATCH = SinceByArch((4, 3), (6, 5)), "reclaim defers TLB flushes and waits once per batch (try_to_unmap_flush)";

@@ -233,7 +233,7 @@ impl Sim {
     fn on_tick(&mut self, i: usize, now: Ns) {
         let g = self.run[i].p.group;
         if self.charge(i, now) {
-            self.bw.check_throttle(g, i, now, &mut self.timers);
+            self.bw.check_throttle(g, i, now, &mut self.timers, |_| true);
         }
         if self.bw.is_throttled(g, i) {
             self.block(i);
@@ -250,7 +250,7 @@ impl Sim {
         for l in self.bw.levels(g) {
             self.bw.dequeue_last(l, i, now, &mut self.timers);
         }
-        self.bw.check_throttle(g, i, now, &mut self.timers);
+        self.bw.check_throttle(g, i, now, &mut self.timers, |_| true);
         let r = &mut self.run[i];
         r.st = St::Sleeping;
         r.gen += 1;

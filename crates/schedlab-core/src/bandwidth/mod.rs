@@ -18,8 +18,9 @@
 //! has_limits(g) -> bool                              this group or an ancestor has a quota
 //! levels(g) -> Vec<GroupId>                          g and its ancestors, bottom-up, root excluded
 //! account(g, cpu, delta_exec, now, timers) -> bool   update_curr: charge every limited level; true = resched
-//! check_throttle(g, cpu, now, timers) -> Option<GroupId>   put_prev: highest level newly throttled
+//! check_throttle(g, cpu, now, timers, has_tasks) -> Option<GroupId>   put_prev: highest level newly throttled
 //! enqueue_check(g, cpu, now, timers) -> Option<GroupId>    check_enqueue_throttle of ONE level
+//! queued_while_throttled(g, cpu, now)               a task queued on a throttled hierarchy (6.6 clock)
 //! dequeue_last(g, cpu, now, timers)                  return_cfs_rq_runtime of ONE level
 //! timer_fired(req, now, timers) -> Vec<(GroupId, CpuId)>   period/slack timer; cfs_rqs unthrottled
 //! is_throttled(g, cpu) -> bool                       g or an ancestor throttled on cpu (throttle_count)
@@ -35,7 +36,9 @@
 //!   If it returns true, reschedule: at put_prev call `check_throttle(g, cpu)`; if it
 //!   returns `Some(top)`, take every task of `top`'s subtree off this CPU's runqueue.
 //!   Call `check_throttle` at every put_prev of a task in a limited hierarchy (the kernel
-//!   also throttles a cfs_rq that ran out while its last task went to sleep).
+//!   also throttles a cfs_rq that ran out while its last task went to sleep; say with
+//!   `has_tasks` which levels still hold tasks: from 6.6 an empty one's throttled_time
+//!   waits for `queued_while_throttled`).
 //! * Wakeup/enqueue of a task of `g` on `cpu`: walk `levels(g)` bottom-up; for each level
 //!   whose cfs_rq on `cpu` goes from empty to non-empty call `enqueue_check(level)`; stop
 //!   at the first level that is (or becomes) throttled: the task stays queued but does not
@@ -115,17 +118,20 @@ pub struct BandwidthMode {
     pub expiry_inverted: bool,
     /// cpu.cfs_burst_us accumulation (feature BW_BURST).
     pub burst: bool,
+    /// 6.6+: a cfs_rq throttled while empty starts its throttled_time clock only when a
+    /// task is queued on it (feature BW_THROTTLE_TIME_NONEMPTY).
+    pub nonempty_throttle_time: bool,
 }
 
 impl BandwidthMode {
     /// (a)/(c): <= 3.15 and 4.18-5.3, slices expire at the period boundary.
-    pub const EXPIRING: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: false, burst: false };
+    pub const EXPIRING: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: false, burst: false, nonempty_throttle_time: false };
     /// (b): 3.16-4.17, the inverted test extends leftovers instead of expiring them.
-    pub const INVERTED: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: true, burst: false };
+    pub const INVERTED: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: true, burst: false, nonempty_throttle_time: false };
     /// (d): 5.4-5.13, no expiry.
-    pub const NO_EXPIRY: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: false };
+    pub const NO_EXPIRY: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: false, nonempty_throttle_time: false };
     /// (e): 5.14+, no expiry and cpu.cfs_burst_us.
-    pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true };
+    pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true, nonempty_throttle_time: false };
 
     /// Reads the three bandwidth features of a run.
     pub fn from_features(f: &Features) -> BandwidthMode {
@@ -133,6 +139,7 @@ impl BandwidthMode {
             slice_expiry: f.has(Feature::BW_SLICE_EXPIRY),
             expiry_inverted: f.has(Feature::BW_EXPIRY_INVERTED),
             burst: f.has(Feature::BW_BURST),
+            nonempty_throttle_time: f.has(Feature::BW_THROTTLE_TIME_NONEMPTY),
         }
     }
 
@@ -213,7 +220,9 @@ struct CfsBandwidth {
 struct CfsRq {
     runtime_remaining: i64,
     throttled: bool,
-    throttled_clock: Ns,
+    /// When throttled_time started running for this throttle (None: throttled while
+    /// empty, from 6.6 not counted until a task is queued).
+    throttled_clock: Option<Ns>,
     runtime_expires: Ns,
     expires_seq: u64,
     /// The local expiry was pushed by a tick since it was last copied from the global one.
@@ -235,7 +244,8 @@ pub struct CfsBandwidthControl {
 }
 
 impl CfsBandwidthControl {
-    /// Builds the state at time 0: pools full (tg_set_cfs_bandwidth refills), timers idle.
+    /// Builds the state at time 0: pools as the writes of quota and burst leave them
+    /// (tg_set_cfs_bandwidth refills), timers idle.
     ///
     /// `groups[0]` is the root; `slice_ns` is sched_cfs_bandwidth_slice; `tick_ns` is
     /// TICK_NSEC (the drift extension step of the expiring modes).
@@ -248,7 +258,12 @@ impl CfsBandwidthControl {
                 let parent = if i == ROOT_GROUP { None } else { Some(parent.unwrap_or(ROOT_GROUP)) };
                 assert!(parent.is_none_or(|p| p < i), "group {i}: parents must come before children");
                 let spec = if i == ROOT_GROUP { BandwidthSpec { quota_ns: None, ..spec } } else { spec };
-                let full = spec.quota_ns.unwrap_or(0);
+                // Each write of the limits runs tg_set_cfs_bandwidth(), whose
+                // __refill_cfs_bandwidth_runtime() adds a quota capped at quota + burst.
+                // A burst needs a second write (cpu.max, then cpu.max.burst), so the pool
+                // starts at min(2 x quota, quota + burst), not at quota.
+                let quota = spec.quota_ns.unwrap_or(0);
+                let full = if mode.burst && spec.burst_ns > 0 { (2 * quota).min(quota + spec.burst_ns) } else { quota };
                 CfsBandwidth {
                     parent,
                     spec,
@@ -348,11 +363,13 @@ impl CfsBandwidthControl {
 
     /// check_cfs_rq_runtime at put_prev, on every level: throttles each limited level
     /// whose runtime is exhausted and returns the highest one newly throttled.
-    pub fn check_throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>) -> Option<GroupId> {
+    /// `has_tasks(level)`: whether that level's cfs_rq on `cpu` holds tasks (a task that
+    /// just went to sleep has left it).
+    pub fn check_throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>, has_tasks: impl Fn(GroupId) -> bool) -> Option<GroupId> {
         let mut top = None;
         for x in self.levels(g) {
             let rq = *self.rq(x, cpu);
-            if self.limited(x) && rq.runtime_remaining <= 0 && !rq.throttled && self.throttle(x, cpu, now, timers) {
+            if self.limited(x) && rq.runtime_remaining <= 0 && !rq.throttled && self.throttle(x, cpu, now, timers, has_tasks(x)) {
                 top = Some(x);
             }
         }
@@ -367,7 +384,18 @@ impl CfsBandwidthControl {
             return None;
         }
         self.account_level(g, cpu, 0, now, timers);
-        (self.rq(g, cpu).runtime_remaining <= 0 && self.throttle(g, cpu, now, timers)).then_some(g)
+        (self.rq(g, cpu).runtime_remaining <= 0 && self.throttle(g, cpu, now, timers, true)).then_some(g)
+    }
+
+    /// enqueue_entity() on a throttled cfs_rq (6.6+): a task queued where none was starts
+    /// the throttled_time clock of the throttled levels of its hierarchy on `cpu`.
+    pub fn queued_while_throttled(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
+        for x in self.levels(g) {
+            let rq = self.rq_mut(x, cpu);
+            if rq.throttled && rq.throttled_clock.is_none() {
+                rq.throttled_clock = Some(now);
+            }
+        }
     }
 
     /// return_cfs_rq_runtime for the one level `g` whose cfs_rq on `cpu` became empty:
@@ -390,7 +418,7 @@ impl CfsBandwidthControl {
         let open: Ns = (0..self.nr_cpus)
             .map(|c| self.rq(g, c))
             .filter(|rq| rq.throttled)
-            .map(|rq| now.saturating_sub(rq.throttled_clock))
+            .filter_map(|rq| rq.throttled_clock.map(|c| now.saturating_sub(c)))
             .sum();
         GroupStats {
             quota_ns: b.spec.quota_ns,

@@ -88,13 +88,16 @@ impl CfsBandwidthControl {
 
     /// throttle_cfs_rq. As in 5.8+, first try to take just enough from the pool (runtime
     /// may have arrived since the accounting); returns false if that made it unnecessary.
-    pub(super) fn throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>) -> bool {
+    /// Before 6.6 throttled_time runs from here whatever the cfs_rq holds; from 6.6 only
+    /// if it `has_tasks` (else from the first enqueue, see `queued_while_throttled`).
+    pub(super) fn throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>, has_tasks: bool) -> bool {
         if self.assign(g, cpu, 1, now, timers) {
             return false;
         }
+        let count = has_tasks || !self.mode.nonempty_throttle_time;
         let rq = self.rq_mut(g, cpu);
         rq.throttled = true;
-        rq.throttled_clock = now;
+        rq.throttled_clock = count.then_some(now);
         let was_empty = self.groups[g].throttled_list.is_empty();
         self.groups[g].throttled_list.push(cpu);
         if was_empty {
@@ -108,9 +111,9 @@ impl CfsBandwidthControl {
     fn unthrottle(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
         let rq = self.rq_mut(g, cpu);
         rq.throttled = false;
-        let clock = rq.throttled_clock;
+        let clock = rq.throttled_clock.take();
         let b = &mut self.groups[g];
-        b.throttled_time += now.saturating_sub(clock);
+        b.throttled_time += clock.map_or(0, |c| now.saturating_sub(c));
         if let Some(pos) = b.throttled_list.iter().position(|&c| c == cpu) {
             b.throttled_list.remove(pos);
         }

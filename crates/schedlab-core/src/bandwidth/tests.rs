@@ -71,7 +71,7 @@ fn throttle_when_the_pool_is_empty_then_distribute_in_list_order() {
     assert_eq!(bw.enqueue_check(1, 2, MS, &mut t), Some(1));
     // CPU 1 overruns by 0.5 ms at a tick: resched, then throttled at put_prev.
     assert!(bw.account(1, 1, 5 * MS + MS / 2, 6 * MS, &mut t));
-    assert_eq!(bw.check_throttle(1, 1, 6 * MS, &mut t), Some(1));
+    assert_eq!(bw.check_throttle(1, 1, 6 * MS, &mut t, |_| true), Some(1));
     assert_eq!(bw.throttled_cpus(1), &[2, 1]);
     assert!(bw.is_throttled(1, 1) && bw.is_throttled(1, 2) && !bw.is_throttled(1, 0));
     // Open throttles count in throttled_time: 9 ms + 4 ms at 10 ms.
@@ -96,7 +96,7 @@ fn return_keeps_min_runtime_and_the_slack_timer_obeys_its_windows() {
     bw.enqueue_check(1, 1, 0, &mut t); // 5 ms, pool 2 ms
     bw.enqueue_check(1, 2, 0, &mut t); // 2 ms, pool 0
     bw.account(1, 2, 3 * MS, 3 * MS, &mut t);
-    assert_eq!(bw.check_throttle(1, 2, 3 * MS, &mut t), Some(1));
+    assert_eq!(bw.check_throttle(1, 2, 3 * MS, &mut t, |_| true), Some(1));
     t.clear();
     // CPU 0 sleeps after 0.5 ms: returns 3.5 ms, keeps 1 ms. Pool 3.5 ms <= slice: no timer.
     bw.account(1, 0, MS / 2, 10 * MS, &mut t);
@@ -127,7 +127,7 @@ fn two_returns_at(at_tenth_ms: Ns) -> (CfsBandwidthControl, Vec<BwTimerRequest>)
         bw.enqueue_check(1, cpu, 90 * MS, &mut t);
     }
     bw.account(1, 1, 12 * MS, 90 * MS, &mut t);
-    assert!(bw.check_throttle(1, 1, 90 * MS, &mut t).is_some());
+    assert!(bw.check_throttle(1, 1, 90 * MS, &mut t, |_| true).is_some());
     t.clear();
     bw.dequeue_last(1, 0, at_tenth_ms * MS / 10, &mut t);
     bw.dequeue_last(1, 2, at_tenth_ms * MS / 10, &mut t);
@@ -297,7 +297,43 @@ fn a_parent_out_of_runtime_throttles_its_children() {
     assert_eq!((bw.counters(3).consumed, bw.counters(1).consumed), (4 * MS, 4 * MS));
     // The parent runs out on CPU 0: its whole subtree there is throttled.
     assert!(bw.account(2, 0, 6 * MS, 6 * MS, &mut t));
-    assert_eq!(bw.check_throttle(2, 0, 6 * MS, &mut t), Some(1));
+    assert_eq!(bw.check_throttle(2, 0, 6 * MS, &mut t, |_| true), Some(1));
     assert!(bw.is_throttled(2, 0) && bw.is_throttled(3, 0) && !bw.is_throttled(3, 1));
     assert_eq!(bw.stats(3, 6 * MS).nr_throttled, 0);
+}
+
+/// 6.6 (79462e8c879a): a cfs_rq throttled as its last task went to sleep counts no
+/// throttled_time until a task is queued on it; before 6.6 it counts from the throttle.
+#[test]
+fn throttled_while_empty_counts_from_the_first_enqueue_from_6_6() {
+    let run = |nonempty: bool| {
+        let mode = BandwidthMode { nonempty_throttle_time: nonempty, ..BandwidthMode::BURST };
+        let mut bw = one_group(mode, 10, 100, 1);
+        let mut t = Vec::new();
+        bw.enqueue_check(1, 0, 0, &mut t);
+        // The task used its slice and more, then slept: throttled at put_prev, empty.
+        assert!(bw.account(1, 0, 11 * MS, 11 * MS, &mut t));
+        assert_eq!(bw.check_throttle(1, 0, 11 * MS, &mut t, |_| false), Some(1));
+        let at_40 = bw.stats(1, 40 * MS).throttled_time;
+        // A wakeup at 60 ms finds the group throttled.
+        bw.queued_while_throttled(1, 0, 60 * MS);
+        let req = *t.iter().find(|r| r.kind == BwTimerKind::Period).unwrap();
+        assert_eq!(fire(&mut bw, req, &mut t), vec![(1, 0)]);
+        (at_40, bw.stats(1, req.at).throttled_time)
+    };
+    assert_eq!(run(false), (29 * MS, 89 * MS), "before 6.6: from the throttle at 11 ms to the refill at 100 ms");
+    assert_eq!(run(true), (0, 40 * MS), "6.6+: from the enqueue at 60 ms");
+}
+
+/// Writing cpu.max then cpu.max.burst refills twice, each refill capped at quota + burst.
+#[test]
+fn the_pool_starts_as_two_refills_leave_it() {
+    let g = |burst_ms: Ns, mode: BandwidthMode| {
+        let root = (None, spec(None, 100, 0));
+        CfsBandwidthControl::new(&[root, (None, spec(Some(20), 100, burst_ms))], 1, mode, 5 * MS, MS).pool_runtime(1)
+    };
+    assert_eq!(g(0, BandwidthMode::BURST), 20 * MS);
+    assert_eq!(g(5, BandwidthMode::BURST), 25 * MS);
+    assert_eq!(g(50, BandwidthMode::BURST), 40 * MS);
+    assert_eq!(g(50, BandwidthMode::NO_EXPIRY), 20 * MS, "no burst before 5.14");
 }

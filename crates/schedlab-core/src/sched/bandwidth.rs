@@ -68,7 +68,12 @@ impl Simulator {
         if let Some(top) = newly {
             self.throttle_subtree(top, cpu, Some(p));
         }
-        self.bw.as_ref().expect("limited").is_throttled(g, cpu)
+        let bw = self.bw.as_mut().expect("limited");
+        let throttled = bw.is_throttled(g, cpu);
+        if throttled && newly.is_none() {
+            bw.queued_while_throttled(g, cpu, self.now);
+        }
+        throttled
     }
 
     /// A task of a limited group stopped being runnable on `cpu` (sleep, exit, migration).
@@ -97,7 +102,8 @@ impl Simulator {
         }
         let g = self.tasks[p].group;
         let mut timers = Vec::new();
-        let top = self.bw.as_mut().expect("limited").check_throttle(g, cpu, self.now, &mut timers);
+        let (nr, bw_nr) = (self.m.nr_cpus(), &self.bw_nr);
+        let top = self.bw.as_mut().expect("limited").check_throttle(g, cpu, self.now, &mut timers, |level| bw_nr[level * nr + cpu] > 0);
         self.bw_arm(timers);
         if let Some(top) = top {
             self.throttle_subtree(top, cpu, Some(p));
