@@ -1,5 +1,6 @@
 """Bad scenario files: one line `error: FILE[:LINE:COL]: FIELD: MESSAGE` on stderr, exit 2,
-no traceback. None of these needs the engine: loading fails before anything runs."""
+no traceback. Loading fails before anything runs, or (affinity, waits) building the run
+does, and the error still names the file."""
 
 from __future__ import annotations
 
@@ -23,7 +24,13 @@ CASES = {
     "no_workload.toml": ("workload", None, ["no workload"]),
     "unknown_generator.toml": ("workload.kind", ":6:8", ["unknown generator", "make"]),
     "bad_generator_param.toml": ("workload.params.jobz", ":7:", ["unknown field", "jobs"]),
+    "old_profile.toml": ("kernel.profile", ":6:", ["3.x to 7.x"]),
+    "affinity_no_cpu.toml": ("tasks[0].affinity", None, ["no CPU of '7'"]),
+    "wait_never_signalled.toml": ("tasks[0].program (ping)", None, ["'pnig'", "no signal step or timer"]),
 }
+
+# Valid as a file; the machine or the programs as a whole make them impossible.
+FOUND_BUILDING_THE_RUN = {"affinity_no_cpu.toml", "wait_never_signalled.toml"}
 
 
 def test_every_bad_file_has_a_case():
@@ -59,7 +66,10 @@ def test_bad_file_raises_scenario_error_with_attributes(name):
     field, location, _ = CASES[name]
     path = rel(BAD / name)
     with pytest.raises(schedlab.ScenarioError) as info:
-        schedlab.load_scenario(path)
+        if name in FOUND_BUILDING_THE_RUN:
+            schedlab.run(path)
+        else:
+            schedlab.load_scenario(path)
     e = info.value
     assert isinstance(e, schedlab.SchedlabError)
     assert e.origin == path
@@ -107,3 +117,11 @@ def test_console_script_prints_no_traceback():
     assert r.returncode == 2
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: examples/bad/unknown_feature.toml:7:")
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64)])
+def test_seed_out_of_range_is_a_usage_error(cli, seed):
+    r = cli("run", rel(BAD / "old_profile.toml"), "--seed", seed)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and "OverflowError" not in r.output
+    assert "seed" in r.output.lower()

@@ -137,7 +137,20 @@ def test_event_limit_keeps_results_and_warns(cli, tmp_path):
     p = tmp_path / "limited.toml"
     p.write_text(open(PINGPONG).read().replace("seeds = [1, 2, 3]", "seeds = [1]\nmax_events = 1000"))
     r = cli("run", str(p), "--json")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 3, r.output  # a partial result
     doc = json.loads(r.stdout)
     assert doc["engine"]["stopped_by"] == "max_events" and doc["engine"]["events"] <= 1001
     assert r.stderr.startswith("warning: seed 1 stopped at run.max_events")
+
+
+def test_deadlock_keeps_results_warns_and_exits_3(cli, tmp_path):
+    # Each waits for the other first: both block at once and nothing is left to run.
+    p = tmp_path / "deadlock.toml"
+    p.write_text("[machine]\ntopo = { sockets = 1, llcs = 1, cores = 2, smt = 1 }\n"
+                 "[[tasks]]\nname = \"a\"\nprogram = [{ wait = \"b-done\" }, { signal = \"a-done\" }]\n"
+                 "[[tasks]]\nname = \"b\"\nprogram = [{ wait = \"a-done\" }, { signal = \"b-done\" }]\n"
+                 "[run]\nuntil = \"workload_done\"\n")
+    r = cli("run", str(p), "--json")
+    assert r.exit_code == 3, r.output
+    assert json.loads(r.stdout)["engine"]["stopped_by"] == "deadlock"
+    assert "deadlocked" in r.stderr and "Traceback" not in r.stderr

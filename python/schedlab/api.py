@@ -62,5 +62,5 @@ def run(
         path = trace_path_for(None, s.name, seed, trace_format, False)
     elif trace not in (None, False):
         path = trace_path_for(trace, s.name, seed, trace_format, False)
-    text = _core.run(s.json, int(seed), path, trace_format, progress)
+    text = _core.run(s.json, int(seed), path, trace_format, progress, s.origin)
     return Result.from_json(text, path)

@@ -176,7 +176,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
     trace_format: TraceFormat = typer.Option(TraceFormat.perfetto, "--trace-format", help="perfetto (Chrome JSON, opens in ui.perfetto.dev) or ftrace (tracefs text)."),
@@ -204,11 +204,17 @@ def run(
             with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
                 res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
                                trace_format=fmt, on_done=bar.advance)
+    partial = False
     for r in res:
         eng = r.raw.get("engine", {})
         if eng.get("stopped_by") == "max_events":
+            partial = True
             sys.stderr.write(f"warning: seed {r.seed} stopped at run.max_events after {eng.get('events', 0):,} events, "
                              f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated; the figures cover that part only\n")
+        elif eng.get("stopped_by") == "deadlock":
+            partial = True
+            sys.stderr.write(f"warning: seed {r.seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left "
+                             "is blocked and nothing can wake it; the figures cover that part only\n")
     if plot is not None:
         from .cli_studies import run_plot
 
@@ -219,8 +225,10 @@ def run(
             sys.stdout.write(res[0].to_json(wall_time=wall_time, indent=2) + "\n")
         else:
             sys.stdout.write(res.to_json(wall_time=wall_time, indent=2) + "\n")
-        return
-    _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
+    else:
+        _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
+    if partial:
+        raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
 
 
 # ------------------------------------------------------------------------ machines

@@ -134,7 +134,7 @@ def compare(
                                                                  "then B (e.g. --set kernel.profile=6.5 --set "
                                                                  "kernel.profile=6.6)."),
     seeds: int = typer.Option(5, "--seeds", "-n", min=1, help="Seeds 1..N, the same for both."),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", help="Seeds to use (repeatable; overrides -n)."),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seeds to use (repeatable; overrides -n)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Only figures starting with this "
                                                                             "(repeatable), e.g. -m workload -m latency."),
     all_: bool = typer.Option(False, "--all", help="Also show figures that are the same in every seed."),

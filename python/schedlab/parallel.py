@@ -36,6 +36,7 @@ class Job:
     seed: int
     trace_path: Optional[str] = None
     trace_format: str = "perfetto"
+    origin: Optional[str] = None  # the scenario's file, named in its errors
 
 
 def _mp_context():
@@ -46,7 +47,7 @@ def _mp_context():
 
 def run_job(job: Job) -> str:
     """Runs one job in this process; returns the RunResult JSON text."""
-    return _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None)
+    return _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin)
 
 
 def default_workers() -> int:
@@ -154,6 +155,6 @@ def run_many(
             paths.append(trace_path_for(trace, s.name, seed, trace_format, several))  # type: ignore[arg-type]
         else:
             paths.append(None)
-    jobs = [Job(s.json, int(seed), p, trace_format) for seed, p in zip(seeds, paths)]
+    jobs = [Job(s.json, int(seed), p, trace_format, s.origin) for seed, p in zip(seeds, paths)]
     texts = map_runs(jobs, workers=workers, backend=backend, on_done=on_done)
     return ResultSet(Result.from_json(t, p) for t, p in zip(texts, paths))

@@ -30,7 +30,7 @@ impl KernelVersion {
         let mut parts = core.split('.');
         let num = |p: Option<&str>| p.and_then(|s| s.parse::<u32>().ok());
         match (num(parts.next()), num(parts.next())) {
-            (Some(major), Some(minor)) if (2..=7).contains(&major) => Ok(Self { major, minor }),
+            (Some(major), Some(minor)) if (3..=7).contains(&major) => Ok(Self { major, minor }),
             _ => Err(format!("'{text}' is not a kernel version like \"6.5\" (3.x to 7.x)")),
         }
     }

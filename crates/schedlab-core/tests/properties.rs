@@ -56,6 +56,8 @@ fn scenario() -> impl Strategy<Value = String> {
                 );
             }
             s += "[[templates]]\nname = \"child\"\nprogram = [{ run_exp = \"200us\" }, { signal = \"ch0\" }]\n";
+            // Every channel has a signaller: a wait nothing signals is a scenario error.
+            s += "[[tasks]]\nname = \"signaller\"\nprogram = [{ loop = { body = [{ sleep = \"1ms\" }, { signal = \"ch1\" }, { signal = \"ch2\" }] } }]\n";
             s += "[run]\nduration_s = 0.05\n";
             s
         },

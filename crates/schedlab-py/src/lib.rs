@@ -85,14 +85,16 @@ fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
     })
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None) -> str
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
 /// `trace_path`, records a trace and writes it there ("perfetto": Chrome JSON that
 /// ui.perfetto.dev opens; "ftrace": tracefs text). `progress(fraction)` is called now
-/// and then. The GIL is released during the run.
+/// and then. `origin` (the scenario's file) names the file in errors found while
+/// building the run. The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     scenario_json: &str,
@@ -100,6 +102,7 @@ fn run(
     trace_path: Option<String>,
     trace_format: &str,
     progress: Option<Py<PyAny>>,
+    origin: Option<String>,
 ) -> PyResult<String> {
     if !matches!(trace_format, "perfetto" | "ftrace") {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto or ftrace")));
@@ -156,6 +159,9 @@ fn run(
     });
     match outcome {
         Outcome::Done(s) => Ok(s),
+        Outcome::Sim(schedlab_core::SimError::Scenario(e)) if e.origin.is_empty() => {
+            Err(scenario_error(&e.with_origin(origin.as_deref().unwrap_or("<scenario>"))))
+        }
         Outcome::Sim(e) => Err(sim_error(&e)),
         Outcome::Io(msg) => Err(PyOSError::new_err(msg)),
         Outcome::Panic(msg) => {

@@ -123,6 +123,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         locks: Vec::new(),
         groups,
         live_tasks: 0,
+        deadlock: false,
+        next_deadlock_check: 0,
         nr_overloaded: 0,
         nohz_next_balance: 0,
         load_sums: crate::fair::load_sums::LoadSums::new(&m),
@@ -203,6 +205,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             }
         }
     }
+    check_waits_are_signalled(&sim.programs, &names, template_specs.len(), &task_specs)?;
     sim.arm_kernel_timers(&kernel_timers);
     sim.start_watchdogs();
     // CPUs with nothing to run at boot enter the idle loop.
@@ -320,4 +323,38 @@ impl Simulator {
         }
         tid
     }
+}
+
+/// A `wait` on a channel that no program's `signal` and no timer's expiry ever signals can
+/// only block forever: it is a scenario error (most often a misspelt name), reported
+/// before anything runs. `programs` holds the templates' programs, then the tasks'.
+fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: usize, tasks: &[crate::scenario::TaskSpec]) -> Result<(), ScenarioError> {
+    use crate::task::Insn;
+    let mut signalled = vec![false; names.channels.len()];
+    for insn in programs.iter().flat_map(|p| &p.insns) {
+        match insn {
+            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } => signalled[*c] = true,
+            _ => {}
+        }
+    }
+    for (i, p) in programs.iter().enumerate() {
+        for insn in &p.insns {
+            let Insn::Wait(c) = insn else { continue };
+            if signalled[*c] {
+                continue;
+            }
+            let channel = names.channels.iter().find(|(_, &id)| id == *c).map_or("?", |(n, _)| n.as_str());
+            let field = if i < nr_templates {
+                format!("templates[{i}].program")
+            } else {
+                let t = i - nr_templates;
+                format!("tasks[{t}].program ({})", tasks.get(t).map_or("?", |s| s.name.as_str()))
+            };
+            return Err(ScenarioError::new(
+                field,
+                format!("waits on channel '{channel}', which no signal step or timer ever signals (a misspelt channel name?)"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -166,6 +166,11 @@ pub struct Simulator {
     pub(crate) locks: Vec<Mutex>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
+    /// Set when background timers found every live task blocked for good (see
+    /// `Simulator::deadlocked`): the run stops as "deadlock".
+    pub(crate) deadlock: bool,
+    /// Earliest time of the next deadlock check (at most one per simulated second).
+    pub(crate) next_deadlock_check: Ns,
     pub(crate) nr_overloaded: usize,
     pub(crate) nohz_next_balance: Ns,
     pub(crate) llc_nr_idle_scan: Vec<usize>,
@@ -227,6 +232,10 @@ impl Simulator {
             }
             if self.events >= self.max_events {
                 stopped_by = "max_events";
+                break;
+            }
+            if self.deadlock {
+                stopped_by = "deadlock";
                 break;
             }
             let Some((t, ev)) = self.q.pop() else {

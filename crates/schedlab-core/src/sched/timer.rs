@@ -17,7 +17,7 @@
 
 use crate::engine::queue::{EventClass, EventKind};
 use crate::engine::Simulator;
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskState};
 use crate::time::Ns;
 use crate::timers::{BaseKind, HrtimerFn, HrtimerKey, TimerFlags, TimerFn, TimerId, TmigrCost, KTIME_MAX};
 use crate::trace::TraceEvent;
@@ -194,6 +194,7 @@ impl Simulator {
                     self.try_to_wake_up(p, cpu, None, false);
                 }
                 HrtimerFn::Watchdog => {
+                    self.check_deadlock();
                     // The callback's stopper work (softlockup_fn touching the CPU's
                     // timestamp) is folded into the expiry's cost.
                     self.counters.hrtimer_expiries += 1;
@@ -300,6 +301,7 @@ impl Simulator {
             TimerFn::Signal(ch) => self.signal_channel(ch, cpu, None),
             TimerFn::Bench | TimerFn::Callback => {}
             TimerFn::Rearm { period, work_ns } => {
+                self.check_deadlock();
                 let ns = self.path_ns(cpu, work_ns as f64);
                 self.charge_kernel(cpu, ns);
                 // The callback re-arms from here: the push model moves it off an idle CPU.
@@ -356,6 +358,23 @@ impl Simulator {
             self.wake_up_nohz_cpu(cpu, target);
         }
         ns as Ns
+    }
+
+    /// Every live task is blocked on a channel, lock or children with no timer left that
+    /// could wake it: only background timers keep the event queue going, so the run has
+    /// ended (with no background timers the queue simply empties). Checked from those
+    /// timers' callbacks, at most once per simulated second.
+    fn check_deadlock(&mut self) {
+        if self.now >= self.next_deadlock_check {
+            self.next_deadlock_check = self.now + crate::time::NSEC_PER_SEC;
+            self.deadlock = self.deadlocked();
+        }
+    }
+
+    fn deadlocked(&self) -> bool {
+        self.live_tasks > 0
+            && self.tasks.iter().all(|t| matches!(t.state, TaskState::Blocked | TaskState::Exited))
+            && !self.timers.list.iter().any(|t| t.slot.is_some() && matches!(t.func, TimerFn::ProcessTimeout(_) | TimerFn::Signal(_)))
     }
 
     /// Starts the soft-lockup watchdog's hrtimer on every housekeeping CPU
