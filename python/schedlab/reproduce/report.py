@@ -66,20 +66,26 @@ def rich_tables(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list:
     tables = []
     for exp_name, machine in dict.fromkeys((r.experiment, r.machine) for r in rows):
         mine = [r for r in rows if r.experiment == exp_name and r.machine == machine]
-        seeds = sorted({r.n_seeds for r in mine})
+        seeds = max((r.n_seeds for r in mine), default=0)
+        short = any(r.n_seeds < seeds for r in mine)
         title = exps[exp_name].title if exp_name in exps else ""
         t = Table(title=f"[bold]{exp_name}[/] on [bold]{machine}[/]: {title}\n"
-                        f"simulated = mean ± std over {', '.join(map(str, seeds))} seeds; "
-                        f"sim/pub = simulated mean / published", title_justify="left")
+                        f"simulated = mean ± std over the {seeds} seeds run"
+                        + ("; n = seeds with a value where fewer (the metric is missing from a run, "
+                           "or a ratio's baseline is 0 in that seed)" if short else "")
+                        + "; sim/pub = simulated mean / published", title_justify="left")
         t.add_column("config")
         t.add_column("metric", no_wrap=True)
         t.add_column("published", justify="right", no_wrap=True)
         t.add_column("simulated", justify="right", no_wrap=True)
+        if short:
+            t.add_column("n", justify="right", no_wrap=True)
         t.add_column("sim/pub", justify="right", no_wrap=True)
         t.add_column(CAL_MARK, justify="center", no_wrap=True)
         for r in mine:
             metric = f"{r.metric} (ratio)" if r.unit == "ratio" else (f"{r.metric} [{r.unit}]" if r.unit else r.metric)
-            t.add_row(r.config, metric.replace("[", "\\["), fmt(r.published), simulated(r), fmt(r.ratio),
+            n = [str(r.n_seeds) if r.n_seeds < seeds else ""] if short else []
+            t.add_row(r.config, metric.replace("[", "\\["), fmt(r.published), simulated(r), *n, fmt(r.ratio),
                       CAL_MARK if r.calibrated else "")
         tables.append(t)
     return tables

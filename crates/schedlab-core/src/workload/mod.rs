@@ -54,7 +54,7 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo { name: "threadpool", description: "a dispatcher handing requests to a pool of worker threads", build: synthetic::threadpool },
     GeneratorInfo { name: "rseq_burst", description: "librseq's intermittent-burst benchmark: per-cpu/mm_cid areas touched one thread at a time", build: rseq_burst::build },
     GeneratorInfo { name: "timer_enqueue", description: "the timer seed's micro-benchmark: enqueue+dequeue a timer in a loop on an isolated CPU, a quarter of the others busy", build: timers::timer_enqueue },
-    GeneratorInfo { name: "dbench_pairs", description: "client/server pairs waiting for each other in wait_event_timeout() (schedule_timeout timers)", build: timers::dbench_pairs },
+    GeneratorInfo { name: "dbench_pairs", description: "dbench network mode (tbench): client/server pairs over loopback TCP, blocking reads, TCP retransmit and delayed-ACK timers re-armed per write", build: timers::dbench_pairs },
     GeneratorInfo { name: "ui_frame", description: "Android-like UI frames (UI, render, compositor at 60/90 Hz), background apps and kernel timers", build: timers::ui_frame },
     GeneratorInfo { name: "swap_bench", description: "the arm64 TLB seed's MADV_PAGEOUT swap loop on one pinned CPU", build: swap_bench::build },
 ];
