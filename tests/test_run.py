@@ -6,6 +6,8 @@ either is missing)."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import jsonschema
 import pytest
@@ -122,9 +124,6 @@ def test_reproduce_make_core_quick(cli, tmp_path):
 
 def test_run_many_from_an_unguarded_script():
     """Process workers must not re-run the caller's script (no __main__ guard, stdin)."""
-    import subprocess
-    import sys
-
     script = ("import schedlab\n"
               "rs = schedlab.run_many('examples/pipe_pingpong.toml', seeds=[1, 2], backend='process', workers=2)\n"
               "print(rs.seeds)\n")
@@ -154,3 +153,23 @@ def test_deadlock_keeps_results_warns_and_exits_3(cli, tmp_path):
     assert r.exit_code == 3, r.output
     assert json.loads(r.stdout)["engine"]["stopped_by"] == "deadlock"
     assert "deadlocked" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_ctrl_c_stops_a_long_run_inside_the_run(tmp_path):
+    # 500 simulated seconds of 768 tasks on 384 CPUs would take minutes; SIGINT must end
+    # it at the engine's next check, not after the run.
+    import signal
+    import time
+
+    p = tmp_path / "long.toml"
+    p.write_text("[machine]\ntopo = { sockets = 2, llcs = 12, cores = 8, smt = 2 }\n"
+                 "[[tasks]]\nname = \"w\"\ncount = 768\n"
+                 "program = [{ loop = { body = [{ run_exp = \"500us\" }, { sleep_exp = \"500us\" }] } }]\n"
+                 "[run]\nduration_s = 500.0\n")
+    proc = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(p)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)  # a hang would take minutes
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

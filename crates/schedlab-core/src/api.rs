@@ -18,6 +18,9 @@ pub struct RunOptions {
     pub check_invariants: bool,
     /// Called now and then with the fraction of the run done (0..1).
     pub progress: Option<std::sync::Arc<dyn Fn(f64) + Send + Sync>>,
+    /// Checked as often as `progress` is called: once set (by Ctrl-C, say), the run stops
+    /// at the next check and ends as "interrupted".
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl std::fmt::Debug for RunOptions {

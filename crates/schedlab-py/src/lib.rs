@@ -110,17 +110,26 @@ fn run(
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
+    // Ctrl-C: Python's handler only flags the signal while the run holds no GIL, so the
+    // run checks for it now and then (with the progress callback, which raises it too)
+    // and stops; KeyboardInterrupt is raised once the engine has returned.
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let interrupted = cancel.clone();
     let opts = RunOptions {
         trace: trace_path.is_some(),
-        progress: progress.map(|cb| {
-            let f: Arc<dyn Fn(f64) + Send + Sync> = Arc::new(move |fraction: f64| {
-                Python::attach(|py| {
-                    // A failing progress callback must not end the run.
-                    let _ = cb.call1(py, (fraction,));
-                })
-            });
-            f
-        }),
+        progress: Some(Arc::new(move |fraction: f64| {
+            Python::attach(|py| {
+                let stop = match &progress {
+                    Some(cb) => cb.call1(py, (fraction,)).err().filter(|e| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)),
+                    None => None,
+                }
+                .or_else(|| py.check_signals().err());
+                if stop.is_some() {
+                    interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        })),
+        cancel: Some(cancel.clone()),
         ..RunOptions::default()
     };
     let ftrace = trace_format == "ftrace";
@@ -158,6 +167,9 @@ fn run(
         r.unwrap_or_else(|p| Outcome::Panic(panic_message(&p)))
     });
     match outcome {
+        Outcome::Done(_) if cancel.load(std::sync::atomic::Ordering::Relaxed) => {
+            Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("run interrupted"))
+        }
         Outcome::Done(s) => Ok(s),
         Outcome::Sim(schedlab_core::SimError::Scenario(e)) if e.origin.is_empty() => {
             Err(scenario_error(&e.with_origin(origin.as_deref().unwrap_or("<scenario>"))))

@@ -265,6 +265,10 @@ impl Simulator {
                 if let Some(p) = &opts.progress {
                     p(if self.end.is_some() { self.now as f64 / horizon } else { f64::NAN });
                 }
+                if opts.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+                    stopped_by = "interrupted";
+                    break;
+                }
             }
         }
         Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
