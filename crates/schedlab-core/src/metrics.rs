@@ -79,6 +79,20 @@ pub struct CpuStats {
     pub energy_active_nj: f64,
 }
 
+impl CpuStats {
+    /// Time outside every idle state: tasks, and the idle loop's own entry/exit and
+    /// interrupt handlers (the cpu_idle tracepoint's state -1).
+    pub fn awake_ns(&self) -> Ns {
+        let in_states: Ns = self.idle_states.iter().map(|s| s.time_ns).sum();
+        (self.busy_ns + self.idle_ns).saturating_sub(in_states)
+    }
+
+    /// Energy spent awake and in idle states, nJ.
+    pub fn energy_nj(&self) -> f64 {
+        self.energy_active_nj + self.idle_states.iter().map(|s| s.energy_nj).sum::<f64>()
+    }
+}
+
 /// Per-group figures, named as cpu.stat names them.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GroupStats {

@@ -133,7 +133,7 @@ impl BandwidthMode {
     /// (e): 5.14+, no expiry and cpu.cfs_burst_us.
     pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true, nonempty_throttle_time: false };
 
-    /// Reads the three bandwidth features of a run.
+    /// Reads the bandwidth features of a run.
     pub fn from_features(f: &Features) -> BandwidthMode {
         BandwidthMode {
             slice_expiry: f.has(Feature::BW_SLICE_EXPIRY),

@@ -34,13 +34,9 @@ impl Simulator {
                 }
             }
             self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
-            if let Some(pd) = &self.m.perf_domains[self.m.cpu_idle_driver[cpu]] {
-                // Awake is everything outside an idle state: tasks, and the idle loop's own
-                // entry/exit and interrupt handlers (the cpu_idle tracepoint's state -1).
+            if let Some(pd) = self.m.perf_domain(cpu) {
                 let stats = &mut self.rqs[cpu].stats;
-                let in_states: u64 = stats.idle_states.iter().map(|s| s.time_ns).sum();
-                let awake_ns = (stats.busy_ns + stats.idle_ns).saturating_sub(in_states);
-                stats.energy_active_nj = pd.active_power_mw() * awake_ns as f64 / 1000.0;
+                stats.energy_active_nj = pd.active_power_mw() * stats.awake_ns() as f64 / 1000.0;
             }
         }
         for t in &mut self.tasks {
@@ -57,11 +53,7 @@ impl Simulator {
         };
         put("sim_seconds", self.now as f64 / 1e9);
         if self.m.perf_domains.iter().any(Option::is_some) {
-            let nj: f64 = self
-                .rqs
-                .iter()
-                .map(|r| r.stats.energy_active_nj + r.stats.idle_states.iter().map(|s| s.energy_nj).sum::<f64>())
-                .sum();
+            let nj: f64 = self.rqs.iter().map(|r| r.stats.energy_nj()).sum();
             put("energy_cpu_mj", nj / 1e6);
         }
         put("cpu_busy_seconds", busy as f64 / 1e9);

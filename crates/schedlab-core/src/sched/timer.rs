@@ -198,8 +198,7 @@ impl Simulator {
                     // The callback's stopper work (softlockup_fn touching the CPU's
                     // timestamp) is folded into the expiry's cost.
                     self.counters.hrtimer_expiries += 1;
-                    let key = self.timers.hr.start(cpu, self.now + self.watchdog_period, 0, HrtimerFn::Watchdog);
-                    self.push_hrtimer_event(key);
+                    self.arm_watchdog(cpu, self.now + self.watchdog_period);
                 }
             }
         }
@@ -390,9 +389,14 @@ impl Simulator {
                 continue; // watchdog_cpumask defaults to the housekeeping CPUs
             }
             let first = self.now + 1 + rng.below(self.watchdog_period);
-            let key = self.timers.hr.start(cpu, first, 0, HrtimerFn::Watchdog);
-            self.push_hrtimer_event(key);
+            self.arm_watchdog(cpu, first);
         }
+    }
+
+    /// The watchdog's hrtimer: pinned to `cpu`, no slack (HRTIMER_MODE_REL_PINNED_HARD).
+    fn arm_watchdog(&mut self, cpu: usize, at: Ns) {
+        let key = self.timers.hr.start(cpu, at, 0, HrtimerFn::Watchdog);
+        self.push_hrtimer_event(key);
     }
 
     /// Arms the scenario's background kernel timers, each at a random phase within its

@@ -137,6 +137,11 @@ impl Machine {
         m
     }
 
+    /// The Energy Model performance domain of `cpu`, if the machine has one.
+    pub fn perf_domain(&self, cpu: CpuId) -> Option<&crate::energy_model::EmPerfDomain> {
+        self.perf_domains[self.cpu_idle_driver[cpu]].as_ref()
+    }
+
     /// Returns the number of CPUs.
     #[inline]
     pub fn nr_cpus(&self) -> usize {

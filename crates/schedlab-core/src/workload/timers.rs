@@ -343,10 +343,7 @@ fn cluster_residency(r: &crate::metrics::RunResult, clusters: &[(String, Vec<usi
         // itself between states (entry, interrupt handlers).
         out.insert(format!("{name}_active_share"), total.saturating_sub(in_states) as f64 / total as f64);
         // Mean power of the cluster's rail over the run (Energy Model dynamic power).
-        let nj: f64 = cpus
-            .iter()
-            .map(|&c| r.cpus[c].energy_active_nj + r.cpus[c].idle_states.iter().map(|s| s.energy_nj).sum::<f64>())
-            .sum();
+        let nj: f64 = cpus.iter().map(|&c| r.cpus[c].energy_nj()).sum();
         if nj > 0.0 {
             let mw = nj / r.engine.sim_ns.max(1) as f64 * 1000.0;
             out.insert(format!("{name}_power_mw"), mw);
