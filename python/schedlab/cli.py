@@ -433,6 +433,7 @@ def reproduce(
 
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
+from . import cli_bench  # noqa: E402,F401  (registers bench)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -1,1 +1,22 @@
-fn main(){}
+//! The engine's speed suite (`schedlab_core::bench`): `cargo bench -p schedlab-core`
+//! runs every case; `cargo bench -p schedlab-core -- flat-384 2s-384` runs those;
+//! `-- --json` prints JSON instead of the table.
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let json = args.iter().any(|a| a == "--json");
+    let only: Vec<String> = args.into_iter().filter(|a| !a.starts_with("--")).collect();
+    let report = schedlab_core::bench::run_suite(&only, |row| {
+        if !json {
+            eprintln!("{}: {:.2} s", row.case, row.wall_s);
+        }
+    });
+    match report {
+        Ok(r) if json => println!("{}", serde_json::to_string_pretty(&r).expect("report serializes")),
+        Ok(r) => print!("{}", schedlab_core::bench::format_table(&r)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}

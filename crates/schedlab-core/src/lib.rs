@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod bench;
 pub mod bandwidth;
 pub mod cost;
 pub mod cpumask;

@@ -85,6 +85,32 @@ fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
     })
 }
 
+/// Run options that stop the engine on Ctrl-C. Python's handler only flags the signal
+/// while the run holds no GIL, so the run checks for it now and then (with the progress
+/// callback, which raises it too) and stops; the caller raises KeyboardInterrupt once
+/// the engine has returned and the flag is set.
+fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::atomic::AtomicBool>) {
+    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let interrupted = cancel.clone();
+    let opts = RunOptions {
+        progress: Some(Arc::new(move |fraction: f64| {
+            Python::attach(|py| {
+                let stop = match &progress {
+                    Some(cb) => cb.call1(py, (fraction,)).err().filter(|e| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)),
+                    None => None,
+                }
+                .or_else(|| py.check_signals().err());
+                if stop.is_some() {
+                    interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+        })),
+        cancel: Some(cancel.clone()),
+        ..RunOptions::default()
+    };
+    (opts, cancel)
+}
+
 /// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
@@ -110,28 +136,8 @@ fn run(
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
-    // Ctrl-C: Python's handler only flags the signal while the run holds no GIL, so the
-    // run checks for it now and then (with the progress callback, which raises it too)
-    // and stops; KeyboardInterrupt is raised once the engine has returned.
-    let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let interrupted = cancel.clone();
-    let opts = RunOptions {
-        trace: trace_path.is_some(),
-        progress: Some(Arc::new(move |fraction: f64| {
-            Python::attach(|py| {
-                let stop = match &progress {
-                    Some(cb) => cb.call1(py, (fraction,)).err().filter(|e| e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py)),
-                    None => None,
-                }
-                .or_else(|| py.check_signals().err());
-                if stop.is_some() {
-                    interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-            })
-        })),
-        cancel: Some(cancel.clone()),
-        ..RunOptions::default()
-    };
+    let (mut opts, cancel) = interruptible(progress);
+    opts.trace = trace_path.is_some();
     let ftrace = trace_format == "ftrace";
     enum Outcome {
         Done(String),
@@ -317,6 +323,43 @@ fn workloads() -> PyResult<String> {
     })
 }
 
+/// bench_cases() -> str: JSON list of the speed suite's cases, {name, what}.
+#[pyfunction]
+fn bench_cases() -> PyResult<String> {
+    no_panic("bench_cases", || {
+        let list: Vec<serde_json::Value> = schedlab_core::bench::CASES
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "what": c.what}))
+            .collect();
+        to_json(&list)
+    })
+}
+
+/// bench_heap(pending, ops) -> float: ns per pop+push of a bare binary heap of event keys.
+#[pyfunction]
+fn bench_heap(py: Python<'_>, pending: usize, ops: u64) -> f64 {
+    py.detach(move || schedlab_core::bench::time_bare_heap(pending.max(1), ops.max(1)))
+}
+
+/// bench_case(name, heap_ns_per_op) -> str: JSON of one case's row (BenchRow). Ctrl-C
+/// stops the case and raises KeyboardInterrupt.
+#[pyfunction]
+fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64) -> PyResult<String> {
+    let case = *schedlab_core::bench::select(&[name.to_string()]).map_err(PyValueError::new_err)?[0];
+    let (opts, cancel) = interruptible(None);
+    let row = py.detach(move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts)))
+            .map_err(|p| panic_message(&p))
+    });
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("bench interrupted"));
+    }
+    match row {
+        Ok(row) => to_json(&row),
+        Err(msg) => Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}"))),
+    }
+}
+
 /// version() -> str: the version of the Rust core.
 #[pyfunction]
 fn version() -> &'static str {
@@ -329,5 +372,5 @@ mod _core {
     #[pymodule_export]
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
-    use super::{features, kernel, load_scenario, machine, machines, run, version, workloads};
+    use super::{bench_case, bench_cases, bench_heap, features, kernel, load_scenario, machine, machines, run, version, workloads};
 }

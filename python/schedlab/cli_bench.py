@@ -1,0 +1,68 @@
+"""``schedlab bench``: the engine's speed suite (schedlab_core::bench), case by case in
+this process, as a table for people or JSON for machines. Registered on the app of
+:mod:`schedlab.cli` (imported at its end)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+
+from . import _core
+from .cli import app, err, errors, fail, out
+
+__all__ = ["bench"]
+
+# Pop+push pairs of the bare heap reference (as schedlab_core::bench::HEAP_OPS).
+HEAP_OPS = 20_000_000
+
+
+@app.command()
+def bench(
+    cases: Optional[List[str]] = typer.Argument(None, help="Cases to run (default: all; --list names them).",
+                                                 show_default=False),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    list_cases: bool = typer.Option(False, "--list", help="List the cases and run nothing."),
+) -> None:
+    """Time the engine: events/s, simulated s per wall s, peak RSS, and each case's wall
+    time as a multiple of what a bare binary heap needs for its events."""
+    with errors():
+        known = json.loads(_core.bench_cases())
+        if list_cases:
+            for c in known:
+                out.print(f"{c['name']:<14} {c['what']}")
+            return
+        names = [c["name"] for c in known]
+        todo = list(cases or names)
+        bad = [c for c in todo if c not in names]
+        if bad:
+            fail(f"unknown bench case '{bad[0]}': expected one of {', '.join(names)}")
+        heap_ns = _core.bench_heap(1000, HEAP_OPS)
+        err.print(f"bare heap: {heap_ns:.1f} ns per pop+push at 1,000 pending")
+        rows = []
+        for name in todo:
+            with err.status(f"{name} ...", spinner="dots"):
+                row = json.loads(_core.bench_case(name, heap_ns))
+            rows.append(row)
+            err.print(f"{name}: {row['wall_s']:.2f} s" + (f" ({row['error']})" if row["error"] else ""))
+    if json_out:
+        sys.stdout.write(json.dumps({"heap_ns_per_op": heap_ns, "rows": rows}, indent=2) + "\n")
+        return
+    t = Table(title=f"schedlab bench (bare heap {heap_ns:.1f} ns per pop+push at 1,000 pending)",
+              title_justify="left")
+    for col in ("case", "cpus", "tasks", "events", "wall s", "build s", "M events/s", "sim s / wall s",
+                "x heap", "peak RSS MiB"):
+        t.add_column(col, justify="left" if col == "case" else "right", no_wrap=True)
+    for r in rows:
+        if r["error"]:
+            t.add_row(r["case"], *([""] * 8), f"error: {r['error']}")
+            continue
+        t.add_row(r["case"], str(r["cpus"]), f"{r['tasks']:,}", f"{r['events']:,}", f"{r['wall_s']:.2f}",
+                  f"{r['build_s']:.2f}", f"{r['events_per_s'] / 1e6:.2f}", f"{r['sim_s_per_wall_s']:.3f}",
+                  f"{r['heap_multiple']:.1f}", f"{r['peak_rss_mib']:.0f}")
+    out.print(t)
+    out.print("x heap: wall time over events x the bare heap's ns per pop+push (this machine's speed drifts; "
+              "the multiple does not). peak RSS includes the Python process itself.")
