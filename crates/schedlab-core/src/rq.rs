@@ -5,12 +5,58 @@
 //! avg_vruntime, avg_load, load) together with the per-CPU copies of each sched
 //! domain's balance state (balance_interval, last_balance, nr_balance_failed,
 //! max_newidle_lb_cost), which the kernel keeps in per-CPU `struct sched_domain`s.
-//! Model: the queued tasks are a small vector scanned on pick (runqueues hold few tasks
-//! in the workloads modeled); group scheduling entities are not modeled (flat
-//! hierarchy: cgroups matter here only through bandwidth control).
+//! Model: the queued tasks are kept twice: in the order they were queued (the list
+//! load balance walks, as the kernel walks cfs_tasks) and in the vruntime-ordered
+//! timeline pick uses (fair/timeline.rs). Group scheduling entities are not modeled
+//! (flat hierarchy: cgroups matter here only through bandwidth control).
 
+use crate::fair::timeline::TimelineRoot;
 use crate::task::TaskId;
 use crate::time::Ns;
+
+/// The queued (runnable, not running) tasks of one runqueue. Changed only through the
+/// fair class (`Simulator::queue_add`/`queue_del`), which keeps both orders in step.
+#[derive(Clone, Debug, Default)]
+pub struct CfsQueue {
+    /// In queueing order, except that a removal moves the last task into the hole.
+    pub(crate) tasks: Vec<TaskId>,
+    /// The same tasks by (vruntime, id).
+    pub(crate) timeline: TimelineRoot,
+}
+
+impl CfsQueue {
+    /// Tells whether nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Queued tasks.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The queued tasks in list order.
+    #[inline]
+    pub fn iter(&self) -> std::slice::Iter<'_, TaskId> {
+        self.tasks.iter()
+    }
+
+    /// The first task of the list.
+    #[inline]
+    pub fn first(&self) -> Option<&TaskId> {
+        self.tasks.first()
+    }
+}
+
+impl<'a> IntoIterator for &'a CfsQueue {
+    type Item = &'a TaskId;
+    type IntoIter = std::slice::Iter<'a, TaskId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.tasks.iter()
+    }
+}
 
 /// Per-CPU balance state of one sched-domain level.
 #[derive(Clone, Debug, Default)]
@@ -32,8 +78,8 @@ pub struct DomainState {
 pub struct Rq {
     /// Running task (None = idle).
     pub curr: Option<TaskId>,
-    /// Queued tasks, not running (the cfs_rq's rb-tree, unordered here).
-    pub queue: Vec<TaskId>,
+    /// Queued tasks, not running (cfs_tasks and the cfs_rq's timeline).
+    pub queue: CfsQueue,
     /// Runnable tasks held off the queue because their group is throttled here.
     pub throttled: Vec<TaskId>,
     /// Runnable tasks on this CPU, queued or running (rq->nr_running).

@@ -161,6 +161,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         timer_latency: Default::default(),
         timer_bench_ns: Default::default(),
         swq: Default::default(),
+        queue_index: Default::default(),
         error: None,
         rqs,
         k,

@@ -37,8 +37,14 @@ impl Simulator {
                 if t.cpu != cpu {
                     return Err(format!("task {p} queued on CPU {cpu} but task_cpu is {}", t.cpu));
                 }
+                if self.queue_index.timeline.keys(p) != (t.se.vruntime, t.se.deadline) {
+                    return Err(format!("task {p} queued on CPU {cpu}: vruntime/deadline changed since it was queued"));
+                }
                 nr += 1;
                 load += t.se.weight;
+            }
+            if rq.queue.len() != nr || self.queue_leftmost(cpu) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t)) {
+                return Err(format!("CPU {cpu}: the timeline does not hold the queued tasks"));
             }
             for &p in &rq.throttled {
                 seen[p] += 1;

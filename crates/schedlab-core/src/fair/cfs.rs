@@ -50,7 +50,7 @@ impl Simulator {
 
     /// Picks the queued task with the smallest vruntime (ties: lowest pid).
     pub(crate) fn pick_cfs(&self, cpu: usize) -> Option<TaskId> {
-        self.rqs[cpu].queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t))
+        self.queue_leftmost(cpu)
     }
 
     /// check_preempt_tick(): has the current task had its slice, or fallen far ahead?

@@ -3,8 +3,8 @@
 //! Mirrors: kernel/sched/fair.c (6.6+): avg_vruntime(), entity_eligible(),
 //! update_entity_lag(), place_entity() (PLACE_LAG, PLACE_DEADLINE_INITIAL),
 //! update_deadline(), pick_eevdf() (RUN_TO_PARITY).
-//! Model: the eligible-earliest-deadline search is a scan of the (small) queue
-//! instead of the augmented rb-tree; results are the same.
+//! Model: the eligible-earliest-deadline search descends the runqueue's timeline
+//! (fair/timeline.rs) along its eligible prefix, as the augmented rb-tree allows.
 
 use super::calc_delta_fair;
 use crate::engine::Simulator;
@@ -72,14 +72,16 @@ impl Simulator {
                 return Some(c);
             }
         }
-        let best = rq
-            .queue
-            .iter()
-            .copied()
-            .chain(curr)
-            .filter(|&t| self.entity_eligible(cpu, t))
-            .min_by_key(|&t| (self.tasks[t].se.deadline, t));
+        // Eligible is vruntime <= V, a prefix of the timeline.
+        let (min_v, load, sum) = (rq.min_vruntime as i128, rq.load as i128, rq.avg_vruntime_sum);
+        let queued =
+            self.queue_index.timeline.earliest_eligible(rq.queue.timeline, |v| (v as i128 - min_v) * load <= sum);
+        let best = match (queued, curr) {
+            (Some(q), Some(c)) => Some(q.min((self.tasks[c].se.deadline, c)).1),
+            (Some((_, q)), None) => Some(q),
+            (None, c) => c,
+        };
         // Someone is always eligible; fall back to the leftmost if rounding says otherwise.
-        best.or_else(|| rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t)))
+        best.or_else(|| self.queue_leftmost(cpu))
     }
 }

@@ -13,6 +13,7 @@ pub mod balance;
 pub mod load_sums;
 pub mod placement;
 pub mod shared_runq;
+pub mod timeline;
 
 use crate::engine::Simulator;
 use crate::kernel::FairPolicy;
@@ -32,10 +33,62 @@ pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
     }
 }
 
+/// Where each queued task sits in its runqueue's list, and the timeline nodes of all
+/// runqueues (a task is queued on at most one).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct QueueIndex {
+    pos: Vec<u32>,
+    pub(crate) timeline: timeline::Timeline,
+}
+
 impl Simulator {
     #[inline]
     pub(crate) fn policy(&self) -> FairPolicy {
         self.k.policy
+    }
+
+    /// Queues `p` on `cpu` (__enqueue_entity plus the cfs_tasks list).
+    pub(crate) fn queue_add(&mut self, cpu: usize, p: TaskId) {
+        let q = &mut self.rqs[cpu].queue;
+        let ix = &mut self.queue_index;
+        if ix.pos.len() <= p {
+            ix.pos.resize(p + 1, u32::MAX);
+        }
+        ix.pos[p] = q.tasks.len() as u32;
+        q.tasks.push(p);
+        let se = &self.tasks[p].se;
+        ix.timeline.insert(&mut q.timeline, p, se.vruntime, se.deadline);
+    }
+
+    /// Takes `p` off `cpu`'s queue; the list's last task fills its place.
+    pub(crate) fn queue_del(&mut self, cpu: usize, p: TaskId) {
+        let q = &mut self.rqs[cpu].queue;
+        let ix = &mut self.queue_index;
+        let i = ix.pos[p] as usize;
+        debug_assert_eq!(q.tasks.get(i), Some(&p), "task {p} is not queued on CPU {cpu}");
+        q.tasks.swap_remove(i);
+        if let Some(&moved) = q.tasks.get(i) {
+            ix.pos[moved] = i as u32;
+        }
+        ix.timeline.remove(&mut q.timeline, p);
+    }
+
+    /// Takes `p` off `cpu`'s queue keeping the list's order.
+    pub(crate) fn queue_del_in_order(&mut self, cpu: usize, p: TaskId) {
+        let q = &mut self.rqs[cpu].queue;
+        let ix = &mut self.queue_index;
+        let i = ix.pos[p] as usize;
+        q.tasks.remove(i);
+        for (j, &t) in q.tasks.iter().enumerate().skip(i) {
+            ix.pos[t] = j as u32;
+        }
+        ix.timeline.remove(&mut q.timeline, p);
+    }
+
+    /// The queued task with the smallest vruntime (the timeline's leftmost).
+    #[inline]
+    pub(crate) fn queue_leftmost(&self, cpu: usize) -> Option<TaskId> {
+        self.queue_index.timeline.leftmost(self.rqs[cpu].queue.timeline)
     }
 
     /// Adds an entity's weight and key to the runqueue sums (curr included).
@@ -69,7 +122,7 @@ impl Simulator {
     pub(crate) fn update_min_vruntime(&mut self, cpu: usize) {
         let rq = &self.rqs[cpu];
         let curr = rq.curr.filter(|&c| self.tasks[c].state == TaskState::Running).map(|c| self.tasks[c].se.vruntime);
-        let left = rq.queue.iter().map(|&t| self.tasks[t].se.vruntime).min();
+        let left = self.queue_leftmost(cpu).map(|t| self.tasks[t].se.vruntime);
         let candidate = match (curr, left) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,
@@ -105,12 +158,12 @@ impl Simulator {
             self.place_entity(cpu, p);
         }
         self.account_entity_enqueue(cpu, p);
-        self.rqs[cpu].queue.push(p);
+        self.queue_add(cpu, p);
         self.wc_waiting(cpu, p, 1);
         self.add_nr_running(cpu, 1);
         if self.bw_enqueue(cpu, p) {
             // Throttling the rest of the subtree may have reordered the queue.
-            self.rqs[cpu].queue.retain(|&t| t != p);
+            self.queue_del_in_order(cpu, p);
             self.wc_waiting(cpu, p, -1);
             self.throttle_task(cpu, p);
         }
@@ -132,9 +185,7 @@ impl Simulator {
 
     /// Takes a queued (not running) task off `cpu` for migration (detach_task).
     pub(crate) fn detach_task(&mut self, cpu: usize, p: TaskId) {
-        let rq = &mut self.rqs[cpu];
-        let i = rq.queue.iter().position(|&t| t == p).expect("detach of a task not queued here");
-        rq.queue.swap_remove(i);
+        self.queue_del(cpu, p);
         self.wc_waiting(cpu, p, -1);
         self.swq_remove(p);
         if self.policy() == FairPolicy::Eevdf {
@@ -197,7 +248,7 @@ impl Simulator {
         if self.bw_put_prev(cpu, p) {
             self.throttle_task(cpu, p);
         } else {
-            self.rqs[cpu].queue.push(p);
+            self.queue_add(cpu, p);
             self.wc_waiting(cpu, p, 1);
         }
     }
@@ -211,9 +262,7 @@ impl Simulator {
             FairPolicy::Cfs => self.pick_cfs(cpu),
             FairPolicy::Eevdf => self.pick_eevdf(cpu, false),
         }?;
-        let rq = &mut self.rqs[cpu];
-        let i = rq.queue.iter().position(|&t| t == next).expect("picked task is queued");
-        rq.queue.swap_remove(i);
+        self.queue_del(cpu, next);
         self.wc_waiting(cpu, next, -1);
         self.swq_remove(next);
         Some(next)

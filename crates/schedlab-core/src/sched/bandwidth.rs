@@ -130,9 +130,7 @@ impl Simulator {
         let victims: Vec<TaskId> =
             self.rqs[cpu].queue.iter().copied().filter(|&t| Some(t) != skip && self.in_subtree(self.tasks[t].group, top)).collect();
         for t in victims {
-            let rq = &mut self.rqs[cpu];
-            let i = rq.queue.iter().position(|&x| x == t).expect("queued");
-            rq.queue.swap_remove(i);
+            self.queue_del(cpu, t);
             self.wc_waiting(cpu, t, -1);
             self.throttle_task(cpu, t);
         }
@@ -183,7 +181,7 @@ impl Simulator {
             }
             self.tasks[p].state = TaskState::Runnable;
             self.account_entity_enqueue(cpu, p);
-            self.rqs[cpu].queue.push(p);
+            self.queue_add(cpu, p);
             self.wc_waiting(cpu, p, 1);
             self.add_nr_running(cpu, 1);
             self.wakeup_preempt(cpu, p, cpu);

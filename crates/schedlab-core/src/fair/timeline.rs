@@ -1,0 +1,212 @@
+//! The ordered runqueue of the fair class: queued entities by vruntime, each subtree
+//! knowing its earliest deadline.
+//!
+//! Mirrors: struct cfs_rq's `tasks_timeline` (an rb-tree keyed by vruntime, cached
+//! leftmost) with EEVDF's augmentation (6.6: each node carries the subtree's
+//! `min_deadline`, and pick_eevdf() descends the tree along the eligible prefix).
+//! Model: a treap instead of an rb-tree (the same order and the same O(log n) bounds;
+//! node priorities are a fixed hash of the task id, so runs stay deterministic). One
+//! arena serves every runqueue: a task is queued on at most one, so node `p` is task
+//! `p`. Keys are (vruntime, task id), as the pick's tie-break was before; a queued
+//! task's vruntime and deadline must not change while it is in the tree (they change
+//! only for the running task, which is not queued).
+
+use crate::task::TaskId;
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    left: u32,
+    right: u32,
+    prio: u32,
+    vruntime: u64,
+    deadline: u64,
+    /// Earliest (deadline, task) in this subtree.
+    min_deadline: (u64, u32),
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node { left: NIL, right: NIL, prio: 0, vruntime: 0, deadline: 0, min_deadline: (u64::MAX, NIL) }
+    }
+}
+
+/// The root of one runqueue's tree (NIL-able index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimelineRoot(u32);
+
+impl Default for TimelineRoot {
+    fn default() -> Self {
+        TimelineRoot(NIL)
+    }
+}
+
+impl TimelineRoot {
+    /// Tells whether the tree is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == NIL
+    }
+}
+
+/// The arena of tree nodes, one per task.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    nodes: Vec<Node>,
+}
+
+/// splitmix64's finalizer: a fixed, well-spread priority per task.
+fn priority(p: u32) -> u32 {
+    let mut z = (p as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32
+}
+
+impl Timeline {
+    fn key(&self, n: u32) -> (u64, u32) {
+        (self.nodes[n as usize].vruntime, n)
+    }
+
+    fn min_deadline(&self, n: u32) -> (u64, u32) {
+        if n == NIL {
+            (u64::MAX, NIL)
+        } else {
+            self.nodes[n as usize].min_deadline
+        }
+    }
+
+    fn update(&mut self, n: u32) {
+        let node = self.nodes[n as usize];
+        let own = (node.deadline, n);
+        let m = own.min(self.min_deadline(node.left)).min(self.min_deadline(node.right));
+        self.nodes[n as usize].min_deadline = m;
+    }
+
+    /// Splits `t` into keys < `key` and keys >= `key`.
+    fn split(&mut self, t: u32, key: (u64, u32)) -> (u32, u32) {
+        if t == NIL {
+            return (NIL, NIL);
+        }
+        if self.key(t) < key {
+            let (l, r) = self.split(self.nodes[t as usize].right, key);
+            self.nodes[t as usize].right = l;
+            self.update(t);
+            (t, r)
+        } else {
+            let (l, r) = self.split(self.nodes[t as usize].left, key);
+            self.nodes[t as usize].left = r;
+            self.update(t);
+            (l, t)
+        }
+    }
+
+    /// Joins two trees whose keys are all ordered `a` < `b`.
+    fn merge(&mut self, a: u32, b: u32) -> u32 {
+        if a == NIL {
+            return b;
+        }
+        if b == NIL {
+            return a;
+        }
+        if self.nodes[a as usize].prio > self.nodes[b as usize].prio {
+            let r = self.merge(self.nodes[a as usize].right, b);
+            self.nodes[a as usize].right = r;
+            self.update(a);
+            a
+        } else {
+            let l = self.merge(a, self.nodes[b as usize].left);
+            self.nodes[b as usize].left = l;
+            self.update(b);
+            b
+        }
+    }
+
+    /// Inserts task `p` with its current vruntime and deadline.
+    pub fn insert(&mut self, root: &mut TimelineRoot, p: TaskId, vruntime: u64, deadline: u64) {
+        let n = p as u32;
+        if self.nodes.len() <= p {
+            self.nodes.resize(p + 1, Node::default());
+        }
+        self.nodes[p] =
+            Node { left: NIL, right: NIL, prio: priority(n), vruntime, deadline, min_deadline: (deadline, n) };
+        let (l, r) = self.split(root.0, (vruntime, n));
+        let l = self.merge(l, n);
+        root.0 = self.merge(l, r);
+    }
+
+    /// Removes task `p`, which must be in the tree under `root`.
+    pub fn remove(&mut self, root: &mut TimelineRoot, p: TaskId) {
+        let key = self.key(p as u32);
+        let (l, r) = self.split(root.0, key);
+        let (mid, r) = self.split(r, (key.0, key.1 + 1));
+        debug_assert_eq!(mid, p as u32, "removed task is not in this tree");
+        root.0 = self.merge(l, r);
+    }
+
+    /// The queued task with the smallest (vruntime, id): the cached leftmost.
+    pub fn leftmost(&self, root: TimelineRoot) -> Option<TaskId> {
+        let mut n = root.0;
+        if n == NIL {
+            return None;
+        }
+        while self.nodes[n as usize].left != NIL {
+            n = self.nodes[n as usize].left;
+        }
+        Some(n as TaskId)
+    }
+
+    /// The earliest (deadline, id) among queued tasks whose vruntime is eligible, given
+    /// that eligibility holds for every vruntime up to some bound and none beyond it
+    /// (vruntime <= V): the descent pick_eevdf() makes.
+    pub fn earliest_eligible(&self, root: TimelineRoot, eligible: impl Fn(u64) -> bool) -> Option<(u64, TaskId)> {
+        let mut best = (u64::MAX, NIL);
+        let mut n = root.0;
+        while n != NIL {
+            let node = &self.nodes[n as usize];
+            if eligible(node.vruntime) {
+                best = best.min(self.min_deadline(node.left)).min((node.deadline, n));
+                n = node.right;
+            } else {
+                n = node.left;
+            }
+        }
+        (best.1 != NIL).then_some((best.0, best.1 as TaskId))
+    }
+
+    /// The vruntime and deadline a queued task was inserted with.
+    pub fn keys(&self, p: TaskId) -> (u64, u64) {
+        let n = &self.nodes[p];
+        (n.vruntime, n.deadline)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The tree answers as a scan of the queue would, through random inserts and removals.
+        #[test]
+        fn matches_a_scan(ops in proptest::collection::vec((0usize..40, 0u64..50, 0u64..80, 0u64..60), 1..300)) {
+            let mut tl = Timeline::default();
+            let mut root = TimelineRoot::default();
+            let mut queued: std::collections::BTreeMap<usize, (u64, u64)> = Default::default();
+            for (p, v, d, bound) in ops {
+                if let std::collections::btree_map::Entry::Vacant(e) = queued.entry(p) {
+                    tl.insert(&mut root, p, v, d);
+                    e.insert((v, d));
+                } else {
+                    tl.remove(&mut root, p);
+                    queued.remove(&p);
+                }
+                let left = queued.iter().map(|(&p, &(v, _))| (v, p)).min().map(|(_, p)| p);
+                prop_assert_eq!(tl.leftmost(root), left);
+                let want = queued.iter().filter(|(_, &(v, _))| v <= bound).map(|(&p, &(_, d))| (d, p)).min();
+                prop_assert_eq!(tl.earliest_eligible(root, |v| v <= bound), want);
+                prop_assert_eq!(root.is_empty(), queued.is_empty());
+            }
+        }
+    }
+}
