@@ -355,6 +355,11 @@ pub struct Task {
     /// Kernel time owed when the task next runs: the exit half of the system call it
     /// blocked in.
     pub pending_exit_ns: Ns,
+    /// 6.18 task-based throttle: the throttle task_work is queued (sched_throttle_work);
+    /// the task is held when it next returns to user space.
+    pub throttle_work: bool,
+    /// When the task was last woken (its wakeup latency runs to its return to user space).
+    pub woken_at: Ns,
     /// CPU of the task that last woke this one through shared data (a pipe or futex):
     /// the data's lines come from there when it runs.
     pub woken_from: Option<CpuId>,

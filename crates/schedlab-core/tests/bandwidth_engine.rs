@@ -5,8 +5,15 @@ mod common;
 use common::run_toml;
 
 fn limited(profile: &str, groups: &str, tasks: &str, seconds: f64) -> schedlab_core::RunResult {
+    limited_with(profile, "", groups, tasks, seconds)
+}
+
+/// As `limited`, with `features` (TOML inline-table entries) overriding the profile's.
+fn limited_with(profile: &str, features: &str, groups: &str, tasks: &str, seconds: f64) -> schedlab_core::RunResult {
     run_toml(
-        &format!("[machine]\ntopo = {{ cores = 4 }}\n[kernel]\nprofile = \"{profile}\"\n{groups}\n{tasks}\n[run]\nduration_s = {seconds}\n"),
+        &format!(
+            "[machine]\ntopo = {{ cores = 4 }}\n[kernel]\nprofile = \"{profile}\"\nfeatures = {{ {features} }}\n{groups}\n{tasks}\n[run]\nduration_s = {seconds}\n"
+        ),
         1,
     )
 }
@@ -76,4 +83,102 @@ fn fibtest_without_expiry_gets_more_of_the_quota() {
     assert!(after["fast_work_ms"] > 2.0 * before["fast_work_ms"], "{before:?} vs {after:?}");
     // The quota still holds: at most 2 s × 10 % plus one min_cfs_rq_runtime per CPU.
     assert!(after["usage_ms"] <= 200.0 + 16.0 * 1.0 + 1e-6, "{after:?}");
+}
+
+fn group_of<'a>(r: &'a schedlab_core::RunResult, name: &str) -> &'a schedlab_core::metrics::GroupStats {
+    r.groups.iter().find(|g| g.name == name).unwrap()
+}
+
+/// Four CPU-bound threads on four CPUs under one quota, throttled every period. From
+/// 6.2 the period timer unthrottles only its own CPU directly; the others wait for the
+/// CSD it sends them, so throttled_time grows per remote cfs_rq and period by the CSD's
+/// delivery: an IPI and the exit from the idle state the throttled CPU went into.
+#[test]
+fn async_unthrottle_delays_remote_cfs_rqs_by_a_csd() {
+    let run = |on: bool| {
+        limited_with(
+            "6.6",
+            &format!("BW_ASYNC_UNTHROTTLE = {on}"),
+            "[[groups]]\nname = \"g\"\ncfs_quota_us = 40000\ncfs_period_us = 100000",
+            "[[tasks]]\nname = \"hog\"\ncount = 4\npin_each = true\naffinity = \"0-3\"\ngroup = \"g\"\nprogram = [{ run = \"1000s\" }]",
+            2.0,
+        )
+    };
+    let (sync, asy) = (run(false), run(true));
+    let (gs, ga) = (group_of(&sync, "g"), group_of(&asy, "g"));
+    assert!(gs.nr_throttled >= 19 && ga.nr_throttled >= 19, "{gs:?} {ga:?}");
+    let extra = ga.throttled_time as f64 - gs.throttled_time as f64;
+    // Three remote cfs_rqs per period, each waiting one IPI and an idle exit (the
+    // provisional C6 of topo machines: 100 us), never a tick.
+    let per = extra / (3.0 * ga.nr_throttled as f64);
+    assert!(per > 1_000.0 && per < 500_000.0, "extra throttled time per remote unthrottle: {per} ns");
+}
+
+/// 6.18's task-based throttle: when the group runs out, its queued thread is not taken
+/// off at once; it is picked, switched in, and held as it returns to user space. So a
+/// CPU shared by two threads of a throttled group switches more often than before.
+#[test]
+fn task_based_throttle_holds_queued_tasks_as_they_are_picked() {
+    let run = |on: bool| {
+        limited_with(
+            "6.18",
+            &format!("BW_TASK_THROTTLE = {on}"),
+            "[[groups]]\nname = \"g\"\ncfs_quota_us = 20000\ncfs_period_us = 100000",
+            "[[tasks]]\nname = \"hog\"\ncount = 2\naffinity = \"1\"\ngroup = \"g\"\nprogram = [{ run = \"1000s\" }]",
+            2.0,
+        )
+    };
+    let (old, new) = (run(false), run(true));
+    let switches = |r: &schedlab_core::RunResult| r.tasks.iter().map(|t| t.nr_switches).sum::<u64>();
+    let (go, gn) = (group_of(&old, "g"), group_of(&new, "g"));
+    assert!(gn.nr_throttled >= 19 && go.nr_throttled >= 19);
+    assert!(switches(&new) >= switches(&old) + gn.nr_throttled, "{} vs {}", switches(&new), switches(&old));
+    // The quota still holds, give or take the kernel exits of the held threads.
+    let share = gn.usage_ns as f64 / new.engine.sim_ns as f64;
+    assert!((share - 0.2).abs() < 0.005, "{share}");
+    assert!(gn.throttled_time > 0 && gn.throttled_time <= go.throttled_time, "{} vs {}", gn.throttled_time, go.throttled_time);
+}
+
+/// A thread whose second burst of the period uses up the quota (by the few us of its
+/// switches) as it goes to sleep leaves its group throttled while empty; it sleeps past
+/// the refill. From 6.6 that accrues no throttled_time (79462e8c879a); before, the time
+/// to the refill counts.
+#[test]
+fn a_group_throttled_while_its_tasks_sleep_accrues_no_throttled_time_from_6_6() {
+    let run = |profile: &str| {
+        let r = limited(
+            profile,
+            "[[groups]]\nname = \"g\"\ncfs_quota_us = 10000\ncfs_period_us = 100000",
+            "[[tasks]]\nname = \"w\"\ngroup = \"g\"\naffinity = \"1\"\nprogram = [{ loop = { body = [{ run = \"5ms\" }, { sleep = \"1ms\" }, { run = \"5ms\" }, { sleep = \"250ms\" }] } }]",
+            3.0,
+        );
+        group_of(&r, "g").clone()
+    };
+    let (old, new) = (run("6.5"), run("6.6"));
+    assert!(old.nr_throttled > 0 && new.nr_throttled > 0, "{old:?} {new:?}");
+    // Before: to the refill, half a period on average.
+    assert!(old.throttled_time > 20_000_000 * old.nr_throttled, "{old:?}");
+    assert_eq!(new.throttled_time, 0, "{new:?}");
+}
+
+/// cpu.max then cpu.max.burst written on an idle group: the first period may use
+/// quota + burst (5.14+), and that use is counted in nr_bursts/burst_time.
+#[test]
+fn burst_written_on_an_idle_group_lets_the_first_period_use_quota_plus_burst() {
+    let run = |profile: &str| {
+        let r = limited(
+            profile,
+            "[[groups]]\nname = \"g\"\ncfs_quota_us = 10000\ncfs_period_us = 100000\ncfs_burst_us = 10000",
+            "[[tasks]]\nname = \"hog\"\ngroup = \"g\"\naffinity = \"1\"\nprogram = [{ run = \"1000s\" }]",
+            0.15,
+        );
+        group_of(&r, "g").clone()
+    };
+    let (before, after) = (run("5.13"), run("5.14"));
+    // Up to 150 ms: the first period's 10 ms (+10 ms burst) and half of the second.
+    assert!((before.usage_ns as f64 - 20e6).abs() < 1e6, "{before:?}");
+    assert!((after.usage_ns as f64 - 30e6).abs() < 1e6, "{after:?}");
+    assert_eq!((before.nr_bursts, before.burst_time), (0, 0));
+    assert_eq!(after.nr_bursts, 1, "{after:?}");
+    assert!((after.burst_time as f64 - 10e6).abs() < 1e6, "{after:?}");
 }

@@ -25,14 +25,15 @@ fn step() -> impl Strategy<Value = String> {
 
 fn scenario() -> impl Strategy<Value = String> {
     let tasks = prop::collection::vec((prop::collection::vec(step(), 1..5), 1usize..4, any::<bool>(), -5i32..6), 1..5);
-    let kernel = (0usize..3, any::<bool>(), any::<bool>(), 0usize..4);
+    let kernel = (0usize..4, any::<bool>(), any::<bool>(), 0usize..4);
     (1usize..3, 1usize..3, 1usize..4, 1usize..3, kernel, tasks, prop::bool::ANY).prop_map(
         |(sockets, llcs, cores, smt, (profile, teo, migration, timers), tasks, quota)| {
-            // 5.15: CFS and the push model; 6.6: EEVDF, push; 6.9: the pull model.
+            // 5.15: CFS and the push model; 6.6: EEVDF, push; 6.9: the pull model; 6.18:
+            // the task-based bandwidth throttle.
             let mut s = format!(
                 "[machine]\ntopo = {{ sockets = {sockets}, llcs = {llcs}, cores = {cores}, smt = {smt} }}\n\
                  [kernel]\nprofile = \"{}\"\ntunables = {{ cpuidle_governor = \"{}\", timer_migration = {} }}\n",
-                ["5.15", "6.6", "6.9"][profile],
+                ["5.15", "6.6", "6.9", "6.18"][profile],
                 if teo { "teo" } else { "menu" },
                 migration as u8
             );
@@ -65,7 +66,7 @@ fn scenario() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn random_scenarios_keep_every_task_and_conserve_time(text in scenario()) {

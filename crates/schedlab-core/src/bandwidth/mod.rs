@@ -21,10 +21,14 @@
 //! check_throttle(g, cpu, now, timers, has_tasks) -> Option<GroupId>   put_prev: highest level newly throttled
 //! enqueue_check(g, cpu, now, timers) -> Option<GroupId>    check_enqueue_throttle of ONE level
 //! queued_while_throttled(g, cpu, now)               a task queued on a throttled hierarchy (6.6 clock)
+//! task_throttled(g, cpu, now)                        a task held at return to user space (6.18 clock)
 //! dequeue_last(g, cpu, now, timers)                  return_cfs_rq_runtime of ONE level
 //! timer_fired(req, now, timers) -> Vec<(GroupId, CpuId)>   period/slack timer; cfs_rqs unthrottled
 //! is_throttled(g, cpu) -> bool                       g or an ancestor throttled on cpu (throttle_count)
 //! stats(g, now) -> GroupStats                        cpu.stat figures (name/usage_ns left to the engine)
+//! timer_cpu(g, kind) -> CpuId                        where the group's timer fires (its IPIs leave from there)
+//! take_async_unthrottles() -> Vec<(GroupId, CpuId)>  6.2+: CSDs to send after a timer fired
+//! csd_unthrottle(cpu, now) -> Vec<(GroupId, CpuId)>  6.2+: the CSD arrived on cpu; cfs_rqs unthrottled
 //! runtime_remaining / pool_runtime / counters / period_timer / slack_timer / throttled_cpus  (inspection)
 //! ```
 //!
@@ -52,6 +56,11 @@
 //!   For each `(level, cpu)` that `timer_fired` returns, re-enqueue the tasks of `level`'s
 //!   subtree on `cpu` for which `is_throttled` is now false, calling `enqueue_check` for
 //!   the levels above `level` whose cfs_rqs become non-empty (unthrottle_cfs_rq does so).
+//!   With `async_unthrottle` (6.2+), after each `timer_fired` send a CSD from
+//!   `timer_cpu` to the CPU of each pair `take_async_unthrottles` returns and, when it
+//!   arrives, call `csd_unthrottle(cpu)` and re-enqueue as above.
+//! * `task_throttle` (6.18+): a throttled cfs_rq's tasks stay queued; each one picked
+//!   runs until it next returns to user space and is held there: call `task_throttled`.
 //!
 //! # Kernel behaviours ([`BandwidthMode`])
 //!
@@ -78,13 +87,13 @@
 //! forwarded from expiry 0). The 5.2 slack-timer rule (never pushed forward), the 5.8
 //! re-check in throttle_cfs_rq (take 1 ns from the pool instead of throttling if it has
 //! runtime) and throttled cfs_rqs joining the tail of the list apply to every mode.
-//! Distribution is instantaneous (no distribute_running window, no remote rq locks, no
-//! 6.2 async CSD unthrottle). A cfs_rq unthrottled with 1 ns runs until its next
-//! accounting, so where the engine puts ticks relative to the period grid matters for
-//! heavily throttled groups. Not modelled: the period-timer overrun guard that doubles
-//! period and quota (the callback takes no time here), the hierarchical_quota constraint
-//! (scenario validation's job), and the 6.18 task-based throttle (throttled tasks keep
-//! running to their next return to user space).
+//! Distribution itself takes no time (no distribute_running window, no remote rq lock
+//! waits); from 6.2 the remote unthrottles wait for their CSD, whose delivery the engine
+//! models. A cfs_rq unthrottled with 1 ns runs until its next accounting, so where the
+//! engine puts ticks relative to the period grid matters for heavily throttled groups.
+//! Not modelled: the period-timer overrun guard that doubles period and quota (the
+//! callback takes no time here) and the hierarchical_quota constraint (scenario
+//! validation's job).
 
 mod runtime;
 mod timers;
@@ -121,17 +130,23 @@ pub struct BandwidthMode {
     /// 6.6+: a cfs_rq throttled while empty starts its throttled_time clock only when a
     /// task is queued on it (feature BW_THROTTLE_TIME_NONEMPTY).
     pub nonempty_throttle_time: bool,
+    /// 6.2+: distribution hands runtime to a throttled cfs_rq of another CPU and leaves
+    /// its unthrottling to that CPU, through a CSD (feature BW_ASYNC_UNTHROTTLE).
+    pub async_unthrottle: bool,
+    /// 6.18+: the task-based throttle (feature BW_TASK_THROTTLE): throttled_time starts
+    /// when the first task of the hierarchy is actually held (`task_throttled`).
+    pub task_throttle: bool,
 }
 
 impl BandwidthMode {
     /// (a)/(c): <= 3.15 and 4.18-5.3, slices expire at the period boundary.
-    pub const EXPIRING: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: false, burst: false, nonempty_throttle_time: false };
+    pub const EXPIRING: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: false, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
     /// (b): 3.16-4.17, the inverted test extends leftovers instead of expiring them.
-    pub const INVERTED: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: true, burst: false, nonempty_throttle_time: false };
+    pub const INVERTED: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: true, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
     /// (d): 5.4-5.13, no expiry.
-    pub const NO_EXPIRY: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: false, nonempty_throttle_time: false };
+    pub const NO_EXPIRY: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
     /// (e): 5.14+, no expiry and cpu.cfs_burst_us.
-    pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true, nonempty_throttle_time: false };
+    pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
 
     /// Reads the bandwidth features of a run.
     pub fn from_features(f: &Features) -> BandwidthMode {
@@ -140,6 +155,8 @@ impl BandwidthMode {
             expiry_inverted: f.has(Feature::BW_EXPIRY_INVERTED),
             burst: f.has(Feature::BW_BURST),
             nonempty_throttle_time: f.has(Feature::BW_THROTTLE_TIME_NONEMPTY),
+            async_unthrottle: f.has(Feature::BW_ASYNC_UNTHROTTLE),
+            task_throttle: f.has(Feature::BW_TASK_THROTTLE),
         }
     }
 
@@ -207,6 +224,11 @@ struct CfsBandwidth {
     expires_seq: u64,
     /// throttled_cfs_rq, in list order (CPU numbers).
     throttled_list: Vec<CpuId>,
+    /// CPU whose hrtimer base holds the period timer: the one that last started it
+    /// (HRTIMER_MODE_ABS_PINNED; the callback re-arms it in place).
+    period_cpu: CpuId,
+    /// CPU the slack timer was armed on.
+    slack_cpu: CpuId,
     nr_periods: u64,
     nr_throttled: u64,
     throttled_time: Ns,
@@ -230,6 +252,9 @@ struct CfsRq {
     /// equals a later global one; on one exact clock it could, so in the (b) expiry test
     /// and the slack-credit test "extended" counts as "different".
     extended: bool,
+    /// 6.2+: runtime was distributed to it from another CPU and its unthrottle waits in
+    /// that CPU's cfsb_csd_list (cfs_rq->throttled_csd_list non-empty).
+    csd_pending: bool,
 }
 
 /// Every group's bandwidth pool and every (group, CPU) cfs_rq's runtime.
@@ -241,6 +266,9 @@ pub struct CfsBandwidthControl {
     mode: BandwidthMode,
     slice: Ns,
     tick: Ns,
+    /// cfs_rqs handed runtime for an asynchronous unthrottle, not yet collected by the
+    /// engine (`take_async_unthrottles`).
+    csd_sent: Vec<(GroupId, CpuId)>,
 }
 
 impl CfsBandwidthControl {
@@ -277,6 +305,8 @@ impl CfsBandwidthControl {
                     runtime_expires: 0,
                     expires_seq: 0,
                     throttled_list: Vec::new(),
+                    period_cpu: 0,
+                    slack_cpu: 0,
                     nr_periods: 0,
                     nr_throttled: 0,
                     throttled_time: 0,
@@ -287,7 +317,7 @@ impl CfsBandwidthControl {
             })
             .collect();
         let rqs = vec![CfsRq::default(); groups.len() * nr_cpus];
-        CfsBandwidthControl { groups, rqs, nr_cpus, mode, slice: slice_ns, tick: tick_ns }
+        CfsBandwidthControl { groups, rqs, nr_cpus, mode, slice: slice_ns, tick: tick_ns, csd_sent: Vec::new() }
     }
 
     fn rq(&self, g: GroupId, cpu: CpuId) -> &CfsRq {
@@ -387,9 +417,23 @@ impl CfsBandwidthControl {
         (self.rq(g, cpu).runtime_remaining <= 0 && self.throttle(g, cpu, now, timers, true)).then_some(g)
     }
 
-    /// enqueue_entity() on a throttled cfs_rq (6.6+): a task queued where none was starts
-    /// the throttled_time clock of the throttled levels of its hierarchy on `cpu`.
+    /// enqueue_entity() on a throttled cfs_rq (6.6-6.17): a task queued where none was
+    /// starts the throttled_time clock of the throttled levels of its hierarchy on `cpu`.
+    /// With the task-based throttle (6.18) the clock waits for `task_throttled` instead.
     pub fn queued_while_throttled(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
+        if !self.mode.task_throttle {
+            self.start_throttled_clock(g, cpu, now);
+        }
+    }
+
+    /// throttle_cfs_rq_work() (6.18, eb962f251fbb "sched/fair: Task based throttle time
+    /// accounting"): a task of `g` was held on `cpu` at its return to user space; the
+    /// throttled cfs_rqs of its hierarchy whose clock is not running start it now.
+    pub fn task_throttled(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
+        self.start_throttled_clock(g, cpu, now);
+    }
+
+    fn start_throttled_clock(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
         for x in self.levels(g) {
             let rq = self.rq_mut(x, cpu);
             if rq.throttled && rq.throttled_clock.is_none() {
@@ -461,6 +505,48 @@ impl CfsBandwidthControl {
     /// CPUs whose cfs_rq of `g` is throttled, in throttled-list (distribution) order.
     pub fn throttled_cpus(&self, g: GroupId) -> &[CpuId] {
         &self.groups[g].throttled_list
+    }
+
+    /// The CPU a group's timer of this kind fires on (where it was last started).
+    pub fn timer_cpu(&self, g: GroupId, kind: BwTimerKind) -> CpuId {
+        match kind {
+            BwTimerKind::Period => self.groups[g].period_cpu,
+            BwTimerKind::Slack => self.groups[g].slack_cpu,
+        }
+    }
+
+    /// 6.2+: the cfs_rqs that distribution gave runtime on CPUs other than the timer's
+    /// since the last call; each must be unthrottled by `csd_unthrottle` on its CPU when
+    /// the CSD arrives there (unthrottle_cfs_rq_async()).
+    pub fn take_async_unthrottles(&mut self) -> Vec<(GroupId, CpuId)> {
+        std::mem::take(&mut self.csd_sent)
+    }
+
+    /// __cfsb_csd_unthrottle() on `cpu`: every cfs_rq of `cpu` waiting for this CSD
+    /// leaves the list and is unthrottled if it is still throttled. Returns those
+    /// unthrottled, in group order.
+    pub fn csd_unthrottle(&mut self, cpu: CpuId, now: Ns) -> Vec<(GroupId, CpuId)> {
+        let mut out = Vec::new();
+        let task_mode = self.mode.task_throttle;
+        for g in 0..self.groups.len() {
+            let rq = self.rq_mut(g, cpu);
+            if !rq.csd_pending {
+                continue;
+            }
+            rq.csd_pending = false;
+            // 6.18: tasks still on their way to user space may have used the runtime up
+            // meanwhile; unthrottle_cfs_rq() then leaves the cfs_rq throttled.
+            if rq.throttled && !(task_mode && rq.runtime_remaining <= 0) {
+                self.unthrottle(g, cpu, now);
+                out.push((g, cpu));
+            }
+        }
+        out
+    }
+
+    /// Whether `g`'s cfs_rq on `cpu` waits for an asynchronous unthrottle.
+    pub fn csd_pending(&self, g: GroupId, cpu: CpuId) -> bool {
+        self.rq(g, cpu).csd_pending
     }
 }
 

@@ -17,7 +17,7 @@ impl CfsBandwidthControl {
     pub(super) fn assign(&mut self, g: GroupId, cpu: CpuId, target: Ns, now: Ns, timers: &mut Vec<BwTimerRequest>) -> bool {
         // runtime_remaining <= 0 here, so this is positive.
         let min_amount = (target as i64 - self.rq(g, cpu).runtime_remaining).max(0) as Ns;
-        self.start_cfs_bandwidth(g, now, timers);
+        self.start_cfs_bandwidth(g, cpu, now, timers);
         let b = &mut self.groups[g];
         let mut amount = 0;
         if b.runtime > 0 {
@@ -89,12 +89,13 @@ impl CfsBandwidthControl {
     /// throttle_cfs_rq. As in 5.8+, first try to take just enough from the pool (runtime
     /// may have arrived since the accounting); returns false if that made it unnecessary.
     /// Before 6.6 throttled_time runs from here whatever the cfs_rq holds; from 6.6 only
-    /// if it `has_tasks` (else from the first enqueue, see `queued_while_throttled`).
+    /// if it `has_tasks` (else from the first enqueue, see `queued_while_throttled`);
+    /// from 6.18 (eb962f251fbb) only once a task is held (`task_throttled`).
     pub(super) fn throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>, has_tasks: bool) -> bool {
         if self.assign(g, cpu, 1, now, timers) {
             return false;
         }
-        let count = has_tasks || !self.mode.nonempty_throttle_time;
+        let count = !self.mode.task_throttle && (has_tasks || !self.mode.nonempty_throttle_time);
         let rq = self.rq_mut(g, cpu);
         rq.throttled = true;
         rq.throttled_clock = count.then_some(now);
@@ -102,13 +103,13 @@ impl CfsBandwidthControl {
         self.groups[g].throttled_list.push(cpu);
         if was_empty {
             // The first throttled cfs_rq makes sure the period timer runs.
-            self.start_cfs_bandwidth(g, now, timers);
+            self.start_cfs_bandwidth(g, cpu, now, timers);
         }
         true
     }
 
     /// unthrottle_cfs_rq, bandwidth part: statistics and the throttled list.
-    fn unthrottle(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
+    pub(super) fn unthrottle(&mut self, g: GroupId, cpu: CpuId, now: Ns) {
         let rq = self.rq_mut(g, cpu);
         rq.throttled = false;
         let clock = rq.throttled_clock.take();
@@ -137,7 +138,7 @@ impl CfsBandwidthControl {
             b.counters.returned += slack;
             // Under the rq lock in the kernel: unthrottling is deferred to the slack timer.
             if b.runtime > self.slice && !b.throttled_list.is_empty() {
-                self.start_cfs_slack_bandwidth(g, now, timers);
+                self.start_cfs_slack_bandwidth(g, cpu, now, timers);
             }
         } else {
             b.counters.discarded += slack;
@@ -147,15 +148,23 @@ impl CfsBandwidthControl {
 
     /// distribute_cfs_runtime: in throttled-list order, give each throttled cfs_rq just
     /// enough to become positive and unthrottle it, until the pool is empty. Appends the
-    /// unthrottled cfs_rqs to `out`.
-    pub(super) fn distribute(&mut self, g: GroupId, now: Ns, out: &mut Vec<(GroupId, CpuId)>) {
+    /// unthrottled cfs_rqs to `out`. From 6.2 (8ad075c2eb1f "sched: Async unthrottling
+    /// for cfs bandwidth") only a cfs_rq of the timer's own CPU, `this_cpu`, is
+    /// unthrottled here; the others get their runtime now and are queued for a CSD to
+    /// their CPU (`take_async_unthrottles`), and are skipped until it has run.
+    pub(super) fn distribute(&mut self, g: GroupId, this_cpu: CpuId, now: Ns, out: &mut Vec<(GroupId, CpuId)>) {
         let mut remaining = self.groups[g].runtime;
         let start = remaining;
         let global_expires = self.groups[g].runtime_expires;
         let tracks_expiry = self.mode.tracks_expiry();
+        let is_async = self.mode.async_unthrottle;
+        let mut local = None;
         for cpu in self.groups[g].throttled_list.clone() {
             if remaining == 0 {
                 break;
+            }
+            if self.rq(g, cpu).csd_pending {
+                continue; // already queued for async unthrottle
             }
             let rq = self.rq_mut(g, cpu);
             let give = ((1 - rq.runtime_remaining).max(0) as Ns).min(remaining);
@@ -166,12 +175,24 @@ impl CfsBandwidthControl {
                 rq.extended = false;
             }
             if rq.runtime_remaining > 0 {
-                self.unthrottle(g, cpu, now);
-                out.push((g, cpu));
+                if !is_async {
+                    self.unthrottle(g, cpu, now);
+                    out.push((g, cpu));
+                } else if cpu != this_cpu {
+                    self.rq_mut(g, cpu).csd_pending = true;
+                    self.csd_sent.push((g, cpu));
+                } else {
+                    // The local cfs_rq is unthrottled after the walk (local_unthrottle).
+                    local = Some(cpu);
+                }
             }
         }
         let b = &mut self.groups[g];
         b.runtime -= start - remaining;
         b.counters.handed_out += start - remaining;
+        if let Some(cpu) = local {
+            self.unthrottle(g, cpu, now);
+            out.push((g, cpu));
+        }
     }
 }

@@ -337,3 +337,59 @@ fn the_pool_starts_as_two_refills_leave_it() {
     assert_eq!(g(50, BandwidthMode::BURST), 40 * MS);
     assert_eq!(g(50, BandwidthMode::NO_EXPIRY), 20 * MS, "no burst before 5.14");
 }
+
+/// 6.2 (8ad075c2eb1f): the period timer (on the CPU that started it) unthrottles its own
+/// CPU's cfs_rq at once; another CPU's gets its runtime now, is skipped by further
+/// distributions while its CSD is on the way, and is unthrottled when the CSD arrives.
+#[test]
+fn async_distribution_unthrottles_remote_cfs_rqs_when_their_csd_arrives() {
+    let run = |is_async: bool| {
+        let mode = BandwidthMode { async_unthrottle: is_async, ..BandwidthMode::BURST };
+        let mut bw = one_group(mode, 10, 100, 2);
+        let mut t = Vec::new();
+        bw.enqueue_check(1, 1, 0, &mut t); // CPU 1 starts the period timer: it fires there
+        bw.enqueue_check(1, 0, 0, &mut t);
+        assert_eq!(bw.timer_cpu(1, BwTimerKind::Period), 1);
+        for cpu in [0, 1] {
+            assert!(bw.account(1, cpu, 6 * MS, 6 * MS, &mut t));
+            assert_eq!(bw.check_throttle(1, cpu, 6 * MS, &mut t, |_| true), Some(1));
+        }
+        let req = *t.iter().find(|r| r.kind == BwTimerKind::Period).unwrap();
+        let sync = fire(&mut bw, req, &mut t);
+        let remote = bw.take_async_unthrottles();
+        (bw, sync, remote, t)
+    };
+    let (_, sync, remote, _) = run(false);
+    assert_eq!((sync, remote), (vec![(1, 0), (1, 1)], vec![]), "before 6.2 every cfs_rq at once");
+    let (mut bw, sync, remote, mut t) = run(true);
+    assert_eq!((sync, remote), (vec![(1, 1)], vec![(1, 0)]));
+    assert!(bw.is_throttled(1, 0) && bw.csd_pending(1, 0) && bw.runtime_remaining(1, 0) > 0);
+    // The CSD lands 30 us later: throttled_time runs to then.
+    let before = bw.stats(1, 100 * MS).throttled_time;
+    assert_eq!(bw.csd_unthrottle(0, 100 * MS + 30_000), vec![(1, 0)]);
+    assert_eq!(bw.stats(1, 200 * MS).throttled_time, before + 30_000);
+    assert!(!bw.is_throttled(1, 0) && !bw.csd_pending(1, 0));
+    assert!(bw.csd_unthrottle(0, 100 * MS + 40_000).is_empty(), "nothing left for a second CSD");
+    assert!(bw.take_async_unthrottles().is_empty());
+    t.clear();
+    assert!(conserved(&bw, 1));
+}
+
+/// 6.18 (eb962f251fbb): a throttled cfs_rq's throttled_time starts when the first task
+/// of its hierarchy is held at its return to user space, not at the throttle or enqueue.
+#[test]
+fn task_based_throttle_counts_from_the_first_task_held() {
+    let mode = BandwidthMode { nonempty_throttle_time: true, async_unthrottle: true, task_throttle: true, ..BandwidthMode::BURST };
+    let mut bw = one_group(mode, 10, 100, 1);
+    let mut t = Vec::new();
+    bw.enqueue_check(1, 0, 0, &mut t);
+    assert!(bw.account(1, 0, 11 * MS, 11 * MS, &mut t));
+    assert_eq!(bw.check_throttle(1, 0, 11 * MS, &mut t, |_| true), Some(1));
+    bw.queued_while_throttled(1, 0, 12 * MS); // an enqueue does not start it either
+    assert_eq!(bw.stats(1, 20 * MS).throttled_time, 0);
+    bw.task_throttled(1, 0, 30 * MS);
+    bw.task_throttled(1, 0, 31 * MS); // a second task held: the clock is already running
+    let req = *t.iter().find(|r| r.kind == BwTimerKind::Period).unwrap();
+    assert_eq!(fire(&mut bw, req, &mut t), vec![(1, 0)], "the timer's own CPU: unthrottled at once");
+    assert_eq!(bw.stats(1, req.at).throttled_time, 70 * MS);
+}

@@ -25,13 +25,15 @@ fn hrtimer_forward(expires: Ns, now: Ns, interval: Ns) -> (Ns, u64) {
 
 impl CfsBandwidthControl {
     /// start_cfs_bandwidth: arm the period timer if it is not active (4.1+: no refill).
-    pub(super) fn start_cfs_bandwidth(&mut self, g: GroupId, now: Ns, timers: &mut Vec<BwTimerRequest>) {
+    /// It is started pinned (HRTIMER_MODE_ABS_PINNED) on `cpu`, the caller's CPU.
+    pub(super) fn start_cfs_bandwidth(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>) {
         let tracks_expiry = self.mode.tracks_expiry();
         let b = &mut self.groups[g];
         if b.period_active {
             return;
         }
         b.period_active = true;
+        b.period_cpu = cpu;
         let (expires, _) = hrtimer_forward(b.period_expires, now, b.spec.period_ns);
         b.period_expires = expires;
         if tracks_expiry {
@@ -93,7 +95,8 @@ impl CfsBandwidthControl {
         // nr_throttled counts periods in which the group was throttled.
         self.groups[g].nr_throttled += overrun;
         if self.groups[g].runtime > 0 {
-            self.distribute(g, now, out);
+            let this_cpu = self.groups[g].period_cpu;
+            self.distribute(g, this_cpu, now, out);
         }
         self.groups[g].idle = false;
         false
@@ -108,7 +111,7 @@ impl CfsBandwidthControl {
 
     /// start_cfs_slack_bandwidth: arm the slack timer unless a refresh is near or it is
     /// already armed (5.2+: never pushed forward).
-    pub(super) fn start_cfs_slack_bandwidth(&mut self, g: GroupId, now: Ns, timers: &mut Vec<BwTimerRequest>) {
+    pub(super) fn start_cfs_slack_bandwidth(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>) {
         if self.runtime_refresh_within(g, now, CFS_BANDWIDTH_SLACK_PERIOD + MIN_BANDWIDTH_EXPIRATION) {
             return;
         }
@@ -117,6 +120,7 @@ impl CfsBandwidthControl {
             return;
         }
         b.slack_started = true;
+        b.slack_cpu = cpu;
         let at = now + CFS_BANDWIDTH_SLACK_PERIOD;
         b.slack_at = Some(at);
         timers.push(BwTimerRequest { group: g, kind: BwTimerKind::Slack, at });
@@ -129,7 +133,8 @@ impl CfsBandwidthControl {
             return;
         }
         if self.groups[g].spec.quota_ns.is_some() && self.groups[g].runtime > self.slice {
-            self.distribute(g, now, out);
+            let this_cpu = self.groups[g].slack_cpu;
+            self.distribute(g, this_cpu, now, out);
         }
     }
 

@@ -144,6 +144,8 @@ pub struct Simulator {
     pub(crate) tick_offset: Ns,
     pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
     pub(crate) bw_nr: Vec<u32>,
+    /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
+    pub(crate) bw_csd_inflight: Vec<bool>,
     pub(crate) has_smt: bool,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
@@ -302,6 +304,7 @@ impl Simulator {
                 self.schedule(cpu as usize);
             }
             EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
+            EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
             EventKind::End => {}
         }
     }

@@ -67,6 +67,12 @@ pub enum EventKind {
         /// Slack timer (else the period timer).
         slack: bool,
     },
+    /// 6.2+: the CSD of an asynchronous bandwidth unthrottle reaches `cpu`
+    /// (__cfsb_csd_unthrottle).
+    BwCsd {
+        /// CPU.
+        cpu: u32,
+    },
     /// The CPU must reschedule (resched_curr, after any IPI and idle-exit delay).
     Resched {
         /// CPU.

@@ -265,6 +265,7 @@ impl Simulator {
         self.queue_del(cpu, next);
         self.wc_waiting(cpu, next, -1);
         self.swq_remove(next);
+        self.bw_pick(cpu, next);
         Some(next)
     }
 

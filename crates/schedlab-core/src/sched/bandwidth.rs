@@ -10,6 +10,14 @@
 //! included (so throttling a child does not empty its parent's cfs_rq: a parent's slack
 //! is returned when its tasks sleep or leave, not when a child is throttled).
 //! Throttled tasks leave the runqueue's sums and wait on the CPU's throttled list.
+//! Before 6.18 a throttle takes the group's queued tasks off at once; with the 6.18
+//! task-based throttle (e1fad12dcb66) they stay queued, and each one picked is given the
+//! throttle task_work and held when it next returns to user space (throttle_cfs_rq_work):
+//! after the kernel part of what it was doing (`overhead_ns`: the rest of a system call,
+//! the switch), never inside it. Unthrottling (unthrottle_cfs_rq) reschedules the CPU
+//! only if it is idle: a busy CPU's queued tasks compete at its next tick. Timers fire
+//! on the CPU that started them; other CPUs learn of an unthrottle by IPI (before 6.2 a
+//! resched, from 6.2 a CSD that runs the unthrottle there, 8ad075c2eb1f).
 
 use crate::bandwidth::{BwTimerKind, BwTimerRequest, GroupId};
 use crate::engine::queue::{EventClass, EventKind};
@@ -46,8 +54,12 @@ impl Simulator {
         }
     }
 
+    fn bw_task_mode(&self) -> bool {
+        self.bw.as_ref().is_some_and(|b| b.mode().task_throttle)
+    }
+
     /// A task of a limited group became runnable on `cpu`; returns true if it must wait
-    /// throttled.
+    /// throttled (never with the task-based throttle: it is queued, and held later).
     pub(crate) fn bw_enqueue(&mut self, cpu: usize, p: TaskId) -> bool {
         if !self.bw_limited(p) {
             return false;
@@ -68,12 +80,13 @@ impl Simulator {
         if let Some(top) = newly {
             self.throttle_subtree(top, cpu, Some(p));
         }
+        let task_mode = self.bw_task_mode();
         let bw = self.bw.as_mut().expect("limited");
         let throttled = bw.is_throttled(g, cpu);
         if throttled && newly.is_none() {
             bw.queued_while_throttled(g, cpu, self.now);
         }
-        throttled
+        throttled && !task_mode
     }
 
     /// A task of a limited group stopped being runnable on `cpu` (sleep, exit, migration).
@@ -108,7 +121,33 @@ impl Simulator {
         if let Some(top) = top {
             self.throttle_subtree(top, cpu, Some(p));
         }
-        self.bw.as_ref().expect("limited").is_throttled(g, cpu)
+        !self.bw_task_mode() && self.bw.as_ref().expect("limited").is_throttled(g, cpu)
+    }
+
+    /// pick_task_fair() (6.18): a task picked through a throttled cfs_rq gets the throttle
+    /// task_work (task_throttle_setup_work).
+    pub(crate) fn bw_pick(&mut self, cpu: usize, p: TaskId) {
+        if self.bw_task_mode() && self.bw_limited(p) && self.bw.as_ref().expect("limited").is_throttled(self.tasks[p].group, cpu) {
+            self.tasks[p].throttle_work = true;
+        }
+    }
+
+    /// throttle_cfs_rq_work(): the running task `p` returns to user space with the
+    /// throttle work pending. If its hierarchy is still throttled here it leaves the
+    /// runqueue for the limbo list (dequeue_task_fair(DEQUEUE_SLEEP | DEQUEUE_THROTTLE),
+    /// throttled_time starts) and the CPU reschedules; else it goes on.
+    pub(crate) fn throttle_cfs_rq_work(&mut self, cpu: usize, p: TaskId) {
+        self.tasks[p].throttle_work = false;
+        let g = self.tasks[p].group;
+        if !self.bw.as_ref().is_some_and(|b| b.is_throttled(g, cpu)) {
+            self.arm_segment(cpu);
+            return;
+        }
+        self.update_curr(cpu);
+        self.throttle_task(cpu, p);
+        self.tasks[p].runnable_since = self.now;
+        self.bw.as_mut().expect("throttled").task_throttled(g, cpu, self.now);
+        self.schedule(cpu);
     }
 
     fn in_subtree(&self, mut g: GroupId, top: GroupId) -> bool {
@@ -123,12 +162,15 @@ impl Simulator {
         }
     }
 
-    /// throttle_cfs_rq(): the subtree's queued tasks on `cpu` leave the runqueue; a
-    /// running one is rescheduled (and throttled at its put_prev). `skip` is handled by
-    /// the caller.
+    /// throttle_cfs_rq(): the subtree's queued tasks on `cpu` leave the runqueue (before
+    /// 6.18; from 6.18 they stay); a running one is rescheduled (and throttled at its
+    /// put_prev, or at its return to user space). `skip` is handled by the caller.
     fn throttle_subtree(&mut self, top: GroupId, cpu: usize, skip: Option<TaskId>) {
-        let victims: Vec<TaskId> =
-            self.rqs[cpu].queue.iter().copied().filter(|&t| Some(t) != skip && self.in_subtree(self.tasks[t].group, top)).collect();
+        let victims: Vec<TaskId> = if self.bw_task_mode() {
+            Vec::new()
+        } else {
+            self.rqs[cpu].queue.iter().copied().filter(|&t| Some(t) != skip && self.in_subtree(self.tasks[t].group, top)).collect()
+        };
         for t in victims {
             self.queue_del(cpu, t);
             self.wc_waiting(cpu, t, -1);
@@ -152,20 +194,41 @@ impl Simulator {
         self.rqs[cpu].throttled.push(p);
     }
 
-    /// A bandwidth hrtimer fired: refill/distribute, then unthrottle what got runtime.
+    /// A bandwidth hrtimer fired on its CPU: refill/distribute, then unthrottle what got
+    /// runtime there and, from 6.2, send a CSD to each other CPU that got some.
     pub(crate) fn bw_timer(&mut self, group: GroupId, slack: bool) {
         let Some(bw) = &mut self.bw else { return };
-        let req = BwTimerRequest { group, kind: if slack { BwTimerKind::Slack } else { BwTimerKind::Period }, at: self.now };
+        let kind = if slack { BwTimerKind::Slack } else { BwTimerKind::Period };
+        let req = BwTimerRequest { group, kind, at: self.now };
         let mut timers = Vec::new();
         let unthrottled = bw.timer_fired(req, self.now, &mut timers);
+        let from = bw.timer_cpu(group, kind);
+        let remote = bw.take_async_unthrottles();
         self.bw_arm(timers);
         for (level, cpu) in unthrottled {
-            self.unthrottle_subtree(level, cpu);
+            self.unthrottle_subtree(level, cpu, from);
+        }
+        for (_, cpu) in remote {
+            // unthrottle_cfs_rq_async(): one CSD per CPU whose list was empty.
+            if !std::mem::replace(&mut self.bw_csd_inflight[cpu], true) {
+                let at = self.kick_remote_cpu(from, cpu);
+                self.q.push(at, EventClass::Segment, EventKind::BwCsd { cpu: cpu as u32 });
+            }
         }
     }
 
-    /// unthrottle_cfs_rq(): the subtree's tasks no longer throttled return to the queue.
-    fn unthrottle_subtree(&mut self, level: GroupId, cpu: usize) {
+    /// The unthrottle CSD reached `cpu` (__cfsb_csd_unthrottle).
+    pub(crate) fn bw_csd(&mut self, cpu: usize) {
+        self.bw_csd_inflight[cpu] = false;
+        let Some(bw) = &mut self.bw else { return };
+        for (level, c) in bw.csd_unthrottle(cpu, self.now) {
+            self.unthrottle_subtree(level, c, cpu);
+        }
+    }
+
+    /// unthrottle_cfs_rq(): the subtree's tasks no longer throttled return to the queue;
+    /// an idle CPU is told to reschedule (from `from`, where the unthrottle runs).
+    fn unthrottle_subtree(&mut self, level: GroupId, cpu: usize, from: usize) {
         let back: Vec<TaskId> = self.rqs[cpu]
             .throttled
             .iter()
@@ -184,7 +247,11 @@ impl Simulator {
             self.queue_add(cpu, p);
             self.wc_waiting(cpu, p, 1);
             self.add_nr_running(cpu, 1);
-            self.wakeup_preempt(cpu, p, cpu);
+        }
+        // "Determine whether we need to wake up potentially idle CPU" (no preemption
+        // check on a busy one: its tick decides).
+        if self.rqs[cpu].curr.is_none() && !self.rqs[cpu].queue.is_empty() {
+            self.resched_curr(cpu, from);
         }
     }
 }

@@ -56,6 +56,7 @@ impl Simulator {
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
         t.woken = true;
+        t.woken_at = self.now;
         self.activate_task(cpu, p, true);
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
@@ -138,7 +139,7 @@ impl Simulator {
 
     /// Makes remote `cpu` notice a resched sent from `from`; returns when its
     /// scheduler runs.
-    fn kick_remote_cpu(&mut self, from: usize, cpu: usize) -> Ns {
+    pub(crate) fn kick_remote_cpu(&mut self, from: usize, cpu: usize) -> Ns {
         let d = self.m.distance(from, cpu);
         let send_at = self.now + self.send_delay(from);
         let k = &self.m.cost.kernel;
@@ -227,9 +228,11 @@ impl Simulator {
         t.state = TaskState::Running;
         t.stats.nr_switches += 1;
         t.stats.wait_ns += now - t.runnable_since;
-        if t.woken {
+        // A task about to be held by the task-based throttle runs only its kernel exit:
+        // its wakeup latency ends when user code runs.
+        if t.woken && !t.throttle_work {
             t.woken = false;
-            self.wakeup_latency.record(now - t.runnable_since);
+            self.wakeup_latency.record(now - t.woken_at);
         }
         t.overhead_ns += switch_cost;
         if let Some(due) = t.timer_due.take() {
@@ -258,7 +261,8 @@ impl Simulator {
         let Some(c) = rq.curr else { return };
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
-        let run = (t.work_left * 1024).div_ceil(cap);
+        // A task with the throttle task_work pending stops at its return to user space.
+        let run = if t.throttle_work { 0 } else { (t.work_left * 1024).div_ceil(cap) };
         self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
@@ -283,6 +287,10 @@ impl Simulator {
         let Some(c) = self.rqs[cpu].curr else { return };
         self.advance_progress(cpu);
         let t = &self.tasks[c];
+        if t.throttle_work && t.overhead_ns == 0 {
+            self.throttle_cfs_rq_work(cpu, c);
+            return;
+        }
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
             return;
