@@ -434,6 +434,7 @@ def reproduce(
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 from . import cli_bench  # noqa: E402,F401  (registers bench)
+from . import cli_host  # noqa: E402,F401  (registers validate-host)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -1,0 +1,131 @@
+"""What the host is and what it lets us do: kernel version, HZ, CPUs, the cgroup cpu
+controller (v1 or v2), a C compiler.
+
+Every probe of the machine lives here, so the comparison logic can be tested on
+recorded data without a host.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import platform
+import re
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional
+
+
+@dataclass
+class CgroupAccess:
+    """Where configuration cgroups are created, or why they cannot be."""
+
+    version: Optional[int]  # 1 or 2; None = no access
+    base: Optional[str]  # directory under which per-configuration cgroups are made
+    reason: str  # why not, or how
+
+
+@dataclass
+class HostInfo:
+    kernel_release: str
+    profile: str  # "6.18": what schedlab's kernel profile is called
+    hz: Optional[int]
+    hz_source: str
+    nr_cpus: int
+    loadavg: str
+    cgroup: CgroupAccess
+    compiler: Optional[str]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def kernel_profile(release: str) -> str:
+    """'6.18.44-fc-v657' -> '6.18' (schedlab profiles are major.minor)."""
+    m = re.match(r"(\d+)\.(\d+)", release)
+    return f"{m.group(1)}.{m.group(2)}" if m else release
+
+
+def config_hz(release: str) -> tuple[Optional[int], str]:
+    """CONFIG_HZ from /proc/config.gz or /boot/config-<release>."""
+    sources = [Path("/proc/config.gz"), Path(f"/boot/config-{release}")]
+    for src in sources:
+        try:
+            raw = gzip.open(src, "rt").read() if src.suffix == ".gz" else src.read_text()
+        except OSError:
+            continue
+        m = re.search(r"^CONFIG_HZ=(\d+)$", raw, re.M)
+        if m:
+            return int(m.group(1)), str(src)
+    return None, "not found in /proc/config.gz or /boot/config-*"
+
+
+def _mounts() -> list[tuple[str, str, list[str]]]:
+    out = []
+    try:
+        for line in Path("/proc/self/mounts").read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 4:
+                out.append((parts[1], parts[2], parts[3].split(",")))
+    except OSError:
+        pass
+    return out
+
+
+def cgroup_access() -> CgroupAccess:
+    """Finds a place to create cgroups with the cpu controller: a v1 hierarchy with
+    `cpu` among its options, or the v2 hierarchy whose controllers include `cpu`."""
+    if os.geteuid() != 0:
+        return CgroupAccess(None, None, "not running as root: creating cgroups needs root")
+    for mnt, fstype, opts in _mounts():
+        if fstype == "cgroup" and "cpu" in opts:
+            if os.access(mnt, os.W_OK):
+                return CgroupAccess(1, mnt, f"cgroup v1 cpu controller at {mnt}")
+    for mnt, fstype, _ in _mounts():
+        if fstype == "cgroup2":
+            try:
+                controllers = Path(mnt, "cgroup.controllers").read_text().split()
+            except OSError:
+                continue
+            if "cpu" in controllers and os.access(mnt, os.W_OK):
+                return CgroupAccess(2, mnt, f"cgroup v2 with the cpu controller at {mnt}")
+    return CgroupAccess(None, None, "no writable cgroup hierarchy with the cpu controller (v1 or v2) is mounted")
+
+
+def find_compiler() -> Optional[str]:
+    for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cc and shutil.which(cc):
+            return shutil.which(cc)
+    return None
+
+
+def host_info() -> HostInfo:
+    release = platform.release()
+    hz, src = config_hz(release)
+    try:
+        load = Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        load = "?"
+    return HostInfo(
+        kernel_release=release,
+        profile=kernel_profile(release),
+        hz=hz,
+        hz_source=src,
+        nr_cpus=os.cpu_count() or 1,
+        loadavg=load,
+        cgroup=cgroup_access(),
+        compiler=find_compiler(),
+    )
+
+
+def cpu_busy_ns() -> Optional[int]:
+    """All CPUs' non-idle time so far (/proc/stat, USER_HZ ticks -> ns)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    vals = [int(x) for x in fields[:8]]
+    idle = vals[3] + vals[4]  # idle + iowait
+    tick_ns = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    return (sum(vals) - idle) * tick_ns
