@@ -1,27 +1,24 @@
 //! Per-CPU runqueues.
 //!
 //! Mirrors: kernel/sched/sched.h: struct rq (curr, nr_running, avg_idle, idle_stamp,
-//! max_idle_balance_cost, next_balance) and struct cfs_rq (min_vruntime,
-//! avg_vruntime, avg_load, load) together with the per-CPU copies of each sched
-//! domain's balance state (balance_interval, last_balance, nr_balance_failed,
-//! max_newidle_lb_cost), which the kernel keeps in per-CPU `struct sched_domain`s.
-//! Model: the queued tasks are kept twice: in the order they were queued (the list
-//! load balance walks, as the kernel walks cfs_tasks) and in the vruntime-ordered
-//! timeline pick uses (fair/timeline.rs). Group scheduling entities are not modeled
-//! (flat hierarchy: cgroups matter here only through bandwidth control).
+//! max_idle_balance_cost, next_balance, cfs_tasks) together with the per-CPU copies
+//! of each sched domain's balance state (balance_interval, last_balance,
+//! nr_balance_failed, max_newidle_lb_cost), which the kernel keeps in per-CPU
+//! `struct sched_domain`s.
+//! Model: the queued tasks are kept in the order they were queued (the list load
+//! balance walks, as the kernel walks cfs_tasks); the cfs_rqs themselves (the root's
+//! and every group's, with their vruntime-ordered timelines) are in fair/group.rs.
+//! `load` mirrors the root cfs_rq's load.weight.
 
-use crate::fair::timeline::TimelineRoot;
 use crate::task::TaskId;
 use crate::time::Ns;
 
-/// The queued (runnable, not running) tasks of one runqueue. Changed only through the
-/// fair class (`Simulator::queue_add`/`queue_del`), which keeps both orders in step.
+/// The queued (runnable, not running) tasks of one CPU, in every cfs_rq. Changed only
+/// through the fair class, which keeps it in step with the cfs_rqs.
 #[derive(Clone, Debug, Default)]
 pub struct CfsQueue {
     /// In queueing order, except that a removal moves the last task into the hole.
     pub(crate) tasks: Vec<TaskId>,
-    /// The same tasks by (vruntime, id).
-    pub(crate) timeline: TimelineRoot,
 }
 
 impl CfsQueue {
@@ -78,7 +75,7 @@ pub struct DomainState {
 pub struct Rq {
     /// Running task (None = idle).
     pub curr: Option<TaskId>,
-    /// Queued tasks, not running (cfs_tasks and the cfs_rq's timeline).
+    /// Queued tasks, not running (cfs_tasks).
     pub queue: CfsQueue,
     /// Runnable tasks held off the queue because their group is throttled here.
     pub throttled: Vec<TaskId>,
@@ -86,12 +83,8 @@ pub struct Rq {
     pub nr_running: usize,
     /// Whether this rq counts in the root domain's overload (nr_running > 1).
     pub overloaded: bool,
-    /// Sum of weights of queued + running tasks (cfs_rq->load).
+    /// The root cfs_rq's load.weight: its queued and running entities' weights.
     pub load: u64,
-    /// cfs_rq->min_vruntime.
-    pub min_vruntime: u64,
-    /// EEVDF: Σ (vruntime - min_vruntime) × weight over queued + running (avg_vruntime).
-    pub avg_vruntime_sum: i128,
     /// Generation of this CPU's segment-end event.
     pub seg_gen: u32,
     /// Generation of this CPU's tick (bumped when the tick stops).

@@ -117,7 +117,7 @@ impl Default for KernelSpec {
 }
 
 /// A cgroup (task group).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroupSpec {
     /// Name, unique; tasks refer to it.
@@ -132,6 +132,26 @@ pub struct GroupSpec {
     pub cfs_period_us: Option<u64>,
     /// `cpu.cfs_burst_us` (5.14+; default 0).
     pub cfs_burst_us: Option<u64>,
+    /// cgroup v1 `cpu.shares` (2..262144, default 1024): the group's weight.
+    pub cpu_shares: Option<u64>,
+    /// cgroup v2 `cpu.weight` (1..10000, default 100): shares = weight x 1024 / 100.
+    pub cpu_weight: Option<u64>,
+}
+
+impl GroupSpec {
+    /// tg->shares from cpu.shares or cpu.weight, as the kernel converts and clamps them
+    /// (sched_group_set_shares: clamp to [MIN_SHARES 2, MAX_SHARES 2^18];
+    /// sched_weight_from_cgroup: DIV_ROUND_CLOSEST(weight x 1024, 100)); errors name the
+    /// field relative to the group.
+    pub fn shares(&self) -> Result<u64, (&'static str, String)> {
+        match (self.cpu_shares, self.cpu_weight) {
+            (Some(_), Some(_)) => Err(("cpu_weight", "give cpu_shares (cgroup v1) or cpu_weight (v2), not both".into())),
+            (Some(s), None) => Ok(s.clamp(2, 1 << 18)),
+            (None, Some(w)) if (1..=10_000).contains(&w) => Ok((w * 1024 + 50) / 100),
+            (None, Some(w)) => Err(("cpu_weight", format!("{w} is outside 1..10000"))),
+            (None, None) => Ok(1024),
+        }
+    }
 }
 
 /// One step of a task's program.
@@ -575,6 +595,7 @@ impl Scenario {
             }
             seen.push(&g.name);
             BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(field(f), msg))?;
+            g.shares().map_err(|(f, msg)| ScenarioError::new(field(f), msg))?;
         }
         Ok(())
     }

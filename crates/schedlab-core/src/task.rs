@@ -275,6 +275,8 @@ pub struct SchedEntity {
     pub exec_start: Ns,
     /// EEVDF RUN_TO_PARITY: protected from preemption until its deadline moves.
     pub protected: bool,
+    /// PELT averages (fair/pelt.rs).
+    pub avg: crate::fair::pelt::SchedAvg,
 }
 
 /// A task.

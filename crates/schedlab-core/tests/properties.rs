@@ -46,13 +46,15 @@ fn scenario() -> impl Strategy<Value = String> {
                 );
             }
             if quota {
+                // A limited group, and a weighted group nested in it.
                 s += "[[groups]]\nname = \"g\"\ncfs_quota_us = 5000\ncfs_period_us = 20000\n";
+                s += "[[groups]]\nname = \"h\"\nparent = \"g\"\ncpu_weight = 300\n";
             }
             for (i, (steps, count, pinned, nice)) in tasks.iter().enumerate() {
                 s += &format!(
                     "[[tasks]]\nname = \"t{i}\"\ncount = {count}\nnice = {nice}\n{}{}program = [{{ loop = {{ body = [{}, {{ run = \"10us\" }}] }} }}]\n",
                     if *pinned { "affinity = \"0\"\n" } else { "" },
-                    if quota && i % 2 == 0 { "group = \"g\"\n" } else { "" },
+                    if quota && i % 2 == 0 { ["group = \"g\"\n", "group = \"h\"\n"][i % 4 / 2] } else { "" },
                     steps.join(", ")
                 );
             }

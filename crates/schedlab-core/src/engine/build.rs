@@ -56,17 +56,18 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
                 .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, ..Default::default() })
                 .collect(),
             stats: crate::metrics::CpuStats { cpu, ..Default::default() },
-            min_vruntime: crate::fair::VRUNTIME_BASE,
             ..Default::default()
         })
         .collect();
 
     let mut groups = vec![Group { name: "root".into(), parent: None, usage_ns: 0 }];
+    let mut group_shares = vec![crate::fair::group::DEFAULT_SHARES];
     let mut group_index = BTreeMap::new();
-    for g in &all_groups {
+    for (i, g) in all_groups.iter().enumerate() {
         let parent = g.parent.as_ref().map(|p| group_index[p]).unwrap_or(0);
         group_index.insert(g.name.clone(), groups.len());
         groups.push(Group { name: g.name.clone(), parent: Some(parent), usage_ns: 0 });
+        group_shares.push(g.shares().map_err(|e| ScenarioError::new(format!("groups[{i}].{}", e.0), e.1))?);
     }
 
     // Template names first, so programs can fork templates defined after them.
@@ -90,6 +91,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         });
     }
 
+    let group_parents: Vec<Option<usize>> = groups.iter().map(|g| g.parent).collect();
     let all = m.all_cpus();
     let nohz_full = match &k.tunables.nohz_full {
         Some(list) => CpuMask::parse_list(list)
@@ -162,6 +164,13 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         timer_latency: Default::default(),
         timer_bench_ns: Default::default(),
         swq: Default::default(),
+        fg: crate::fair::group::FairGroups::new(
+            &group_parents,
+            &group_shares,
+            nr,
+            feat.has(crate::features::Feature::FAIR_GROUP_SCHED),
+            crate::fair::VRUNTIME_BASE,
+        ),
         queue_index: Default::default(),
         error: None,
         rqs,

@@ -27,7 +27,6 @@ impl Simulator {
         let mut seen = vec![0u32; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut nr = 0;
-            let mut load = 0;
             for &p in &rq.queue {
                 seen[p] += 1;
                 let t = &self.tasks[p];
@@ -41,9 +40,14 @@ impl Simulator {
                     return Err(format!("task {p} queued on CPU {cpu}: vruntime/deadline changed since it was queued"));
                 }
                 nr += 1;
-                load += t.se.weight;
             }
-            if rq.queue.len() != nr || self.queue_leftmost(cpu) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t)) {
+            let root = self.root_cfs(cpu);
+            if rq.queue.len() != nr {
+                return Err(format!("CPU {cpu}: the list does not hold the queued tasks"));
+            }
+            if !self.fg.enabled
+                && self.cfs_leftmost(root) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t))
+            {
                 return Err(format!("CPU {cpu}: the timeline does not hold the queued tasks"));
             }
             for &p in &rq.throttled {
@@ -60,9 +64,9 @@ impl Simulator {
                 if t.state == TaskState::Running {
                     seen[c] += 1;
                     nr += 1;
-                    load += t.se.weight;
                 }
             }
+            let load = self.fg.cfs[root].load;
             if nr != rq.nr_running || load != rq.load {
                 let states: Vec<_> = rq.queue.iter().map(|&p| (p, self.tasks[p].state)).collect();
                 return Err(format!(
@@ -73,6 +77,7 @@ impl Simulator {
                 ));
             }
         }
+        self.check_fair()?;
         self.timers.check()?;
         for (cpu, rq) in self.rqs.iter().enumerate() {
             if rq.tick_stopped && rq.curr.is_some() {

@@ -209,6 +209,8 @@ pub struct Simulator {
     /// Per-pair times of the timer enqueue micro-benchmark.
     pub(crate) timer_bench_ns: LatencyHistogram,
     pub(crate) swq: crate::fair::shared_runq::SharedRunq,
+    /// Every cfs_rq (root and groups, per CPU) and group entity (fair/group.rs).
+    pub(crate) fg: crate::fair::group::FairGroups,
     /// Positions and timeline nodes of queued tasks (fair/mod.rs).
     pub(crate) queue_index: crate::fair::QueueIndex,
     pub(crate) reporter: Option<Reporter>,

@@ -223,7 +223,7 @@ impl Simulator {
             if !allow_hot && self.task_hot(p, dst) {
                 continue;
             }
-            let w = self.tasks[p].se.weight as i64;
+            let w = self.task_h_load(p) as i64;
             if !by_tasks && w / 2 > left {
                 continue;
             }

@@ -3,12 +3,14 @@
 //! Mirrors: kernel/sched/fair.c (≤6.5): __sched_period(), sched_slice(),
 //! sched_vslice(), place_entity() (START_DEBIT, GENTLE_FAIR_SLEEPERS),
 //! check_preempt_tick(), wakeup_preempt_entity() / wakeup_gran(), pick_next_entity().
-//! Model: no buddies (NEXT_BUDDY off by default; LAST_BUDDY skip is not modeled).
+//! Model: no buddies (NEXT_BUDDY off by default; LAST_BUDDY skip is not modeled). The
+//! period counts the CPU's runnable tasks (ALT_PERIOD, 5.13+); the slice is then
+//! divided at each level by the entity's share of its cfs_rq's load.
 
 use super::calc_delta_fair;
+use super::timeline::EntityId;
 use crate::engine::Simulator;
 use crate::features::Feature;
-use crate::task::TaskId;
 use crate::time::Ns;
 
 impl Simulator {
@@ -22,20 +24,31 @@ impl Simulator {
         }
     }
 
-    /// Returns sched_slice(): the wall-clock slice of `p` on `cpu`'s runqueue.
-    pub(crate) fn sched_slice(&self, cpu: usize, p: TaskId, on_rq: bool) -> Ns {
-        let rq = &self.rqs[cpu];
-        let w = self.tasks[p].se.weight;
-        let (nr, load) = if on_rq { (rq.nr_running, rq.load) } else { (rq.nr_running + 1, rq.load + w) };
-        let period = self.sched_period(nr.max(1) as u64);
-        ((period as u128 * w as u128) / load.max(1) as u128) as Ns
+    /// Returns sched_slice(): the wall-clock slice of entity `e` on `cpu`; `on_rq` says
+    /// whether `e` itself is already counted in its cfs_rq (its parents say for themselves).
+    pub(crate) fn sched_slice(&self, e: EntityId, cpu: usize, on_rq: bool) -> Ns {
+        let nr = self.rqs[cpu].nr_running + usize::from(!on_rq);
+        let mut slice = self.sched_period(nr.max(1) as u64) as u128;
+        let mut x = e;
+        loop {
+            let q = &self.fg.cfs[self.cfs_of(x, cpu)];
+            let w = self.se(x).weight;
+            let counted = if x == e { on_rq } else { self.on_rq(x) };
+            let load = if counted { q.load } else { q.load + w };
+            slice = slice * w as u128 / load.max(1) as u128;
+            match self.parent_entity(x, cpu) {
+                Some(pe) => x = pe,
+                None => break,
+            }
+        }
+        slice as Ns
     }
 
-    /// place_entity() for CFS.
-    pub(crate) fn place_entity_cfs(&mut self, cpu: usize, p: TaskId, initial: bool) {
-        let mut vruntime = self.rqs[cpu].min_vruntime;
+    /// place_entity() for CFS on cfs_rq `c`.
+    pub(crate) fn place_entity_cfs(&mut self, c: usize, e: EntityId, initial: bool, cpu: usize) {
+        let mut vruntime = self.fg.cfs[c].min_vruntime;
         if initial && self.feat.has(Feature::START_DEBIT) {
-            vruntime += calc_delta_fair(self.sched_slice(cpu, p, false), self.tasks[p].se.weight);
+            vruntime += calc_delta_fair(self.sched_slice(e, cpu, false), self.se(e).weight);
         }
         if !initial {
             let mut thresh = self.k.tunables.sched_latency_ns;
@@ -44,19 +57,15 @@ impl Simulator {
             }
             vruntime = vruntime.saturating_sub(thresh);
         }
-        let se = &mut self.tasks[p].se;
+        let se = self.se_mut(e);
         se.vruntime = se.vruntime.max(vruntime);
     }
 
-    /// Picks the queued task with the smallest vruntime (ties: lowest pid).
-    pub(crate) fn pick_cfs(&self, cpu: usize) -> Option<TaskId> {
-        self.queue_leftmost(cpu)
-    }
-
-    /// check_preempt_tick(): has the current task had its slice, or fallen far ahead?
-    pub(crate) fn check_preempt_tick(&self, cpu: usize, c: TaskId) -> bool {
-        let se = &self.tasks[c].se;
-        let ideal = self.sched_slice(cpu, c, true);
+    /// check_preempt_tick(): has the current entity of `c` had its slice, or fallen far
+    /// ahead of the leftmost?
+    pub(crate) fn check_preempt_tick(&self, c: usize, e: EntityId, cpu: usize) -> bool {
+        let se = self.se(e);
+        let ideal = self.sched_slice(e, cpu, true);
         let ran = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if ran > ideal {
             return true;
@@ -64,19 +73,19 @@ impl Simulator {
         if ran < self.k.tunables.sched_min_granularity_ns {
             return false;
         }
-        let Some(left) = self.pick_cfs(cpu) else { return false };
-        let delta = se.vruntime as i64 - self.tasks[left].se.vruntime as i64;
+        let Some(left) = self.cfs_leftmost(c) else { return false };
+        let delta = se.vruntime as i64 - self.se(left).vruntime as i64;
         delta > ideal as i64
     }
 
-    /// wakeup_preempt_entity(): preempt if the woken task is more than a (weighted)
+    /// wakeup_preempt_entity(): preempt if the woken entity is more than a (weighted)
     /// wakeup granularity behind the current one in vruntime.
-    pub(crate) fn wakeup_preempt_entity(&self, curr: TaskId, p: TaskId) -> bool {
-        let vdiff = self.tasks[curr].se.vruntime as i64 - self.tasks[p].se.vruntime as i64;
+    pub(crate) fn wakeup_preempt_entity(&self, curr: EntityId, p: EntityId) -> bool {
+        let vdiff = self.se(curr).vruntime as i64 - self.se(p).vruntime as i64;
         if vdiff <= 0 {
             return false;
         }
-        let gran = calc_delta_fair(self.k.tunables.sched_wakeup_granularity_ns, self.tasks[p].se.weight);
+        let gran = calc_delta_fair(self.k.tunables.sched_wakeup_granularity_ns, self.se(p).weight);
         vdiff > gran as i64
     }
 }

@@ -1,16 +1,21 @@
-//! The fair class: runqueue operations shared by CFS and EEVDF.
+//! The fair class: runqueue operations shared by CFS and EEVDF, over the hierarchy of
+//! group scheduling entities.
 //!
-//! Mirrors: kernel/sched/fair.c: enqueue_task_fair(), dequeue_task_fair(),
-//! pick_next_task_fair(), put_prev_task_fair(), update_curr(), task_tick_fair(),
-//! check_preempt_wakeup_fair() (wakeup_preempt), migrate_task_rq_fair().
+//! Mirrors: kernel/sched/fair.c: enqueue_task_fair()/enqueue_entity(),
+//! dequeue_task_fair()/dequeue_entity(), pick_next_task_fair()/set_next_entity(),
+//! put_prev_task_fair()/put_prev_entity(), update_curr(), task_tick_fair()/entity_tick(),
+//! wakeup_preempt_fair() (check_preempt_wakeup), migrate_task_rq_fair().
 //! Model: the policy-specific rules (vruntime/slices for CFS; lag, eligibility and
-//! deadlines for EEVDF) live in `cfs` and `eevdf`; this module keeps the runqueue
-//! sums both need (load, avg_vruntime) and dispatches on the kernel profile's policy.
+//! deadlines for EEVDF) live in `cfs` and `eevdf`; the cfs_rqs and group entities in
+//! `group`. Every level keeps the sums both policies need (load, avg_vruntime); the
+//! running task and its group entities are each their cfs_rq's `curr`, off the tree.
 
 mod cfs;
 mod eevdf;
 pub mod balance;
+pub mod group;
 pub mod load_sums;
+pub mod pelt;
 pub mod placement;
 pub mod shared_runq;
 pub mod timeline;
@@ -19,6 +24,8 @@ use crate::engine::Simulator;
 use crate::kernel::FairPolicy;
 use crate::task::{TaskId, TaskState};
 use crate::time::Ns;
+use group::is_group;
+use timeline::{EntityId, GROUP_SE};
 
 /// Every runqueue's min_vruntime starts here so placement behind it never underflows.
 pub(crate) const VRUNTIME_BASE: u64 = 1 << 50;
@@ -29,12 +36,12 @@ pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
     if weight == 1024 {
         delta
     } else {
-        ((delta as u128 * 1024) / weight as u128) as u64
+        ((delta as u128 * 1024) / weight.max(1) as u128) as u64
     }
 }
 
 /// Where each queued task sits in its runqueue's list, and the timeline nodes of all
-/// runqueues (a task is queued on at most one).
+/// runqueues (an entity is queued on at most one).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct QueueIndex {
     pos: Vec<u32>,
@@ -47,8 +54,8 @@ impl Simulator {
         self.k.policy
     }
 
-    /// Queues `p` on `cpu` (__enqueue_entity plus the cfs_tasks list).
-    pub(crate) fn queue_add(&mut self, cpu: usize, p: TaskId) {
+    /// Puts `p` on `cpu`'s cfs_tasks list (the order load balance walks).
+    fn list_add(&mut self, cpu: usize, p: TaskId) {
         let q = &mut self.rqs[cpu].queue;
         let ix = &mut self.queue_index;
         if ix.pos.len() <= p {
@@ -56,12 +63,10 @@ impl Simulator {
         }
         ix.pos[p] = q.tasks.len() as u32;
         q.tasks.push(p);
-        let se = &self.tasks[p].se;
-        ix.timeline.insert(&mut q.timeline, p, se.vruntime, se.deadline);
     }
 
-    /// Takes `p` off `cpu`'s queue; the list's last task fills its place.
-    pub(crate) fn queue_del(&mut self, cpu: usize, p: TaskId) {
+    /// Takes `p` off `cpu`'s list; the list's last task fills its place.
+    fn list_del(&mut self, cpu: usize, p: TaskId) {
         let q = &mut self.rqs[cpu].queue;
         let ix = &mut self.queue_index;
         let i = ix.pos[p] as usize;
@@ -70,101 +75,246 @@ impl Simulator {
         if let Some(&moved) = q.tasks.get(i) {
             ix.pos[moved] = i as u32;
         }
-        ix.timeline.remove(&mut q.timeline, p);
     }
 
-    /// Takes `p` off `cpu`'s queue keeping the list's order.
-    pub(crate) fn queue_del_in_order(&mut self, cpu: usize, p: TaskId) {
-        let q = &mut self.rqs[cpu].queue;
-        let ix = &mut self.queue_index;
-        let i = ix.pos[p] as usize;
-        q.tasks.remove(i);
-        for (j, &t) in q.tasks.iter().enumerate().skip(i) {
-            ix.pos[t] = j as u32;
-        }
-        ix.timeline.remove(&mut q.timeline, p);
+    /// __enqueue_entity(): `e` joins its cfs_rq's tree.
+    fn tree_insert(&mut self, c: usize, e: EntityId) {
+        let se = self.se(e);
+        let (v, d) = (se.vruntime, se.deadline);
+        self.queue_index.timeline.insert(&mut self.fg.cfs[c].timeline, e, v, d);
     }
 
-    /// The queued task with the smallest vruntime (the timeline's leftmost).
+    /// __dequeue_entity().
+    fn tree_remove(&mut self, c: usize, e: EntityId) {
+        self.queue_index.timeline.remove(&mut self.fg.cfs[c].timeline, e);
+    }
+
+    /// The queued entity of cfs_rq `c` with the smallest vruntime (the tree's leftmost).
     #[inline]
-    pub(crate) fn queue_leftmost(&self, cpu: usize) -> Option<TaskId> {
-        self.queue_index.timeline.leftmost(self.rqs[cpu].queue.timeline)
+    pub(crate) fn cfs_leftmost(&self, c: usize) -> Option<EntityId> {
+        self.queue_index.timeline.leftmost(self.fg.cfs[c].timeline)
     }
 
-    /// Adds an entity's weight and key to the runqueue sums (curr included).
-    pub(crate) fn account_entity_enqueue(&mut self, cpu: usize, p: TaskId) {
-        let se = self.tasks[p].se;
-        let rq = &mut self.rqs[cpu];
-        rq.load += se.weight;
-        self.load_sums.load_changed(cpu, se.weight as i64);
-        rq.avg_vruntime_sum += (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
+    /// Adds an entity's weight and key to its cfs_rq's sums (account_entity_enqueue).
+    fn account_entity_enqueue(&mut self, c: usize, e: EntityId) {
+        let se = *self.se(e);
+        let q = &mut self.fg.cfs[c];
+        q.load += se.weight;
+        q.nr_queued += 1;
+        q.avg_vruntime_sum += (se.vruntime as i128 - q.min_vruntime as i128) * se.weight as i128;
+        self.cfs_load_changed(c, se.weight as i64);
     }
 
-    /// Removes an entity's weight and key from the runqueue sums.
-    pub(crate) fn account_entity_dequeue(&mut self, cpu: usize, p: TaskId) {
-        let se = self.tasks[p].se;
-        let rq = &mut self.rqs[cpu];
-        rq.load -= se.weight;
-        self.load_sums.load_changed(cpu, -(se.weight as i64));
-        rq.avg_vruntime_sum -= (se.vruntime as i128 - rq.min_vruntime as i128) * se.weight as i128;
+    /// Removes an entity's weight and key from its cfs_rq's sums.
+    fn account_entity_dequeue(&mut self, c: usize, e: EntityId) {
+        let se = *self.se(e);
+        let q = &mut self.fg.cfs[c];
+        q.load -= se.weight;
+        q.nr_queued -= 1;
+        q.avg_vruntime_sum -= (se.vruntime as i128 - q.min_vruntime as i128) * se.weight as i128;
+        self.cfs_load_changed(c, -(se.weight as i64));
     }
 
-    /// Returns the load-weighted average vruntime V of the runqueue (avg_vruntime).
-    pub(crate) fn avg_vruntime(&self, cpu: usize) -> u64 {
-        let rq = &self.rqs[cpu];
-        if rq.load == 0 {
-            return rq.min_vruntime;
+    /// A cfs_rq's weight changed: a root's is the CPU's load; a group's feeds tg->load.
+    fn cfs_load_changed(&mut self, c: usize, delta: i64) {
+        let nr = self.m.nr_cpus();
+        if c < nr {
+            let rq = &mut self.rqs[c];
+            rq.load = (rq.load as i64 + delta) as u64;
+            self.load_sums.load_changed(c, delta);
+        } else if !self.pelt_on() {
+            self.update_tg_load_avg(c);
         }
-        (rq.min_vruntime as i128 + rq.avg_vruntime_sum.div_euclid(rq.load as i128)) as u64
+    }
+
+    /// Returns the load-weighted average vruntime V of cfs_rq `c` (avg_vruntime).
+    pub(crate) fn avg_vruntime(&self, c: usize) -> u64 {
+        let q = &self.fg.cfs[c];
+        if q.load == 0 {
+            return q.min_vruntime;
+        }
+        (q.min_vruntime as i128 + q.avg_vruntime_sum.div_euclid(q.load as i128)) as u64
     }
 
     /// Advances min_vruntime to min(curr, leftmost), never backwards.
-    pub(crate) fn update_min_vruntime(&mut self, cpu: usize) {
-        let rq = &self.rqs[cpu];
-        let curr = rq.curr.filter(|&c| self.tasks[c].state == TaskState::Running).map(|c| self.tasks[c].se.vruntime);
-        let left = self.queue_leftmost(cpu).map(|t| self.tasks[t].se.vruntime);
+    pub(crate) fn update_min_vruntime(&mut self, c: usize) {
+        let q = &self.fg.cfs[c];
+        let curr = q.curr.filter(|&e| self.on_rq(e)).map(|e| self.se(e).vruntime);
+        let left = self.cfs_leftmost(c).map(|e| self.se(e).vruntime);
         let candidate = match (curr, left) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,
             (None, None) => return,
         };
-        let rq = &mut self.rqs[cpu];
-        if candidate > rq.min_vruntime {
-            let d = candidate - rq.min_vruntime;
-            rq.avg_vruntime_sum -= d as i128 * rq.load as i128;
-            rq.min_vruntime = candidate;
+        let q = &mut self.fg.cfs[c];
+        if candidate > q.min_vruntime {
+            let d = candidate - q.min_vruntime;
+            q.avg_vruntime_sum -= d as i128 * q.load as i128;
+            q.min_vruntime = candidate;
         }
     }
 
-    /// Fair-class part of update_curr: vruntime, min_vruntime, deadline, bandwidth.
+    /// Fair-class part of update_curr, at every level of the running task `c`:
+    /// vruntime, min_vruntime, deadline, then bandwidth (by the caller).
     pub(crate) fn update_curr_fair(&mut self, cpu: usize, c: TaskId, delta: Ns) {
-        let w = self.tasks[c].se.weight;
-        let dv = calc_delta_fair(delta, w);
-        self.tasks[c].se.vruntime += dv;
-        if self.tasks[c].state == TaskState::Running {
-            self.rqs[cpu].avg_vruntime_sum += dv as i128 * w as i128;
-        }
-        self.update_min_vruntime(cpu);
-        if self.policy() == FairPolicy::Eevdf && self.tasks[c].state == TaskState::Running {
-            self.update_deadline(cpu, c);
+        let running = self.tasks[c].state == TaskState::Running;
+        let mut e = c;
+        loop {
+            let q = self.cfs_of(e, cpu);
+            let w = self.se(e).weight;
+            let dv = calc_delta_fair(delta, w);
+            let on_rq = self.on_rq(e) && (running || is_group(e));
+            let se = self.se_mut(e);
+            se.vruntime += dv;
+            if is_group(e) {
+                se.sum_exec_runtime += delta;
+            }
+            if on_rq {
+                self.fg.cfs[q].avg_vruntime_sum += dv as i128 * w as i128;
+            }
+            self.update_min_vruntime(q);
+            if self.policy() == FairPolicy::Eevdf && on_rq {
+                self.update_deadline(q, e, cpu);
+            }
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
         }
     }
 
-    /// Puts a woken, new or migrated task on `cpu`'s runqueue (enqueue_task_fair).
+    /// reweight_entity(): gives `e` a new weight, keeping its lag (EEVDF) and its place
+    /// in its cfs_rq's sums.
+    pub(crate) fn reweight_entity(&mut self, cpu: usize, e: EntityId, weight: u64) {
+        let old = self.se(e).weight;
+        if weight == old {
+            return;
+        }
+        let c = self.cfs_of(e, cpu);
+        let eevdf = self.policy() == FairPolicy::Eevdf;
+        if !self.on_rq(e) {
+            if eevdf {
+                let se = self.se_mut(e);
+                se.vlag = (se.vlag as i128 * old as i128 / weight as i128) as i64;
+            }
+            self.se_mut(e).weight = weight;
+            return;
+        }
+        let is_curr = self.fg.cfs[c].curr == Some(e);
+        let v = self.avg_vruntime(c) as i128;
+        if !is_curr {
+            self.tree_remove(c, e);
+        }
+        self.account_entity_dequeue(c, e);
+        let se = self.se_mut(e);
+        if eevdf {
+            // reweight_eevdf(): lag and the deadline's distance scale by old/new weight.
+            let scale = |x: i128| x * old as i128 / weight as i128;
+            se.vruntime = (v - scale(v - se.vruntime as i128)).max(0) as u64;
+            se.deadline = (v + scale(se.deadline as i128 - v)).max(0) as u64;
+        }
+        se.weight = weight;
+        self.account_entity_enqueue(c, e);
+        if !is_curr {
+            self.tree_insert(c, e);
+        }
+        self.update_min_vruntime(c);
+    }
+
+    /// enqueue_entity(): places `e` (unless `place` is false for a task already placed),
+    /// adds it to its cfs_rq and, unless it runs there, to the tree.
+    fn enqueue_entity(&mut self, cpu: usize, e: EntityId, place: bool) {
+        let c = self.cfs_of(e, cpu);
+        self.update_cfs_group(e, cpu);
+        if place {
+            match self.policy() {
+                FairPolicy::Cfs => self.place_entity_cfs(c, e, false, cpu),
+                FairPolicy::Eevdf => self.place_entity_eevdf(c, e, false),
+            }
+        }
+        self.account_entity_enqueue(c, e);
+        if self.fg.cfs[c].curr != Some(e) {
+            self.tree_insert(c, e);
+        }
+        if is_group(e) {
+            self.fg.gse_on_rq[e & !GROUP_SE] = true;
+        }
+    }
+
+    /// dequeue_entity(): takes `e` off its cfs_rq (its lag kept, EEVDF).
+    fn dequeue_entity(&mut self, cpu: usize, e: EntityId) {
+        let c = self.cfs_of(e, cpu);
+        if self.policy() == FairPolicy::Eevdf {
+            self.update_entity_lag(c, e);
+        }
+        if self.fg.cfs[c].curr != Some(e) {
+            self.tree_remove(c, e);
+        }
+        self.account_entity_dequeue(c, e);
+        if is_group(e) {
+            self.fg.gse_on_rq[e & !GROUP_SE] = false;
+        }
+    }
+
+    /// enqueue_task_fair(): the task, then every group entity that was not queued
+    /// (placed as wakeups); the rest re-weighted. `place_task`: place the task itself.
+    /// The caller has run update_curr and set the task's state.
+    fn enqueue_task_fair(&mut self, cpu: usize, p: TaskId, place_task: bool) {
+        let mut e = p;
+        let mut place = place_task;
+        let mut climbing = true;
+        loop {
+            if climbing && (e == p || !self.on_rq(e)) {
+                self.enqueue_entity(cpu, e, place);
+                place = true;
+            } else {
+                climbing = false;
+                self.update_cfs_group(e, cpu);
+            }
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
+        }
+        self.list_add(cpu, p);
+        self.wc_waiting(cpu, p, 1);
+        self.add_nr_running(cpu, 1);
+    }
+
+    /// dequeue_task_fair()'s walk: the task, then each group entity whose cfs_rq it
+    /// leaves empty; the rest re-weighted. A queued (not running) task leaves the list.
+    fn dequeue_entities(&mut self, cpu: usize, p: TaskId) {
+        if self.rqs[cpu].curr != Some(p) {
+            self.list_del(cpu, p);
+            self.wc_waiting(cpu, p, -1);
+        }
+        let mut e = p;
+        let mut climbing = true;
+        loop {
+            if climbing {
+                self.dequeue_entity(cpu, e);
+                // Don't dequeue the parent if it has other entities besides us.
+                climbing = self.fg.cfs[self.cfs_of(e, cpu)].nr_queued == 0;
+            } else {
+                self.update_cfs_group(e, cpu);
+            }
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
+        }
+        self.add_nr_running(cpu, -1);
+    }
+
+    /// Puts a woken, new or migrated task on `cpu`'s runqueue (enqueue_task_fair);
+    /// a wakeup is placed here, others by the caller.
     pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, wakeup: bool) {
         debug_assert_eq!(self.tasks[p].cpu, cpu);
         if wakeup {
             self.update_curr(cpu);
-            self.place_entity(cpu, p);
         }
-        self.account_entity_enqueue(cpu, p);
-        self.queue_add(cpu, p);
-        self.wc_waiting(cpu, p, 1);
-        self.add_nr_running(cpu, 1);
+        self.enqueue_task_fair(cpu, p, wakeup);
         if self.bw_enqueue(cpu, p) {
-            // Throttling the rest of the subtree may have reordered the queue.
-            self.queue_del_in_order(cpu, p);
-            self.wc_waiting(cpu, p, -1);
             self.throttle_task(cpu, p);
         }
     }
@@ -173,37 +323,46 @@ impl Simulator {
     pub(crate) fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId) {
         debug_assert_eq!(self.rqs[cpu].curr, Some(p));
         self.update_curr(cpu);
-        if self.policy() == FairPolicy::Eevdf {
-            self.update_entity_lag(cpu, p);
-        }
-        self.account_entity_dequeue(cpu, p);
+        self.dequeue_entities(cpu, p);
         self.tasks[p].state = TaskState::Blocked;
-        self.add_nr_running(cpu, -1);
         self.bw_dequeue(cpu, p);
         self.swq_remove(p);
     }
 
     /// Takes a queued (not running) task off `cpu` for migration (detach_task).
     pub(crate) fn detach_task(&mut self, cpu: usize, p: TaskId) {
-        self.queue_del(cpu, p);
-        self.wc_waiting(cpu, p, -1);
         self.swq_remove(p);
-        if self.policy() == FairPolicy::Eevdf {
-            self.update_entity_lag(cpu, p);
-        }
-        self.account_entity_dequeue(cpu, p);
-        self.add_nr_running(cpu, -1);
+        self.dequeue_entities(cpu, p);
         self.bw_dequeue(cpu, p);
+    }
+
+    /// Takes a runnable task off the runqueue because its group is throttled here
+    /// (throttle_cfs_rq before 6.18, throttle_cfs_rq_work from 6.18): it waits on the
+    /// CPU's throttled list.
+    pub(crate) fn throttle_task(&mut self, cpu: usize, p: TaskId) {
+        self.dequeue_entities(cpu, p);
+        self.tasks[p].state = TaskState::Throttled;
+        self.rqs[cpu].throttled.push(p);
+    }
+
+    /// Puts a task back from the throttled list (unthrottle_cfs_rq / tg_unthrottle_up).
+    pub(crate) fn unthrottle_task(&mut self, cpu: usize, p: TaskId) {
+        self.rqs[cpu].throttled.retain(|&t| t != p);
+        self.update_curr(cpu);
+        self.tasks[p].state = TaskState::Runnable;
+        let place = self.policy() == FairPolicy::Eevdf;
+        self.enqueue_task_fair(cpu, p, place);
     }
 
     /// Puts a detached task on `dst` (attach_task), keeping its lag or relative vruntime.
     pub(crate) fn attach_task(&mut self, dst: usize, p: TaskId) {
         self.set_task_cpu(p, dst);
         self.update_curr(dst);
-        if self.policy() == FairPolicy::Eevdf {
-            self.place_entity_eevdf(dst, p, false);
+        let place = self.policy() == FairPolicy::Eevdf;
+        self.enqueue_task_fair(dst, p, place);
+        if self.bw_enqueue(dst, p) {
+            self.throttle_task(dst, p);
         }
-        self.activate_task(dst, p, false);
         if self.tasks[p].state == TaskState::Runnable {
             self.wakeup_preempt(dst, p, dst);
         }
@@ -212,17 +371,10 @@ impl Simulator {
     /// Renormalizes a sleeping task's vruntime when its CPU changes (migrate_task_rq_fair).
     pub(crate) fn migrate_entity(&mut self, p: TaskId, src: usize, dst: usize) {
         if self.policy() == FairPolicy::Cfs {
-            let (s, d) = (self.rqs[src].min_vruntime, self.rqs[dst].min_vruntime);
+            let g = self.task_group(p);
+            let (s, d) = (self.fg.cfs[self.fg.cfs_index(g, src)].min_vruntime, self.fg.cfs[self.fg.cfs_index(g, dst)].min_vruntime);
             let se = &mut self.tasks[p].se;
             se.vruntime = (se.vruntime as i128 - s as i128 + d as i128).max(0) as u64;
-        }
-    }
-
-    /// Places a waking entity (place_entity without ENQUEUE_INITIAL).
-    pub(crate) fn place_entity(&mut self, cpu: usize, p: TaskId) {
-        match self.policy() {
-            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, false),
-            FairPolicy::Eevdf => self.place_entity_eevdf(cpu, p, false),
         }
     }
 
@@ -230,11 +382,31 @@ impl Simulator {
     pub(crate) fn place_new_entity(&mut self, cpu: usize, p: TaskId) {
         self.update_curr(cpu);
         self.tasks[p].se.vruntime = 0;
+        let c = self.cfs_of(p, cpu);
         match self.policy() {
-            FairPolicy::Cfs => self.place_entity_cfs(cpu, p, true),
+            FairPolicy::Cfs => self.place_entity_cfs(c, p, true, cpu),
             FairPolicy::Eevdf => {
                 self.tasks[p].se.vlag = 0;
-                self.place_entity_eevdf(cpu, p, true)
+                self.place_entity_eevdf(c, p, true)
+            }
+        }
+    }
+
+    /// put_prev_entity() at every level of `p`'s hierarchy: each level's curr goes back
+    /// into its tree if it is still queued, and stops being curr.
+    pub(crate) fn put_prev_entities(&mut self, cpu: usize, p: TaskId) {
+        let mut e = p;
+        loop {
+            let c = self.cfs_of(e, cpu);
+            if self.fg.cfs[c].curr == Some(e) {
+                self.fg.cfs[c].curr = None;
+                if self.on_rq(e) {
+                    self.tree_insert(c, e);
+                }
+            }
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
             }
         }
     }
@@ -248,43 +420,75 @@ impl Simulator {
         if self.bw_put_prev(cpu, p) {
             self.throttle_task(cpu, p);
         } else {
-            self.queue_add(cpu, p);
+            self.list_add(cpu, p);
             self.wc_waiting(cpu, p, 1);
         }
+        self.put_prev_entities(cpu, p);
     }
 
-    /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair).
+    /// set_next_entity(): `e` leaves the tree and runs at its level.
+    fn set_next_entity(&mut self, c: usize, e: EntityId) {
+        self.tree_remove(c, e);
+        self.fg.cfs[c].curr = Some(e);
+        let se = self.se_mut(e);
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        se.protected = true;
+    }
+
+    /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
+    /// from the root down, the policy's pick at each level.
     pub(crate) fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
         if self.rqs[cpu].queue.is_empty() {
             return None;
         }
-        let next = match self.policy() {
-            FairPolicy::Cfs => self.pick_cfs(cpu),
-            FairPolicy::Eevdf => self.pick_eevdf(cpu, false),
-        }?;
-        self.queue_del(cpu, next);
+        let mut c = self.root_cfs(cpu);
+        let next = loop {
+            let e = match self.policy() {
+                FairPolicy::Cfs => self.cfs_leftmost(c),
+                FairPolicy::Eevdf => self.pick_eevdf(c, false),
+            }?;
+            self.set_next_entity(c, e);
+            if !is_group(e) {
+                break e;
+            }
+            c = e & !GROUP_SE;
+        };
+        self.list_del(cpu, next);
         self.wc_waiting(cpu, next, -1);
         self.swq_remove(next);
         self.bw_pick(cpu, next);
         Some(next)
     }
 
-    /// Tick-time preemption check (task_tick_fair / entity_tick).
+    /// Tick-time preemption check at every level (task_tick_fair / entity_tick).
     pub(crate) fn task_tick_fair(&mut self, cpu: usize) {
-        let Some(c) = self.rqs[cpu].curr else { return };
+        let Some(p) = self.rqs[cpu].curr else { return };
         if self.rqs[cpu].queue.is_empty() {
             return;
         }
-        let preempt = match self.policy() {
-            FairPolicy::Cfs => self.check_preempt_tick(cpu, c),
-            FairPolicy::Eevdf => self.pick_eevdf(cpu, true) != Some(c),
-        };
+        let mut e = p;
+        let mut preempt = false;
+        loop {
+            let c = self.cfs_of(e, cpu);
+            self.update_cfs_group(e, cpu);
+            if self.fg.cfs[c].nr_queued > 1 && self.on_rq(e) {
+                preempt |= match self.policy() {
+                    FairPolicy::Cfs => self.check_preempt_tick(c, e, cpu),
+                    FairPolicy::Eevdf => self.pick_eevdf(c, true) != Some(e),
+                };
+            }
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
+        }
         if preempt {
             self.resched_curr(cpu, cpu);
         }
     }
 
-    /// Decides whether woken/new `p` on `cpu` preempts the current task (wakeup_preempt).
+    /// Decides whether woken/new `p` on `cpu` preempts the current task (wakeup_preempt),
+    /// comparing the two at the first level they share (find_matching_se).
     pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, from_cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else {
             self.resched_curr(cpu, from_cpu);
@@ -294,9 +498,10 @@ impl Simulator {
             return;
         }
         self.update_curr(cpu);
+        let (se, pse) = self.find_matching_se(c, p, cpu);
         let preempt = match self.policy() {
-            FairPolicy::Cfs => self.wakeup_preempt_entity(c, p),
-            FairPolicy::Eevdf => self.pick_eevdf(cpu, true) == Some(p),
+            FairPolicy::Cfs => self.wakeup_preempt_entity(se, pse),
+            FairPolicy::Eevdf => self.pick_eevdf(self.cfs_of(pse, cpu), true) == Some(pse),
         };
         if preempt {
             self.resched_curr(cpu, from_cpu);

@@ -80,10 +80,10 @@ impl Simulator {
         }
         if target.is_none() && self.feat.has(Feature::WA_WEIGHT) {
             // wake_affine_weight()
-            let w = self.tasks[p].se.weight as i128;
+            let w = self.task_h_load(p) as i128;
             let mut this_eff = self.cpu_load(this_cpu) as i128;
             if sync {
-                let current = self.rqs[this_cpu].curr.map_or(0, |c| self.tasks[c].se.weight as i128);
+                let current = self.rqs[this_cpu].curr.map_or(0, |c| self.task_h_load(c) as i128);
                 if current > this_eff {
                     return this_cpu;
                 }

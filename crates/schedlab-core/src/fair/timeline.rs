@@ -5,13 +5,19 @@
 //! leftmost) with EEVDF's augmentation (6.6: each node carries the subtree's
 //! `min_deadline`, and pick_eevdf() descends the tree along the eligible prefix).
 //! Model: a treap instead of an rb-tree (the same order and the same O(log n) bounds;
-//! node priorities are a fixed hash of the task id, so runs stay deterministic). One
-//! arena serves every runqueue: a task is queued on at most one, so node `p` is task
-//! `p`. Keys are (vruntime, task id), as the pick's tie-break was before; a queued
-//! task's vruntime and deadline must not change while it is in the tree (they change
-//! only for the running task, which is not queued).
+//! node priorities are a fixed hash of the entity id, so runs stay deterministic). One
+//! arena serves every runqueue: an entity is queued on at most one, so node `p` is
+//! entity `p`: a task's id, or a group entity's index with [`GROUP_SE`] set (those live
+//! in a second arena). Keys are (vruntime, id), as the pick's tie-break was before (a
+//! task before a group entity at equal vruntime); a queued entity's vruntime and
+//! deadline must not change while it is in the tree (they change only for the running
+//! entities, which are not queued).
 
-use crate::task::TaskId;
+/// An entity id: a task id, or `GROUP_SE | index` for a group scheduling entity.
+pub type EntityId = usize;
+
+/// The bit that marks a group entity's id.
+pub const GROUP_SE: usize = 1 << 31;
 
 const NIL: u32 = u32::MAX;
 
@@ -49,10 +55,11 @@ impl TimelineRoot {
     }
 }
 
-/// The arena of tree nodes, one per task.
+/// The arenas of tree nodes, one per task and one per group entity.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
     nodes: Vec<Node>,
+    group_nodes: Vec<Node>,
 }
 
 /// splitmix64's finalizer: a fixed, well-spread priority per task.
@@ -64,23 +71,43 @@ fn priority(p: u32) -> u32 {
 }
 
 impl Timeline {
+    #[inline]
+    fn nd(&self, n: u32) -> &Node {
+        let n = n as usize;
+        if n & GROUP_SE == 0 {
+            &self.nodes[n]
+        } else {
+            &self.group_nodes[n & !GROUP_SE]
+        }
+    }
+
+    #[inline]
+    fn nd_mut(&mut self, n: u32) -> &mut Node {
+        let n = n as usize;
+        if n & GROUP_SE == 0 {
+            &mut self.nodes[n]
+        } else {
+            &mut self.group_nodes[n & !GROUP_SE]
+        }
+    }
+
     fn key(&self, n: u32) -> (u64, u32) {
-        (self.nodes[n as usize].vruntime, n)
+        (self.nd(n).vruntime, n)
     }
 
     fn min_deadline(&self, n: u32) -> (u64, u32) {
         if n == NIL {
             (u64::MAX, NIL)
         } else {
-            self.nodes[n as usize].min_deadline
+            self.nd(n).min_deadline
         }
     }
 
     fn update(&mut self, n: u32) {
-        let node = self.nodes[n as usize];
+        let node = *self.nd(n);
         let own = (node.deadline, n);
         let m = own.min(self.min_deadline(node.left)).min(self.min_deadline(node.right));
-        self.nodes[n as usize].min_deadline = m;
+        self.nd_mut(n).min_deadline = m;
     }
 
     /// Splits `t` into keys < `key` and keys >= `key`.
@@ -89,13 +116,13 @@ impl Timeline {
             return (NIL, NIL);
         }
         if self.key(t) < key {
-            let (l, r) = self.split(self.nodes[t as usize].right, key);
-            self.nodes[t as usize].right = l;
+            let (l, r) = self.split(self.nd(t).right, key);
+            self.nd_mut(t).right = l;
             self.update(t);
             (t, r)
         } else {
-            let (l, r) = self.split(self.nodes[t as usize].left, key);
-            self.nodes[t as usize].left = r;
+            let (l, r) = self.split(self.nd(t).left, key);
+            self.nd_mut(t).left = r;
             self.update(t);
             (l, t)
         }
@@ -109,34 +136,34 @@ impl Timeline {
         if b == NIL {
             return a;
         }
-        if self.nodes[a as usize].prio > self.nodes[b as usize].prio {
-            let r = self.merge(self.nodes[a as usize].right, b);
-            self.nodes[a as usize].right = r;
+        if self.nd(a).prio > self.nd(b).prio {
+            let r = self.merge(self.nd(a).right, b);
+            self.nd_mut(a).right = r;
             self.update(a);
             a
         } else {
-            let l = self.merge(a, self.nodes[b as usize].left);
-            self.nodes[b as usize].left = l;
+            let l = self.merge(a, self.nd(b).left);
+            self.nd_mut(b).left = l;
             self.update(b);
             b
         }
     }
 
-    /// Inserts task `p` with its current vruntime and deadline.
-    pub fn insert(&mut self, root: &mut TimelineRoot, p: TaskId, vruntime: u64, deadline: u64) {
+    /// Inserts entity `p` with its current vruntime and deadline.
+    pub fn insert(&mut self, root: &mut TimelineRoot, p: EntityId, vruntime: u64, deadline: u64) {
         let n = p as u32;
-        if self.nodes.len() <= p {
-            self.nodes.resize(p + 1, Node::default());
+        let (arena, i) = if p & GROUP_SE == 0 { (&mut self.nodes, p) } else { (&mut self.group_nodes, p & !GROUP_SE) };
+        if arena.len() <= i {
+            arena.resize(i + 1, Node::default());
         }
-        self.nodes[p] =
-            Node { left: NIL, right: NIL, prio: priority(n), vruntime, deadline, min_deadline: (deadline, n) };
+        arena[i] = Node { left: NIL, right: NIL, prio: priority(n), vruntime, deadline, min_deadline: (deadline, n) };
         let (l, r) = self.split(root.0, (vruntime, n));
         let l = self.merge(l, n);
         root.0 = self.merge(l, r);
     }
 
-    /// Removes task `p`, which must be in the tree under `root`.
-    pub fn remove(&mut self, root: &mut TimelineRoot, p: TaskId) {
+    /// Removes entity `p`, which must be in the tree under `root`.
+    pub fn remove(&mut self, root: &mut TimelineRoot, p: EntityId) {
         let key = self.key(p as u32);
         let (l, r) = self.split(root.0, key);
         let (mid, r) = self.split(r, (key.0, key.1 + 1));
@@ -144,26 +171,26 @@ impl Timeline {
         root.0 = self.merge(l, r);
     }
 
-    /// The queued task with the smallest (vruntime, id): the cached leftmost.
-    pub fn leftmost(&self, root: TimelineRoot) -> Option<TaskId> {
+    /// The queued entity with the smallest (vruntime, id): the cached leftmost.
+    pub fn leftmost(&self, root: TimelineRoot) -> Option<EntityId> {
         let mut n = root.0;
         if n == NIL {
             return None;
         }
-        while self.nodes[n as usize].left != NIL {
-            n = self.nodes[n as usize].left;
+        while self.nd(n).left != NIL {
+            n = self.nd(n).left;
         }
-        Some(n as TaskId)
+        Some(n as EntityId)
     }
 
     /// The earliest (deadline, id) among queued tasks whose vruntime is eligible, given
     /// that eligibility holds for every vruntime up to some bound and none beyond it
     /// (vruntime <= V): the descent pick_eevdf() makes.
-    pub fn earliest_eligible(&self, root: TimelineRoot, eligible: impl Fn(u64) -> bool) -> Option<(u64, TaskId)> {
+    pub fn earliest_eligible(&self, root: TimelineRoot, eligible: impl Fn(u64) -> bool) -> Option<(u64, EntityId)> {
         let mut best = (u64::MAX, NIL);
         let mut n = root.0;
         while n != NIL {
-            let node = &self.nodes[n as usize];
+            let node = self.nd(n);
             if eligible(node.vruntime) {
                 best = best.min(self.min_deadline(node.left)).min((node.deadline, n));
                 n = node.right;
@@ -171,12 +198,12 @@ impl Timeline {
                 n = node.left;
             }
         }
-        (best.1 != NIL).then_some((best.0, best.1 as TaskId))
+        (best.1 != NIL).then_some((best.0, best.1 as EntityId))
     }
 
-    /// The vruntime and deadline a queued task was inserted with.
-    pub fn keys(&self, p: TaskId) -> (u64, u64) {
-        let n = &self.nodes[p];
+    /// The vruntime and deadline a queued entity was inserted with.
+    pub fn keys(&self, p: EntityId) -> (u64, u64) {
+        let n = self.nd(p as u32);
         (n.vruntime, n.deadline)
     }
 }
@@ -194,6 +221,8 @@ mod tests {
             let mut root = TimelineRoot::default();
             let mut queued: std::collections::BTreeMap<usize, (u64, u64)> = Default::default();
             for (p, v, d, bound) in ops {
+                // Ids 20..40 stand for group entities 0..20.
+                let p = if p >= 20 { GROUP_SE | (p - 20) } else { p };
                 if let std::collections::btree_map::Entry::Vacant(e) = queued.entry(p) {
                     tl.insert(&mut root, p, v, d);
                     e.insert((v, d));

@@ -22,7 +22,6 @@
 use crate::bandwidth::{BwTimerKind, BwTimerRequest, GroupId};
 use crate::engine::queue::{EventClass, EventKind};
 use crate::engine::Simulator;
-use crate::kernel::FairPolicy;
 use crate::task::{TaskId, TaskState};
 use crate::time::Ns;
 
@@ -172,8 +171,6 @@ impl Simulator {
             self.rqs[cpu].queue.iter().copied().filter(|&t| Some(t) != skip && self.in_subtree(self.tasks[t].group, top)).collect()
         };
         for t in victims {
-            self.queue_del(cpu, t);
-            self.wc_waiting(cpu, t, -1);
             self.throttle_task(cpu, t);
         }
         if let Some(c) = self.rqs[cpu].curr {
@@ -181,17 +178,6 @@ impl Simulator {
                 self.resched_curr(cpu, cpu);
             }
         }
-    }
-
-    /// Takes a runnable task (already off the queue) out of the runqueue's sums.
-    pub(crate) fn throttle_task(&mut self, cpu: usize, p: TaskId) {
-        if self.policy() == FairPolicy::Eevdf {
-            self.update_entity_lag(cpu, p);
-        }
-        self.account_entity_dequeue(cpu, p);
-        self.add_nr_running(cpu, -1);
-        self.tasks[p].state = TaskState::Throttled;
-        self.rqs[cpu].throttled.push(p);
     }
 
     /// A bandwidth hrtimer fired on its CPU: refill/distribute, then unthrottle what got
@@ -237,16 +223,7 @@ impl Simulator {
             .filter(|&t| !self.bw.as_ref().is_some_and(|b| b.is_throttled(self.tasks[t].group, cpu)))
             .collect();
         for p in back {
-            self.rqs[cpu].throttled.retain(|&t| t != p);
-            self.update_curr(cpu);
-            if self.policy() == FairPolicy::Eevdf {
-                self.place_entity_eevdf(cpu, p, false);
-            }
-            self.tasks[p].state = TaskState::Runnable;
-            self.account_entity_enqueue(cpu, p);
-            self.queue_add(cpu, p);
-            self.wc_waiting(cpu, p, 1);
-            self.add_nr_running(cpu, 1);
+            self.unthrottle_task(cpu, p);
         }
         // "Determine whether we need to wake up potentially idle CPU" (no preemption
         // check on a busy one: its tick decides).

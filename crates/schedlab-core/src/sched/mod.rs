@@ -171,9 +171,12 @@ impl Simulator {
             self.update_curr(cpu);
             if self.tasks[p].state == TaskState::Running {
                 self.put_prev_task(cpu, p);
-            } else if self.tasks[p].state != TaskState::Exited {
-                // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
-                self.bw_put_prev(cpu, p);
+            } else {
+                if self.tasks[p].state != TaskState::Exited {
+                    // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
+                    self.bw_put_prev(cpu, p);
+                }
+                self.put_prev_entities(cpu, p);
             }
         }
         let mut next = self.pick_next_task_fair(cpu);

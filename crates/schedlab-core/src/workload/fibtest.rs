@@ -94,6 +94,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
         cfs_quota_us: Some(p.quota_us),
         cfs_period_us: Some(p.period_us),
         cfs_burst_us: Some(p.burst_us),
+        ..GroupSpec::default()
     };
     let seconds = p.seconds;
     Ok(Generated {
