@@ -68,6 +68,7 @@ sched_features! {
     PLACE_LAG = Since(6, 6), "EEVDF: a waking task keeps the lag it had when it slept";
     PLACE_DEADLINE_INITIAL = Since(6, 6), "EEVDF: a new task starts with half a slice to its deadline";
     RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
+    PELT = Since(3, 8), "per-entity load tracking: load, runnable and util averages drive load balance, wake_affine and group shares (off: instantaneous queued weights)";
     FAIR_GROUP_SCHED = Always(true), "cgroups are scheduling entities: a cfs_rq per group and CPU, weighted by cpu.shares/cpu.weight (off: every task on its CPU's root runqueue)";
     WAKEUP_PREEMPTION = Always(true), "a waking task may preempt the current one";
     CACHE_HOT_BUDDY = Always(true), "the next buddy counts as cache hot for load balance";

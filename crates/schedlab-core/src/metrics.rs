@@ -71,6 +71,10 @@ pub struct CpuStats {
     pub shared_runq_pulls: u64,
     /// Runnable tasks on the CPU when the run ended.
     pub nr_running_end: usize,
+    /// The root cfs_rq's PELT util_avg when the run ended (0..capacity; 0 without PELT).
+    pub util_avg_end: u64,
+    /// The root cfs_rq's PELT load_avg when the run ended (its queued weight without PELT).
+    pub load_avg_end: u64,
     /// Residency per cpuidle state (sysfs cpuidle/stateN: name, usage, time, above,
     /// below) with the energy spent in it.
     pub idle_states: Vec<crate::cpuidle::StateUsage>,

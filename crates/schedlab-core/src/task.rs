@@ -277,6 +277,8 @@ pub struct SchedEntity {
     pub protected: bool,
     /// PELT averages (fair/pelt.rs).
     pub avg: crate::fair::pelt::SchedAvg,
+    /// On its cfs_rq (se->on_rq): set by enqueue_entity, cleared by dequeue_entity.
+    pub on_rq: bool,
 }
 
 /// A task.

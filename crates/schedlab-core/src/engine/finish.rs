@@ -12,6 +12,9 @@ impl Simulator {
         // Account the time up to now of whatever is running, and open idle/busy spans.
         for cpu in 0..self.m.nr_cpus() {
             self.update_curr(cpu);
+            self.update_blocked_averages(cpu);
+            self.rqs[cpu].stats.util_avg_end = if self.pelt_on() { self.cpu_util_cfs(cpu) } else { 0 };
+            self.rqs[cpu].stats.load_avg_end = self.cpu_load_avg(cpu);
             let now = self.now;
             let rq = &mut self.rqs[cpu];
             rq.stats.nr_running_end = rq.nr_running;

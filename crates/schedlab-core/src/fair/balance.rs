@@ -7,8 +7,13 @@
 //! task_hot(), active balance, sched_balance_newidle (newidle_balance) with its
 //! avg_idle gates (≤5.16: sysctl_sched_migration_cost; 5.16+: sd->max_newidle_lb_cost),
 //! update_newidle_cost(), nohz_balancer_kick(), update_idle_cpu_scan() (SIS_UTIL).
-//! Model: group load is the sum of runnable weights (not PELT); group types are
-//! has_spare / fully_busy / overloaded (misfit and asym packing are not modeled).
+//! Model: with PELT (feature PELT) group load, util and runnable are the sums of the
+//! CPUs' root cfs_rq averages and groups are classified by group_is_overloaded() /
+//! group_has_capacity() as the kernel does; without it, by queued weights and task
+//! counts. Group types are has_spare / fully_busy / overloaded (misfit and asym packing
+//! are not modeled). detach_tasks() relaxes its load bound with nr_balance_failed as
+//! its version did (5.10+: shr_bound(load, nr_balance_failed), 2cfb7a1b031b; before:
+//! load/2 until cache_nice_tries failures).
 //! A balance pass costs the balancing CPU one remote cache-line read per CPU it
 //! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
 
@@ -63,9 +68,22 @@ struct Plan {
 }
 
 impl Simulator {
-    fn group_stats(&self, gid: u32) -> SgLbStats {
+    fn group_stats(&self, gid: u32, imbalance_pct: u64) -> SgLbStats {
         let g = self.load_sums.group(gid);
-        let kind = if g.nr_running > g.weight {
+        let kind = if self.pelt_on() {
+            // group_is_overloaded() / group_has_capacity().
+            let (cap, nr, w) = (g.capacity, g.nr_running, g.weight);
+            let overloaded = nr > w && (cap * 100 < g.util_avg * imbalance_pct || cap * imbalance_pct < g.runnable_avg * 100);
+            let has_capacity = nr < w
+                || (cap * imbalance_pct >= g.runnable_avg * 100 && cap * 100 > g.util_avg * imbalance_pct);
+            if overloaded {
+                GroupType::Overloaded
+            } else if !has_capacity {
+                GroupType::FullyBusy
+            } else {
+                GroupType::HasSpare
+            }
+        } else if g.nr_running > g.weight {
             GroupType::Overloaded
         } else if g.nr_running == g.weight {
             GroupType::FullyBusy
@@ -74,7 +92,7 @@ impl Simulator {
         };
         SgLbStats {
             nr_running: g.nr_running,
-            load: g.load,
+            load: if self.pelt_on() { g.load_avg } else { g.load },
             capacity: g.capacity,
             weight: g.weight,
             idle_cpus: g.idle_cpus,
@@ -103,14 +121,14 @@ impl Simulator {
         let sd = &self.m.domains[cpu][level];
         let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
         let gids = &self.load_sums.sd_groups(cpu, level);
-        let local = self.group_stats(gids[sd.local_group]);
+        let local = self.group_stats(gids[sd.local_group], pct);
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
         let mut best: Option<(u32, SgLbStats)> = None;
         for (i, &gid) in gids.iter().enumerate() {
             if i == sd.local_group {
                 continue;
             }
-            let s = self.group_stats(gid);
+            let s = self.group_stats(gid, pct);
             total_load += s.load;
             total_cap += s.capacity;
             if s.nr_running == 0 {
@@ -151,7 +169,7 @@ impl Simulator {
         let src = self
             .group_cpus(bgid)
             .filter(|&c| c != cpu && !self.rqs[c].queue.is_empty())
-            .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.rqs[c].load * 1024 / self.capacity(c) })?;
+            .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.cpu_load_avg(c) * 1024 / self.capacity(c) })?;
         Some(Plan { src, imbalance, by_tasks })
     }
 
@@ -168,7 +186,7 @@ impl Simulator {
             return (0, cost);
         };
         let failed = self.rqs[cpu].sd[level].nr_balance_failed;
-        let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed > cache_nice_tries);
+        let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed, cache_nice_tries);
         let st = &mut self.rqs[cpu].sd[level];
         if moved > 0 {
             st.nr_balance_failed = 0;
@@ -207,7 +225,9 @@ impl Simulator {
     }
 
     /// detach_tasks() + attach_tasks(): moves queued tasks from `src` to `dst`.
-    fn detach_and_attach(&mut self, src: CpuId, dst: CpuId, imbalance: u64, by_tasks: bool, allow_hot: bool) -> usize {
+    fn detach_and_attach(&mut self, src: CpuId, dst: CpuId, imbalance: u64, by_tasks: bool, failed: u32, cache_nice_tries: u32) -> usize {
+        let allow_hot = failed > cache_nice_tries;
+        let shr_bound = self.k.version >= crate::kernel::KernelVersion::new(5, 10);
         let mut left = imbalance as i64;
         let mut moved = 0;
         let limit = self.k.tunables.sched_nr_migrate as usize;
@@ -223,8 +243,9 @@ impl Simulator {
             if !allow_hot && self.task_hot(p, dst) {
                 continue;
             }
-            let w = self.task_h_load(p) as i64;
-            if !by_tasks && w / 2 > left {
+            let w = self.task_h_load(p).max(1) as i64;
+            let too_big = if shr_bound { w >> failed.min(63) > left } else { w / 2 > left && !allow_hot };
+            if !by_tasks && too_big {
                 continue;
             }
             self.detach_task(src, p);
@@ -272,6 +293,7 @@ impl Simulator {
 
     /// rebalance_domains(): periodic balance at every level whose interval passed.
     fn rebalance_domains(&mut self, cpu: CpuId, idle: IdleType) {
+        self.update_blocked_averages(cpu);
         let mut next = Ns::MAX;
         let busy = idle == IdleType::NotIdle;
         for level in 0..self.m.domains[cpu].len() {
@@ -344,6 +366,7 @@ impl Simulator {
     pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
         self.rqs[cpu].stats.newidle_attempts += 1;
         self.mark_idle_stamp(cpu);
+        self.update_blocked_averages(cpu);
         let domains = self.m.domains[cpu].len();
         if domains == 0 {
             return false;

@@ -40,6 +40,8 @@ pub struct CfsRqState {
     pub curr: Option<EntityId>,
     /// Entities on the runqueue, curr included (nr_queued).
     pub nr_queued: u32,
+    /// Tasks runnable in this cfs_rq's hierarchy (h_nr_running).
+    pub h_nr_running: u32,
     /// This cfs_rq's contribution to its group's load sum (tg_load_avg_contrib).
     pub tg_contrib: u64,
     /// PELT averages of the cfs_rq (`fair::pelt`).
@@ -144,7 +146,7 @@ impl Simulator {
         if is_group(e) {
             self.fg.gse_on_rq[e & !GROUP_SE]
         } else {
-            matches!(self.tasks[e].state, TaskState::Running | TaskState::Runnable)
+            self.tasks[e].se.on_rq
         }
     }
 
@@ -269,7 +271,10 @@ impl Simulator {
             queued[c] += 1;
         };
         for (p, t) in self.tasks.iter().enumerate() {
-            if matches!(t.state, TaskState::Running | TaskState::Runnable) {
+            if t.se.on_rq != matches!(t.state, TaskState::Running | TaskState::Runnable) {
+                return Err(format!("task {p} in state {:?} has on_rq = {}", t.state, t.se.on_rq));
+            }
+            if t.se.on_rq {
                 count(self.cfs_of(p, t.cpu), t.se.weight);
             }
         }

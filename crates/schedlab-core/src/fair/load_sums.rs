@@ -1,4 +1,5 @@
-//! Sums of runnable tasks, load and idle CPUs per sched group, kept up to date.
+//! Sums of runnable tasks, load, PELT averages and idle CPUs per sched group, kept up
+//! to date.
 //!
 //! Mirrors: what update_sd_lb_stats()/update_sg_lb_stats() add up on every balance
 //! pass (sum_nr_running, group_load, group_capacity, idle_cpus), and
@@ -21,6 +22,13 @@ pub struct GroupSums {
     pub nr_running: usize,
     /// Sum of their weights.
     pub load: u64,
+    /// Σ cpu_load(): the root cfs_rqs' PELT load_avg, as last updated (a CPU's figure
+    /// moves when its averages are updated, as the kernel's blocked load does).
+    pub load_avg: u64,
+    /// Σ cpu_util_cfs() (the root cfs_rqs' util_avg).
+    pub util_avg: u64,
+    /// Σ cpu_runnable() (the root cfs_rqs' runnable_avg).
+    pub runnable_avg: u64,
     /// CPUs with nothing runnable.
     pub idle_cpus: usize,
     /// Sum of CPU capacities.
@@ -162,6 +170,19 @@ impl LoadSums {
         for &g in &self.cpu_groups[cpu] {
             let g = &mut self.groups[g as usize];
             g.load = (g.load as i64 + delta) as u64;
+        }
+    }
+
+    /// Applies a change of `cpu`'s root PELT averages.
+    pub fn pelt_changed(&mut self, cpu: CpuId, load: i64, util: i64, runnable: i64) {
+        if load == 0 && util == 0 && runnable == 0 {
+            return;
+        }
+        for &g in &self.cpu_groups[cpu] {
+            let g = &mut self.groups[g as usize];
+            g.load_avg = (g.load_avg as i64 + load) as u64;
+            g.util_avg = (g.util_avg as i64 + util) as u64;
+            g.runnable_avg = (g.runnable_avg as i64 + runnable) as u64;
         }
     }
 

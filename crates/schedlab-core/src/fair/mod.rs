@@ -225,6 +225,7 @@ impl Simulator {
     /// adds it to its cfs_rq and, unless it runs there, to the tree.
     fn enqueue_entity(&mut self, cpu: usize, e: EntityId, place: bool) {
         let c = self.cfs_of(e, cpu);
+        self.update_load_avg(c, e, cpu);
         self.update_cfs_group(e, cpu);
         if place {
             match self.policy() {
@@ -238,12 +239,15 @@ impl Simulator {
         }
         if is_group(e) {
             self.fg.gse_on_rq[e & !GROUP_SE] = true;
+        } else {
+            self.tasks[e].se.on_rq = true;
         }
     }
 
     /// dequeue_entity(): takes `e` off its cfs_rq (its lag kept, EEVDF).
     fn dequeue_entity(&mut self, cpu: usize, e: EntityId) {
         let c = self.cfs_of(e, cpu);
+        self.update_load_avg(c, e, cpu);
         if self.policy() == FairPolicy::Eevdf {
             self.update_entity_lag(c, e);
         }
@@ -253,6 +257,8 @@ impl Simulator {
         self.account_entity_dequeue(c, e);
         if is_group(e) {
             self.fg.gse_on_rq[e & !GROUP_SE] = false;
+        } else {
+            self.tasks[e].se.on_rq = false;
         }
     }
 
@@ -269,6 +275,7 @@ impl Simulator {
                 place = true;
             } else {
                 climbing = false;
+                self.update_load_avg(self.cfs_of(e, cpu), e, cpu);
                 self.update_cfs_group(e, cpu);
             }
             match self.parent_entity(e, cpu) {
@@ -276,6 +283,7 @@ impl Simulator {
                 None => break,
             }
         }
+        self.add_h_nr_running(cpu, p, 1);
         self.list_add(cpu, p);
         self.wc_waiting(cpu, p, 1);
         self.add_nr_running(cpu, 1);
@@ -296,6 +304,7 @@ impl Simulator {
                 // Don't dequeue the parent if it has other entities besides us.
                 climbing = self.fg.cfs[self.cfs_of(e, cpu)].nr_queued == 0;
             } else {
+                self.update_load_avg(self.cfs_of(e, cpu), e, cpu);
                 self.update_cfs_group(e, cpu);
             }
             match self.parent_entity(e, cpu) {
@@ -303,7 +312,22 @@ impl Simulator {
                 None => break,
             }
         }
+        self.add_h_nr_running(cpu, p, -1);
         self.add_nr_running(cpu, -1);
+    }
+
+    /// h_nr_running of every cfs_rq from task `p`'s up to the root.
+    fn add_h_nr_running(&mut self, cpu: usize, p: TaskId, delta: i32) {
+        let mut e = p;
+        loop {
+            let c = self.cfs_of(e, cpu);
+            let q = &mut self.fg.cfs[c];
+            q.h_nr_running = (q.h_nr_running as i32 + delta) as u32;
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
+        }
     }
 
     /// Puts a woken, new or migrated task on `cpu`'s runqueue (enqueue_task_fair);
@@ -368,8 +392,10 @@ impl Simulator {
         }
     }
 
-    /// Renormalizes a sleeping task's vruntime when its CPU changes (migrate_task_rq_fair).
+    /// Renormalizes a sleeping task's vruntime when its CPU changes and takes its load
+    /// averages off the old CPU (migrate_task_rq_fair).
     pub(crate) fn migrate_entity(&mut self, p: TaskId, src: usize, dst: usize) {
+        self.detach_entity_load_avg(p, src);
         if self.policy() == FairPolicy::Cfs {
             let g = self.task_group(p);
             let (s, d) = (self.fg.cfs[self.fg.cfs_index(g, src)].min_vruntime, self.fg.cfs[self.fg.cfs_index(g, dst)].min_vruntime);
@@ -382,6 +408,7 @@ impl Simulator {
     pub(crate) fn place_new_entity(&mut self, cpu: usize, p: TaskId) {
         self.update_curr(cpu);
         self.tasks[p].se.vruntime = 0;
+        self.init_entity_avg(p, cpu);
         let c = self.cfs_of(p, cpu);
         match self.policy() {
             FairPolicy::Cfs => self.place_entity_cfs(c, p, true, cpu),
@@ -399,6 +426,9 @@ impl Simulator {
         loop {
             let c = self.cfs_of(e, cpu);
             if self.fg.cfs[c].curr == Some(e) {
+                if self.on_rq(e) {
+                    self.update_load_avg(c, e, cpu);
+                }
                 self.fg.cfs[c].curr = None;
                 if self.on_rq(e) {
                     self.tree_insert(c, e);
@@ -427,7 +457,8 @@ impl Simulator {
     }
 
     /// set_next_entity(): `e` leaves the tree and runs at its level.
-    fn set_next_entity(&mut self, c: usize, e: EntityId) {
+    fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize) {
+        self.update_load_avg(c, e, cpu);
         self.tree_remove(c, e);
         self.fg.cfs[c].curr = Some(e);
         let se = self.se_mut(e);
@@ -447,7 +478,7 @@ impl Simulator {
                 FairPolicy::Cfs => self.cfs_leftmost(c),
                 FairPolicy::Eevdf => self.pick_eevdf(c, false),
             }?;
-            self.set_next_entity(c, e);
+            self.set_next_entity(c, e, cpu);
             if !is_group(e) {
                 break e;
             }
@@ -463,15 +494,16 @@ impl Simulator {
     /// Tick-time preemption check at every level (task_tick_fair / entity_tick).
     pub(crate) fn task_tick_fair(&mut self, cpu: usize) {
         let Some(p) = self.rqs[cpu].curr else { return };
-        if self.rqs[cpu].queue.is_empty() {
-            return;
-        }
+        let idle_queue = self.rqs[cpu].queue.is_empty();
         let mut e = p;
         let mut preempt = false;
         loop {
             let c = self.cfs_of(e, cpu);
+            if self.on_rq(e) {
+                self.update_load_avg(c, e, cpu);
+            }
             self.update_cfs_group(e, cpu);
-            if self.fg.cfs[c].nr_queued > 1 && self.on_rq(e) {
+            if !idle_queue && self.fg.cfs[c].nr_queued > 1 && self.on_rq(e) {
                 preempt |= match self.policy() {
                     FairPolicy::Cfs => self.check_preempt_tick(c, e, cpu),
                     FairPolicy::Eevdf => self.pick_eevdf(c, true) != Some(e),

@@ -62,7 +62,7 @@ impl Simulator {
     }
 
     fn cpu_load(&self, cpu: CpuId) -> u64 {
-        self.rqs[cpu].load
+        self.cpu_load_avg(cpu)
     }
 
     /// wake_affine(): run near the waker (this_cpu) or stay at prev.
@@ -249,7 +249,7 @@ impl Simulator {
             let group = best.0.and(&allowed);
             cpu = group
                 .iter()
-                .min_by_key(|&c| (self.rqs[c].nr_running, self.rqs[c].load, c))
+                .min_by_key(|&c| (self.rqs[c].nr_running, self.cpu_load_avg(c), c))
                 .unwrap_or(cpu);
         }
         cpu

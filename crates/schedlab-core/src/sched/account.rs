@@ -127,6 +127,9 @@ impl Simulator {
 
     /// Returns the CPU's utilization now (0..1024).
     pub(crate) fn cpu_util(&mut self, cpu: usize) -> u64 {
+        if self.pelt_on() {
+            return self.cpu_util_cfs(cpu);
+        }
         let busy = self.rqs[cpu].curr.is_some();
         self.update_util(cpu, busy);
         self.rqs[cpu].util_avg.min(1024)

@@ -7,6 +7,7 @@
 //! blocking step dequeues it at once and schedules the CPU within the same event.
 
 mod account;
+pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
 pub(crate) mod mm;
