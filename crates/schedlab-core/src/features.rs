@@ -67,6 +67,8 @@ sched_features! {
     START_DEBIT = Before(6, 6), "CFS: a new task starts one slice behind, so forks cannot starve others";
     PLACE_LAG = Since(6, 6), "EEVDF: a waking task keeps the lag it had when it slept";
     PLACE_DEADLINE_INITIAL = Since(6, 6), "EEVDF: a new task starts with half a slice to its deadline";
+    DELAY_DEQUEUE = Since(6, 12), "EEVDF: a task that sleeps while not eligible stays queued, competing, until it is picked (152e11f6df29)";
+    DELAY_ZERO = Since(6, 12), "EEVDF: a delayed task's positive lag is dropped when it leaves or is woken (152e11f6df29)";
     RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
     PELT = Since(3, 8), "per-entity load tracking: load, runnable and util averages drive load balance, wake_affine and group shares (off: instantaneous queued weights)";
     FAIR_GROUP_SCHED = Always(true), "cgroups are scheduling entities: a cfs_rq per group and CPU, weighted by cpu.shares/cpu.weight (off: every task on its CPU's root runqueue)";

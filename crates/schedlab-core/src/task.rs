@@ -359,6 +359,8 @@ pub struct Task {
     /// Kernel time owed when the task next runs: the exit half of the system call it
     /// blocked in.
     pub pending_exit_ns: Ns,
+    /// Asleep but still queued until eligible (se->sched_delayed, DELAY_DEQUEUE 6.12+).
+    pub sched_delayed: bool,
     /// 6.18 task-based throttle: the throttle task_work is queued (sched_throttle_work);
     /// the task is held when it next returns to user space.
     pub throttle_work: bool,

@@ -319,6 +319,7 @@ impl Simulator {
             periods_late: 0,
             pending_exit_ns: 0,
             throttle_work: false,
+            sched_delayed: false,
             woken_at: 0,
             woken_from: None,
             parent,

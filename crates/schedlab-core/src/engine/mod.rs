@@ -280,6 +280,17 @@ impl Simulator {
         Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
     }
 
+    /// Processes the next event (tests that watch the state between events); false when
+    /// there is none.
+    #[cfg(test)]
+    pub(crate) fn step(&mut self) -> bool {
+        let Some((t, ev)) = self.q.pop() else { return false };
+        self.now = t;
+        self.events += 1;
+        self.dispatch(ev);
+        true
+    }
+
     fn dispatch(&mut self, ev: EventKind) {
         match ev {
             EventKind::SegmentEnd { cpu, gen } => {

@@ -14,7 +14,7 @@ use crate::features::Feature;
 
 impl Simulator {
     /// entity_eligible(): lag >= 0, i.e. vruntime <= V, computed without division.
-    fn entity_eligible(&self, c: usize, e: EntityId) -> bool {
+    pub(crate) fn entity_eligible(&self, c: usize, e: EntityId) -> bool {
         let q = &self.fg.cfs[c];
         let key = self.se(e).vruntime as i128 - q.min_vruntime as i128;
         key * q.load as i128 <= q.avg_vruntime_sum

@@ -271,8 +271,9 @@ impl Simulator {
             queued[c] += 1;
         };
         for (p, t) in self.tasks.iter().enumerate() {
-            if t.se.on_rq != matches!(t.state, TaskState::Running | TaskState::Runnable) {
-                return Err(format!("task {p} in state {:?} has on_rq = {}", t.state, t.se.on_rq));
+            let runnable = matches!(t.state, TaskState::Running | TaskState::Runnable);
+            if t.se.on_rq != (runnable || t.sched_delayed) || (t.sched_delayed && runnable) {
+                return Err(format!("task {p} in state {:?} has on_rq = {}, delayed = {}", t.state, t.se.on_rq, t.sched_delayed));
             }
             if t.se.on_rq {
                 count(self.cfs_of(p, t.cpu), t.se.weight);

@@ -11,6 +11,7 @@
 //! running task and its group entities are each their cfs_rq's `curr`, off the tree.
 
 mod cfs;
+mod delay;
 mod eevdf;
 pub mod balance;
 pub mod group;
@@ -284,9 +285,7 @@ impl Simulator {
             }
         }
         self.add_h_nr_running(cpu, p, 1);
-        self.list_add(cpu, p);
-        self.wc_waiting(cpu, p, 1);
-        self.add_nr_running(cpu, 1);
+        self.readd_queued(cpu, p);
     }
 
     /// dequeue_task_fair()'s walk: the task, then each group entity whose cfs_rq it
@@ -296,6 +295,13 @@ impl Simulator {
             self.list_del(cpu, p);
             self.wc_waiting(cpu, p, -1);
         }
+        self.dequeue_levels(cpu, p);
+        self.add_h_nr_running(cpu, p, -1);
+        self.add_nr_running(cpu, -1);
+    }
+
+    /// The entity walk of a dequeue: the task, then each group entity left empty.
+    fn dequeue_levels(&mut self, cpu: usize, p: TaskId) {
         let mut e = p;
         let mut climbing = true;
         loop {
@@ -312,8 +318,13 @@ impl Simulator {
                 None => break,
             }
         }
-        self.add_h_nr_running(cpu, p, -1);
-        self.add_nr_running(cpu, -1);
+    }
+
+    /// A queued task joins the cfs_tasks list and the runnable counts.
+    fn readd_queued(&mut self, cpu: usize, p: TaskId) {
+        self.list_add(cpu, p);
+        self.wc_waiting(cpu, p, 1);
+        self.add_nr_running(cpu, 1);
     }
 
     /// h_nr_running of every cfs_rq from task `p`'s up to the root.
@@ -343,10 +354,16 @@ impl Simulator {
         }
     }
 
-    /// Removes the running task `p` from the sums because it blocks or exits.
-    pub(crate) fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId) {
+    /// Removes the running task `p` from the sums because it blocks (`sleep`) or exits;
+    /// a sleeper that is not eligible may stay queued, delayed (DELAY_DEQUEUE, 6.12+).
+    pub(crate) fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         debug_assert_eq!(self.rqs[cpu].curr, Some(p));
         self.update_curr(cpu);
+        if sleep && self.try_delay_dequeue(cpu, p) {
+            self.tasks[p].state = TaskState::Blocked;
+            self.swq_remove(p);
+            return;
+        }
         self.dequeue_entities(cpu, p);
         self.tasks[p].state = TaskState::Blocked;
         self.bw_dequeue(cpu, p);
@@ -469,20 +486,28 @@ impl Simulator {
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
     /// from the root down, the policy's pick at each level.
     pub(crate) fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
-        if self.rqs[cpu].queue.is_empty() {
-            return None;
-        }
-        let mut c = self.root_cfs(cpu);
-        let next = loop {
-            let e = match self.policy() {
-                FairPolicy::Cfs => self.cfs_leftmost(c),
-                FairPolicy::Eevdf => self.pick_eevdf(c, false),
-            }?;
-            self.set_next_entity(c, e, cpu);
-            if !is_group(e) {
-                break e;
+        let root = self.root_cfs(cpu);
+        let next = 'again: loop {
+            if self.fg.cfs[root].nr_queued == 0 {
+                return None;
             }
-            c = e & !GROUP_SE;
+            let mut c = root;
+            loop {
+                let e = match self.policy() {
+                    FairPolicy::Cfs => self.cfs_leftmost(c),
+                    FairPolicy::Eevdf => self.pick_eevdf(c, false),
+                }?;
+                if !is_group(e) && self.tasks[e].sched_delayed {
+                    // Picked while delayed: it leaves now; pick again from the top.
+                    self.finish_delayed_dequeue(cpu, e);
+                    continue 'again;
+                }
+                self.set_next_entity(c, e, cpu);
+                if !is_group(e) {
+                    break 'again e;
+                }
+                c = e & !GROUP_SE;
+            }
         };
         self.list_del(cpu, next);
         self.wc_waiting(cpu, next, -1);

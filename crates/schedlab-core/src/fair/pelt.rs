@@ -152,7 +152,11 @@ impl Simulator {
     fn update_se_avg(&mut self, c: usize, e: EntityId, cpu: usize) {
         let cap = self.capacity(cpu);
         let on_rq = self.on_rq(e);
-        let runnable = if is_group(e) { self.fg.cfs[e & !GROUP_SE].h_nr_running as u64 } else { on_rq as u64 };
+        let runnable = if is_group(e) {
+            self.fg.cfs[e & !GROUP_SE].h_nr_running as u64
+        } else {
+            (on_rq && !self.tasks[e].sched_delayed) as u64
+        };
         let running = self.fg.cfs[c].curr == Some(e);
         let now = self.now;
         let se = self.se_mut(e);

@@ -48,6 +48,17 @@ impl Simulator {
         let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
         self.charge_kernel(this_cpu, ttwu);
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
+        if self.tasks[p].sched_delayed {
+            // ttwu_runnable(): still queued (delayed dequeue): no CPU selection.
+            self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: prev });
+            let t = &mut self.tasks[p];
+            t.runnable_since = self.now;
+            t.woken = true;
+            t.woken_at = self.now;
+            self.requeue_delayed_task(prev, p);
+            self.wakeup_preempt(prev, p, this_cpu);
+            return;
+        }
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
         if cpu != prev {

@@ -301,7 +301,7 @@ impl Simulator {
     /// kernel time stays with the CPU (the rest of the system call entry runs before
     /// anything else there); `exit_ns` is what it pays on its way back to user space.
     fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
-        self.dequeue_task_fair(cpu, c);
+        self.dequeue_task_fair(cpu, c, true);
         let t = &mut self.tasks[c];
         t.state = state;
         t.pending_exit_ns += exit_ns;
@@ -380,7 +380,7 @@ impl Simulator {
         if let Some(t) = self.tasks[c].wheel_timer {
             self.timers.del_timer(t);
         }
-        self.dequeue_task_fair(cpu, c);
+        self.dequeue_task_fair(cpu, c, false);
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;
         t.stats.exit_ns = Some(self.now);
