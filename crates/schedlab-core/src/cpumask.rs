@@ -89,6 +89,15 @@ impl CpuMask {
         m
     }
 
+    /// Returns the CPUs of `self` not in `other`.
+    pub fn andnot(&self, other: &CpuMask) -> CpuMask {
+        let mut m = *self;
+        for (a, b) in m.bits.iter_mut().zip(other.bits.iter()) {
+            *a &= !*b;
+        }
+        m
+    }
+
     /// Returns the union.
     pub fn or(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;

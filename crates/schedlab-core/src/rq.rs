@@ -105,6 +105,8 @@ pub struct Rq {
     pub avg_idle: Ns,
     /// rq->max_idle_balance_cost.
     pub max_idle_balance_cost: Ns,
+    /// Load of the task too big for this CPU that runs here (rq->misfit_task_load).
+    pub misfit_task_load: u64,
     /// Utilization (PELT util_avg of the CPU, 0..1024).
     pub util_avg: u64,
     /// When util_avg was last updated.

@@ -7,7 +7,7 @@ use schedlab_core::cpumask::CpuMask;
 use schedlab_core::topology::presets::{self, Cluster, PRESET_NAMES};
 use schedlab_core::topology::{sysfs, Arch, Distance, DomainLevel, Machine, SdFlags};
 
-use DomainLevel::{Mc, Numa, Pkg, Smt};
+use DomainLevel::{Cls, Mc, Numa, Pkg, Smt};
 
 /// What a preset must look like.
 struct Expect {
@@ -155,7 +155,7 @@ const EXPECT: &[Expect] = &[
         nodes: 4,
         sockets: 2,
         smt: 1,
-        levels: &[(Mc, 32, 32), (Numa, 64, 2), (Numa, 128, 2)],
+        levels: &[(Cls, 4, 4), (Mc, 32, 8), (Numa, 64, 2), (Numa, 128, 2)],
         pairs: &[
             (0, 31, Distance::SameLlc),
             (0, 32, Distance::SamePackage),

@@ -18,7 +18,7 @@ use super::rng::Stream;
 
 pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
     s.validate()?;
-    let m = build_machine(&s.machine)?;
+    let mut m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
     let k = KernelConfig::resolve(version, m.nr_cpus(), &s.kernel.tunables)
         .map_err(|e| ScenarioError::new("kernel.tunables", e))?;
@@ -26,6 +26,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
     for (name, on) in &s.kernel.features {
         let f = Features::lookup(name).ok_or_else(|| ScenarioError::new(format!("kernel.features.{name}"), "unknown feature"))?;
         feat.set(f, *on);
+    }
+    if !feat.has(crate::features::Feature::SCHED_CLUSTER) {
+        m.without_clusters();
     }
     let generated = match &s.workload {
         Some(w) => Some(crate::workload::generate(w, &m, seed)?),
@@ -108,6 +111,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         bw_nr: Vec::new(),
         bw_csd_inflight: vec![false; nr],
         has_smt: m.has_smt(),
+        asym_capacity: m.is_asymmetric(),
+        max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
+        nr_misfit: 0,
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),

@@ -147,6 +147,12 @@ pub struct Simulator {
     /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
     pub(crate) bw_csd_inflight: Vec<bool>,
     pub(crate) has_smt: bool,
+    /// CPU capacities differ (sched_asym_cpucap_active()).
+    pub(crate) asym_capacity: bool,
+    /// The machine's largest CPU capacity (rd->max_cpu_capacity).
+    pub(crate) max_capacity: u64,
+    /// CPUs whose misfit_task_load is set.
+    pub(crate) nr_misfit: usize,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
     pub(crate) until_done: bool,

@@ -40,6 +40,8 @@ enum GroupType {
     #[default]
     HasSpare,
     FullyBusy,
+    /// A CPU runs a task too big for it (group_misfit_task, asymmetric capacity).
+    Misfit,
     Overloaded,
 }
 
@@ -52,6 +54,10 @@ struct SgLbStats {
     weight: usize,
     idle_cpus: usize,
     kind: GroupType,
+    /// Largest misfit load of its CPUs (group_misfit_task_load).
+    misfit_load: u64,
+    /// Largest capacity of its CPUs (sgc->max_capacity).
+    max_capacity: u64,
 }
 
 impl SgLbStats {
@@ -65,11 +71,14 @@ struct Plan {
     src: CpuId,
     imbalance: u64,
     by_tasks: bool,
+    /// migrate_misfit: move the misfit task of `src` (by active balance if it runs).
+    misfit: bool,
 }
 
 impl Simulator {
-    fn group_stats(&self, gid: u32, imbalance_pct: u64) -> SgLbStats {
+    fn group_stats(&self, gid: u32, imbalance_pct: u64, asym: bool) -> SgLbStats {
         let g = self.load_sums.group(gid);
+        let (misfit_load, max_capacity) = if asym { self.group_misfit(&g.cpus) } else { (0, 0) };
         let kind = if self.pelt_on() {
             // group_is_overloaded() / group_has_capacity().
             let (cap, nr, w) = (g.capacity, g.nr_running, g.weight);
@@ -90,7 +99,11 @@ impl Simulator {
         } else {
             GroupType::HasSpare
         };
+        // group_classify(): a misfit ranks below overloaded only.
+        let kind = if kind != GroupType::Overloaded && misfit_load > 0 { GroupType::Misfit } else { kind };
         SgLbStats {
+            misfit_load,
+            max_capacity,
             nr_running: g.nr_running,
             load: if self.pelt_on() { g.load_avg } else { g.load },
             capacity: g.capacity,
@@ -121,25 +134,43 @@ impl Simulator {
         let sd = &self.m.domains[cpu][level];
         let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
         let gids = &self.load_sums.sd_groups(cpu, level);
-        let local = self.group_stats(gids[sd.local_group], pct);
+        let asym = sd.flags.has(SdFlags::ASYM_CPUCAPACITY) && self.misfit_active();
+        let local = self.group_stats(gids[sd.local_group], pct, asym);
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
         let mut best: Option<(u32, SgLbStats)> = None;
         for (i, &gid) in gids.iter().enumerate() {
             if i == sd.local_group {
                 continue;
             }
-            let s = self.group_stats(gid, pct);
+            let s = self.group_stats(gid, pct, asym);
             total_load += s.load;
             total_cap += s.capacity;
             if s.nr_running == 0 {
                 continue;
             }
-            if best.is_none_or(|(_, b)| (s.kind, s.avg_load()) > (b.kind, b.avg_load())) {
+            // update_sd_pick_busiest(): a misfit group only for a bigger CPU with room.
+            if s.kind == GroupType::Misfit
+                && (!super::asym::capacity_greater(self.capacity(cpu), s.max_capacity) || local.kind != GroupType::HasSpare)
+            {
+                continue;
+            }
+            // Misfit groups rank by their misfit load, others by average load.
+            let rank = |g: &SgLbStats| (g.kind, if g.kind == GroupType::Misfit { g.misfit_load } else { g.avg_load() });
+            if best.is_none_or(|(_, b)| rank(&s) > rank(&b)) {
                 best = Some((gid, s));
             }
         }
         let (bgid, busiest) = best?;
-        // calculate_imbalance(), reduced to the cases modeled (no misfit/asym packing).
+        if busiest.kind == GroupType::Misfit {
+            // migrate_misfit, imbalance 1; find_busiest_queue(): the largest misfit load.
+            let src = self
+                .group_cpus(bgid)
+                .filter(|&c| c != cpu && super::asym::capacity_greater(self.capacity(cpu), self.capacity(c)))
+                .max_by_key(|&c| self.rqs[c].misfit_task_load)
+                .filter(|&c| self.rqs[c].misfit_task_load > 0)?;
+            return Some(Plan { src, imbalance: 1, by_tasks: true, misfit: true });
+        }
+        // calculate_imbalance(), reduced to the cases modeled (no asym packing).
         let (by_tasks, imbalance) = if local.kind == GroupType::HasSpare {
             if busiest.kind == GroupType::HasSpare && !(prefer_sibling || busiest.weight == 1) {
                 (true, (local.idle_cpus.saturating_sub(busiest.idle_cpus) / 2) as u64)
@@ -168,9 +199,11 @@ impl Simulator {
         }
         let src = self
             .group_cpus(bgid)
-            .filter(|&c| c != cpu && !self.rqs[c].queue.is_empty())
+            // migrate_task: any rq with tasks (its running one may need active balance);
+            // migrate_load: one with a queued task to detach.
+            .filter(|&c| c != cpu && if by_tasks { self.rqs[c].nr_running > 0 } else { !self.rqs[c].queue.is_empty() })
             .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.cpu_load_avg(c) * 1024 / self.capacity(c) })?;
-        Some(Plan { src, imbalance, by_tasks })
+        Some(Plan { src, imbalance, by_tasks, misfit: false })
     }
 
     /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
@@ -185,6 +218,14 @@ impl Simulator {
             self.balanced(cpu, level, idle);
             return (0, cost);
         };
+        if plan.misfit {
+            // need_active_balance(): a misfit task is pushed by the stopper at once.
+            let moved = self.active_balance(plan.src, cpu) as usize;
+            if moved > 0 {
+                self.counters.lb_moved += 1;
+            }
+            return (moved, cost);
+        }
         let failed = self.rqs[cpu].sd[level].nr_balance_failed;
         let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed, cache_nice_tries);
         let st = &mut self.rqs[cpu].sd[level];
@@ -305,8 +346,10 @@ impl Simulator {
                     self.rqs[cpu].stats.periodic_pulls += 1;
                 }
                 self.rqs[cpu].sd[level].last_balance = self.now;
+                // update_idle_cpu_scan() acts on the LLC domain only (span = sd_llc_size).
                 if self.m.domains[cpu][level].flags.has(SdFlags::SHARE_LLC)
                     && !self.m.domains[cpu][level].flags.has(SdFlags::SHARE_CPUCAPACITY)
+                    && !self.m.domains[cpu][level].flags.has(SdFlags::CLUSTER)
                 {
                     self.update_idle_cpu_scan(cpu, level);
                 }
@@ -342,24 +385,40 @@ impl Simulator {
         self.nohz_balancer_kick(cpu);
     }
 
-    /// nohz_balancer_kick(): a busy CPU with waiting tasks wakes an idle CPU to balance
-    /// on behalf of all tickless idle CPUs.
+    /// nohz_balancer_kick(): a busy CPU wakes an idle CPU to balance on behalf of all
+    /// tickless idle CPUs when it has waiting tasks, a misfit a bigger CPU could take
+    /// (asymmetric machines stop there), or more than one busy CPU in its LLC
+    /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
+    /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
-        if self.now < self.nohz_next_balance || self.rqs[cpu].nr_running < 2 {
+        if self.now < self.nohz_next_balance {
+            return;
+        }
+        let kick = self.rqs[cpu].nr_running >= 2
+            || if self.asym_capacity {
+                self.check_misfit_status(cpu)
+            } else {
+                self.load_sums.llc_busy_cpus(self.m.cpus[cpu].llc) > 1
+            };
+        if !kick {
             return;
         }
         let Some(ilb) = (0..self.m.nr_cpus()).find(|&c| self.rqs[c].is_idle() && !self.resched_pending[c]) else {
             return;
         };
-        self.nohz_next_balance = self.now + self.tick_ns;
         self.counters.nohz_kicks += 1;
         self.send_ipi(cpu, ilb);
         // The ILB CPU balances every idle CPU whose interval is due, itself included.
+        let mut next = Ns::MAX;
         for c in 0..self.m.nr_cpus() {
-            if self.rqs[c].is_idle() && !self.resched_pending[c] && self.now >= self.rqs[c].next_balance {
-                self.rebalance_domains(c, IdleType::Idle);
+            if self.rqs[c].is_idle() && !self.resched_pending[c] {
+                if self.now >= self.rqs[c].next_balance {
+                    self.rebalance_domains(c, IdleType::Idle);
+                }
+                next = next.min(self.rqs[c].next_balance);
             }
         }
+        self.nohz_next_balance = next.max(self.now + self.tick_ns);
     }
 
     /// sched_balance_newidle(): a CPU about to idle tries to pull work; true if it did.
@@ -377,7 +436,8 @@ impl Simulator {
         } else {
             self.k.tunables.sched_migration_cost_ns
         };
-        if self.nr_overloaded == 0 || avg_idle < gate {
+        // rd->overload: some CPU has more than one task, or a misfit.
+        if (self.nr_overloaded == 0 && self.nr_misfit == 0) || avg_idle < gate {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }

@@ -52,6 +52,8 @@ pub struct LoadSums {
     core_busy: Vec<u32>,
     /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
     llc_idle_cores: Vec<u32>,
+    /// CPUs with something runnable per LLC (sd_llc_shared->nr_busy_cpus).
+    llc_busy: Vec<u32>,
     /// Cost of one balance pass at each (CPU, level): a remote line per CPU examined.
     scan_cost: Vec<Vec<Ns>>,
 }
@@ -115,6 +117,7 @@ impl LoadSums {
                 .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
                 .collect(),
             scan_cost,
+            llc_busy: vec![0; m.llc_span.len()],
         }
     }
 
@@ -152,6 +155,7 @@ impl LoadSums {
             g.idle_cpus = (g.idle_cpus as isize + idle_delta) as usize;
         }
         let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
+        self.llc_busy[llc] = (self.llc_busy[llc] as isize - idle_delta) as u32;
         if idle_delta < 0 {
             if self.core_busy[core] == 0 {
                 self.llc_idle_cores[llc] -= 1;
@@ -184,6 +188,11 @@ impl LoadSums {
             g.util_avg = (g.util_avg as i64 + util) as u64;
             g.runnable_avg = (g.runnable_avg as i64 + runnable) as u64;
         }
+    }
+
+    /// CPUs of the LLC with something runnable (sd_llc_shared->nr_busy_cpus).
+    pub fn llc_busy_cpus(&self, llc: usize) -> u32 {
+        self.llc_busy[llc]
     }
 
     /// Tells whether the LLC has a core whose threads all have nothing runnable.

@@ -10,6 +10,7 @@
 //! `group`. Every level keeps the sums both policies need (load, avg_vruntime); the
 //! running task and its group entities are each their cfs_rq's `curr`, off the tree.
 
+pub mod asym;
 mod cfs;
 mod delay;
 mod eevdf;
@@ -486,6 +487,12 @@ impl Simulator {
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
     /// from the root down, the policy's pick at each level.
     pub(crate) fn pick_next_task_fair(&mut self, cpu: usize) -> Option<TaskId> {
+        let next = self.pick_next_entity_fair(cpu);
+        self.update_misfit_status(cpu, next);
+        next
+    }
+
+    fn pick_next_entity_fair(&mut self, cpu: usize) -> Option<TaskId> {
         let root = self.root_cfs(cpu);
         let next = 'again: loop {
             if self.fg.cfs[root].nr_queued == 0 {
@@ -539,6 +546,7 @@ impl Simulator {
                 None => break,
             }
         }
+        self.update_misfit_status(cpu, Some(p));
         if preempt {
             self.resched_curr(cpu, cpu);
         }

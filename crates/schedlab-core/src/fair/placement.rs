@@ -108,7 +108,7 @@ impl Simulator {
     }
 
     /// Charges the CPU running the scan for `n` runqueue reads costing `ns` in all.
-    fn charge_waker(&mut self, from: CpuId, n: u64, ns: f64) {
+    pub(crate) fn charge_waker(&mut self, from: CpuId, n: u64, ns: f64) {
         self.counters.sis_scanned += n;
         if let Some(curr) = self.rqs[from].curr {
             self.tasks[curr].overhead_ns += ns as u64;
@@ -117,18 +117,31 @@ impl Simulator {
 
     /// select_idle_sibling(): prev, target, recent_used_cpu, then an LLC scan.
     fn select_idle_sibling(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        if self.asym_wakeup() {
+            return self.select_idle_sibling_asym(p, prev, target);
+        }
         let allowed = self.tasks[p].cpus_allowed;
         let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
         if idle(self, target) {
             return target;
         }
+        // 6.7+ on cluster machines: prev/recent in another cluster are kept as fallbacks
+        // after a scan of the target's cluster (22165f61d0c4).
+        let cluster = self.sis_cluster(target);
+        let (mut prev_aff, mut recent_aff) = (None, None);
         if prev != target && self.m.share_llc(prev, target) && idle(self, prev) {
-            return prev;
+            if cluster.is_none_or(|cl| cl.test(prev)) {
+                return prev;
+            }
+            prev_aff = Some(prev);
         }
         let recent = self.tasks[p].recent_used_cpu;
         self.tasks[p].recent_used_cpu = prev;
         if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) {
-            return recent;
+            if cluster.is_none_or(|cl| cl.test(recent)) {
+                return recent;
+            }
+            recent_aff = Some(recent);
         }
         let llc = *self.m.llc_mask(target);
         let has_smt = self.has_smt;
@@ -142,6 +155,9 @@ impl Simulator {
             }
         }
         if let Some(c) = self.select_idle_cpu(p, &llc, has_idle_core, target) {
+            return c;
+        }
+        if let Some(c) = prev_aff.or(recent_aff) {
             return c;
         }
         if self.feat.has(Feature::SIS_NODE) {
@@ -172,7 +188,15 @@ impl Simulator {
         let mut cost = 0.0;
         let mut examined = 0;
         let mut found = None;
-        let wrapped = cpus.iter().filter(|&c| c > target).chain(cpus.iter().filter(|&c| c <= target));
+        // SIS_CLUSTER (6.7+, 8881e1639f1f): the target's cluster first, then the rest.
+        let first = self.sis_cluster(target).map_or(CpuMask::new(), |cl| cl.and(&cpus));
+        let rest = cpus.andnot(&first);
+        let wrapped = first
+            .iter()
+            .filter(|&c| c > target)
+            .chain(first.iter().filter(|&c| c <= target))
+            .chain(rest.iter().filter(|&c| c > target))
+            .chain(rest.iter().filter(|&c| c <= target));
         for c in wrapped {
             if !has_idle_core {
                 nr -= 1;
@@ -191,6 +215,13 @@ impl Simulator {
         }
         self.charge_waker(target, examined, cost);
         found
+    }
+
+    /// The target's cluster when wakeups scan it first (SIS_CLUSTER on a machine with
+    /// clusters: sched_cluster_active).
+    fn sis_cluster(&self, target: CpuId) -> Option<CpuMask> {
+        let cl = self.m.cluster_span[target];
+        (self.feat.has(Feature::SIS_CLUSTER) && cl != *self.m.smt_mask(target)).then_some(cl)
     }
 
     /// SIS_NODE: after the local LLC, scan the node's other LLCs (never across nodes).

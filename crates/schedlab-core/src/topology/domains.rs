@@ -1,7 +1,8 @@
 //! The sched-domain hierarchy built from the topology.
 //!
 //! Mirrors: kernel/sched/topology.c: sd_init(), build_sched_domains(), sd_degenerate();
-//! the default topology table (SMT → MC → PKG) and sched_init_numa().
+//! the default topology table (SMT → CLS → MC → PKG; CLS since 5.16, 778c558f49a2,
+//! with cpu_cluster_flags() = SD_CLUSTER | SD_SHARE_LLC) and sched_init_numa().
 //! Model: one domain per level per CPU, groups are the child level's spans; levels
 //! whose span equals their child's are dropped as degenerate. Balance intervals are in
 //! milliseconds as in `struct sched_domain`; busy_factor comes from the kernel profile
@@ -20,7 +21,9 @@
 //!  NUMA   [ socket0 ...................... | socket1 ........... ]  (all nodes)
 //!  NUMA   [ node0 ........ | node1 ....... ]                        (nodes of a socket)
 //!  PKG    [ LLC0 | LLC1 | LLC2 ]                 (levels between LLC and node)
-//!  MC     [ core0 | core1 | ... ]                (CPUs sharing an LLC)
+//!  MC     [ cluster0 | cluster1 | ... ]          (CPUs sharing an LLC; groups: cores
+//!                                                 where there are no clusters)
+//!  CLS    [ core0 | core1 | ... ]                (cores of one cluster, Kunpeng 920)
 //!  SMT    [ cpu0 cpu1 ]                          (hardware threads of a core)
 //! ```
 
@@ -54,6 +57,8 @@ impl SdFlags {
     pub const NUMA: u32 = 1 << 8;
     /// Members have different capacities (big.LITTLE).
     pub const ASYM_CPUCAPACITY: u32 = 1 << 9;
+    /// Members share cluster resources (SD_CLUSTER).
+    pub const CLUSTER: u32 = 1 << 10;
 
     /// Tells whether a flag is set.
     #[inline]
@@ -67,6 +72,8 @@ impl SdFlags {
 pub enum DomainLevel {
     /// Hardware threads of one core.
     Smt,
+    /// Cores of one cluster (CONFIG_SCHED_CLUSTER).
+    Cls,
     /// CPUs sharing the last-level cache.
     Mc,
     /// CPUs of one NUMA node (several LLCs).
@@ -115,12 +122,13 @@ pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
     }
     let all = m.all_cpus();
     // The span of every candidate level of each CPU, lowest first (the topology table).
-    let spans: Vec<[(DomainLevel, CpuMask); 5]> = m
+    let spans: Vec<[(DomainLevel, CpuMask); 6]> = m
         .cpus
         .iter()
         .map(|c| {
             [
                 (DomainLevel::Smt, m.core_span[c.core]),
+                (DomainLevel::Cls, m.cluster_span[c.id]),
                 (DomainLevel::Mc, m.llc_span[c.llc]),
                 (DomainLevel::Pkg, m.node_span[c.node]),
                 (DomainLevel::Numa, socket_span[c.socket]),
@@ -184,6 +192,10 @@ fn make_domain(
         DomainLevel::Smt => {
             flags |= SdFlags::SHARE_CPUCAPACITY | SdFlags::SHARE_LLC;
             (110, 0)
+        }
+        DomainLevel::Cls => {
+            flags |= SdFlags::CLUSTER | SdFlags::SHARE_LLC;
+            (117, 1)
         }
         DomainLevel::Mc => {
             flags |= SdFlags::SHARE_LLC;

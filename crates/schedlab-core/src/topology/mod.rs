@@ -85,6 +85,10 @@ pub struct Machine {
     /// CPUs of each NUMA node, indexed by node.
     #[serde(skip)]
     pub node_span: Vec<CpuMask>,
+    /// CPUs of each CPU's cluster (cores sharing an L2 or L3 tags inside an LLC, the
+    /// kernel's cluster_cpus), indexed by CPU; its core where the machine has none.
+    #[serde(skip)]
+    pub cluster_span: Vec<CpuMask>,
     /// Sched-domain hierarchy of each CPU, lowest level first.
     #[serde(skip)]
     pub domains: Vec<Vec<SchedDomain>>,
@@ -131,10 +135,47 @@ impl Machine {
             llc_span,
             core_span,
             node_span,
+            cluster_span: Vec::new(),
             domains: Vec::new(),
         };
+        m.cluster_span = m.cpus.iter().map(|c| m.core_span[c.core]).collect();
         m.domains = domains::build(&m);
         m
+    }
+
+    /// Groups the cores of each LLC into clusters of `cores` consecutive cores (the
+    /// CLS sched-domain level, CONFIG_SCHED_CLUSTER) and rebuilds the domains.
+    pub fn with_clusters(mut self, cores: usize) -> Machine {
+        let mut span = vec![CpuMask::new(); self.cpus.len()];
+        for llc in &self.llc_span {
+            let mut llc_cores: Vec<usize> = llc.iter().map(|c| self.cpus[c].core).collect();
+            llc_cores.dedup();
+            for chunk in llc_cores.chunks(cores.max(1)) {
+                let mut m = CpuMask::new();
+                for &core in chunk {
+                    m = m.or(&self.core_span[core]);
+                }
+                for c in m.iter() {
+                    span[c] = m;
+                }
+            }
+        }
+        self.cluster_span = span;
+        self.domains = domains::build(&self);
+        self
+    }
+
+    /// Drops the cluster level (a kernel without CONFIG_SCHED_CLUSTER, before 5.16).
+    pub fn without_clusters(&mut self) {
+        if self.has_clusters() {
+            self.cluster_span = self.cpus.iter().map(|c| self.core_span[c.core]).collect();
+            self.domains = domains::build(self);
+        }
+    }
+
+    /// Tells whether some cluster holds more than one core.
+    pub fn has_clusters(&self) -> bool {
+        self.cpus.iter().any(|c| self.cluster_span[c.id] != self.core_span[c.core])
     }
 
     /// The Energy Model performance domain of `cpu`, if the machine has one.

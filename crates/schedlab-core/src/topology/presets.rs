@@ -17,7 +17,7 @@
 //!  zen3-2s         2 sockets 16 LLC x  8 cores x SMT2 = 256 CPUs  SMT MC PKG NUMA
 //!  pixel6          1 socket   1 LLC x  4+2+2 cores    =   8 CPUs  MC (asym)
 //!  snapdragon-888  1 socket   1 LLC x  4+3+1 cores    =   8 CPUs  MC (asym)
-//!  kunpeng-920-2s  2 sockets  4 LLC x 32 cores        = 128 CPUs  MC NUMA NUMA
+//!  kunpeng-920-2s  2 sockets  4 LLC x 8 CLS x 4 cores = 128 CPUs  CLS MC NUMA NUMA
 //!  xeon-80         2 sockets  2 LLC x 20 cores x SMT2 =  80 CPUs  SMT MC NUMA
 //! ```
 
@@ -215,11 +215,16 @@ pub fn preset(name: &str) -> Option<Machine> {
             ]),
             costs::sd888_costs(),
         ),
+        // Clusters (CCL) of 4 cores sharing L3 tags, 8 per die: the topology the CLS
+        // level was added for (778c558f49a2, "sched: Add cluster scheduler level in core
+        // and related Kconfig for ARM64"; the series' cover letters describe Kunpeng
+        // 920's 4-CPU clusters).
         "kunpeng-920-2s" => Machine::from_cpus(
             name,
             "2x HiSilicon Kunpeng 920 (TaiShan v110, arm64, no SMT): 2 sockets x 2 dies \
-             (SCCL) x 32 cores = 128 CPUs, 32 MiB L3 per die, 4 NUMA nodes (one per die), \
-             2.6 GHz; the kernel's CLS level (4-core clusters) is not modeled",
+             (SCCL) x 8 clusters (CCL) x 4 cores = 128 CPUs, 32 MiB L3 per die, 4 NUMA nodes \
+             (one per die), 2.6 GHz; the cluster level is a topology level only (no cost of \
+             its own in the cost table)",
             Arch::Arm64,
             homogeneous_cpus(
                 Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 },
@@ -227,7 +232,8 @@ pub fn preset(name: &str) -> Option<Machine> {
                 "taishan-v110",
             ),
             costs::kunpeng920_costs(),
-        ),
+        )
+        .with_clusters(4),
         "xeon-80" => x86(
             Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 1, cores_per_llc: 20, smt: 2 },
             2400,

@@ -1,0 +1,179 @@
+//! Asymmetric CPU capacity (big.LITTLE): misfit tasks and capacity-aware wakeups.
+//!
+//! Mirrors: kernel/sched/fair.c: fits_capacity() (util x 1280 < capacity x 1024),
+//! task_fits_cpu(), update_misfit_status() (4.20, 3b1baa6496e6 "sched/fair: Add
+//! 'group_misfit_task' load-balance type": rq->misfit_task_load, group_misfit_task,
+//! migrate_misfit, need_active_balance() for misfits, check_misfit_status() in the nohz
+//! kick), select_idle_capacity() and the asym_fits_cpu() checks of
+//! select_idle_sibling() (5.7, b7a331615d25 "sched/fair: Add asymmetric CPU capacity
+//! wakeup scan"; 5.10, b4c9c9f15649, prev/target/recent first).
+//! Model: a task's utilization is its PELT util_avg (util_est and uclamp are not
+//! modeled), synced to now for wakeups as sync_entity_load_avg() does. Without PELT
+//! there is no utilization and every task fits. Energy-aware placement
+//! (find_energy_efficient_cpu) is not modeled.
+
+use crate::cpumask::CpuId;
+use crate::engine::Simulator;
+use crate::features::Feature;
+use crate::task::TaskId;
+use crate::topology::SdFlags;
+
+/// capacity_margin: a task fits a CPU when util x 1280 < capacity x 1024 (fits_capacity).
+pub(crate) fn fits_capacity(util: u64, capacity: u64) -> bool {
+    util * 1280 < capacity * 1024
+}
+
+/// capacity_greater(): `a` is more than ~5% above `b` (a x 1024 > b x 1078).
+pub(crate) fn capacity_greater(a: u64, b: u64) -> bool {
+    a * 1024 > b * 1078
+}
+
+impl Simulator {
+    /// sched_asym_cpucap_active() with misfit handling on.
+    #[inline]
+    pub(crate) fn misfit_active(&self) -> bool {
+        self.asym_capacity && self.feat.has(Feature::MISFIT)
+    }
+
+    /// A task's utilization (its util_avg; 0 without PELT).
+    fn task_util(&self, p: TaskId) -> u64 {
+        if self.pelt_on() {
+            self.tasks[p].se.avg.util_avg
+        } else {
+            0
+        }
+    }
+
+    /// The task's utilization decayed to now (sync_entity_load_avg() for a sleeper).
+    fn task_util_synced(&self, p: TaskId) -> u64 {
+        if !self.pelt_on() {
+            return 0;
+        }
+        let mut a = self.tasks[p].se.avg;
+        if a.last_update_time != 0 && !self.tasks[p].se.on_rq && a.update_sum(self.now, 0, 0, false, 1024) {
+            a.update_avg(self.tasks[p].se.weight);
+        }
+        a.util_avg
+    }
+
+    /// The largest capacity among the CPUs `p` may run on (p->max_allowed_capacity).
+    fn max_allowed_capacity(&self, p: TaskId) -> u64 {
+        self.tasks[p].cpus_allowed.iter().map(|c| self.capacity(c)).max().unwrap_or(0)
+    }
+
+    /// update_misfit_status(): is the task running (or picked) on `cpu` too big for it,
+    /// with a bigger CPU in its affinity? Records its load as the CPU's misfit load.
+    pub(crate) fn update_misfit_status(&mut self, cpu: CpuId, p: Option<TaskId>) {
+        if !self.misfit_active() {
+            return;
+        }
+        let load = match p {
+            Some(p)
+                if self.tasks[p].nr_cpus_allowed > 1
+                    && self.capacity(cpu) != self.max_allowed_capacity(p)
+                    && !fits_capacity(self.task_util(p), self.capacity(cpu)) =>
+            {
+                self.task_h_load(p).max(1)
+            }
+            _ => 0,
+        };
+        let rq = &mut self.rqs[cpu];
+        match (rq.misfit_task_load > 0, load > 0) {
+            (false, true) => self.nr_misfit += 1,
+            (true, false) => self.nr_misfit -= 1,
+            _ => {}
+        }
+        self.rqs[cpu].misfit_task_load = load;
+    }
+
+    /// A group's largest misfit load and its CPUs' largest capacity (update_sg_lb_stats).
+    pub(crate) fn group_misfit(&self, cpus: &[CpuId]) -> (u64, u64) {
+        let misfit = cpus.iter().map(|&c| self.rqs[c].misfit_task_load).max().unwrap_or(0);
+        let max_cap = cpus.iter().map(|&c| self.capacity(c)).max().unwrap_or(0);
+        (misfit, max_cap)
+    }
+
+    /// check_misfit_status(): a misfit here that a bigger CPU could take (nohz kick).
+    pub(crate) fn check_misfit_status(&self, cpu: CpuId) -> bool {
+        self.rqs[cpu].misfit_task_load > 0 && self.capacity(cpu) < self.max_capacity
+    }
+
+    /// Whether wakeups take the asymmetric-capacity path.
+    #[inline]
+    pub(crate) fn asym_wakeup(&self) -> bool {
+        self.asym_capacity && self.feat.has(Feature::SIS_ASYM_CAPACITY)
+    }
+
+    /// select_idle_sibling() on an asymmetric machine: target, prev and the recently
+    /// used CPU if idle and the task fits them, else select_idle_capacity() over the
+    /// lowest domain of mixed capacities, else the target.
+    pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+        let allowed = self.tasks[p].cpus_allowed;
+        let util = self.task_util_synced(p);
+        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
+        let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
+        if idle(self, target) && fits(self, target) {
+            return target;
+        }
+        if prev != target && self.m.share_llc(prev, target) && idle(self, prev) && fits(self, prev) {
+            return prev;
+        }
+        let recent = self.tasks[p].recent_used_cpu;
+        self.tasks[p].recent_used_cpu = prev;
+        if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) && fits(self, recent) {
+            return recent;
+        }
+        let Some(sd) = self.m.domains[target].iter().find(|d| d.flags.has(SdFlags::ASYM_CPUCAPACITY)) else {
+            return target;
+        };
+        // select_idle_capacity(): wrap from the target; the first idle CPU the task
+        // fits, else the idle CPU of the largest capacity.
+        let cpus = sd.span.and(&allowed);
+        let order = cpus.iter().filter(|&c| c >= target).chain(cpus.iter().filter(|&c| c < target));
+        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, 0.0);
+        let mut found = None;
+        for c in order {
+            examined += 1;
+            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+            if !(self.rqs[c].is_idle() && !self.resched_pending[c]) {
+                continue;
+            }
+            if fits(self, c) {
+                found = Some(c);
+                break;
+            }
+            if self.capacity(c) > best_cap {
+                best_cap = self.capacity(c);
+                best = Some(c);
+            }
+        }
+        self.charge_waker(target, examined, cost);
+        found.or(best).unwrap_or(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Simulator;
+    use crate::scenario::Scenario;
+
+    /// Kunpeng 920, cluster 0 = CPUs 0-3: hogs busy on CPUs 2 and 3, the rest idle. A wakeup targeting CPU 2 scans from CPU 3: the plain LLC scan finds
+    /// CPU 4 (another cluster), the 6.7 scan the target's cluster first and finds CPU 0.
+    #[test]
+    fn the_wakeup_scan_tries_the_targets_cluster_first() {
+        for (profile, want) in [("6.6", 4), ("6.7", 0)] {
+            let text = format!(
+                "[machine]\npreset = \"kunpeng-920-2s\"\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"h\"\ncount = 2\npin_each = true\naffinity = \"2-3\"\nprogram = [{{ run = \"1s\" }}]\n\
+                 [[tasks]]\nname = \"p\"\ncpu = 2\nstart = \"1s\"\nprogram = [{{ run = \"1ms\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let mut s = Simulator::new(&Scenario::from_toml_str(&text, "<test>").unwrap(), 1, false).unwrap();
+            while s.now < 5_000_000 && s.step() {}
+            assert!(s.rqs[2].curr.is_some() && s.rqs[3].curr.is_some() && s.rqs[0].curr.is_none());
+            let p = 2;
+            s.tasks[p].recent_used_cpu = 2;
+            let cpu = s.select_task_rq_fair(p, 2, 2, None, false, false);
+            assert_eq!(cpu, want, "{profile}");
+        }
+    }
+}
