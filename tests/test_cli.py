@@ -108,3 +108,15 @@ def test_workloads(cli):
     assert "make" in names and len(names) == len(set(names))
     r = cli("workloads")
     assert r.exit_code == 0 and "make" in r.stdout
+
+
+def test_workloads_name_shows_parameters_with_defaults(cli):
+    r = cli("workloads", "fibtest")
+    assert r.exit_code == 0, r.output
+    assert "quota_us" in r.stdout and "10000" in r.stdout and "slow_sleep" in r.stdout
+    doc = json.loads(cli("workloads", "make", "--json").stdout)
+    assert {p["name"]: p["default"] for p in doc["params"]}["units"] == "2000"
+    for g in json.loads(cli("workloads", "--json").stdout):
+        assert g["params"], g["name"]
+    r = cli("workloads", "no-such")
+    assert r.exit_code == 2 and r.stderr.startswith("error: unknown workload generator 'no-such'")

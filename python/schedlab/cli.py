@@ -327,12 +327,33 @@ def features(
 
 # ----------------------------------------------------------------------- workloads
 @app.command()
-def workloads(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """List the workload generators ([workload] kind = "NAME" in a scenario)."""
+def workloads(
+    name: Optional[str] = typer.Argument(None, help="A generator: show its parameters and their defaults.",
+                                         show_default=False),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the workload generators ([workload] kind = "NAME" in a scenario), or one
+    generator's parameters with their defaults."""
     with errors():
         doc = json.loads(_core.workloads())
+        if name is not None:
+            found = [g for g in doc if g["name"] == name]
+            if not found:
+                raise KeyError(f"unknown workload generator '{name}': expected one of {', '.join(g['name'] for g in doc)}")
+            doc = found[0]
     if json_out:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    if name is not None:
+        t = Table(title=f"{doc['name']}: {doc['description']}", title_justify="left")
+        t.add_column("parameter", no_wrap=True)
+        t.add_column("default")
+        t.add_column("meaning")
+        for p in doc["params"]:
+            t.add_row(p["name"], p["default"], p["meaning"])
+        out.print(t)
+        out.print(f'In a scenario: [workload] kind = "{doc["name"]}", params = {{ ... }}; durations as "10ms".',
+                  markup=False)
         return
     t = Table(title="workload generators", title_justify="left")
     t.add_column("kind", no_wrap=True)
@@ -340,7 +361,7 @@ def workloads(json_out: bool = typer.Option(False, "--json", help="Print JSON.")
     for g in doc:
         t.add_row(g["name"], g["description"])
     out.print(t)
-    out.print("Parameters: docs/scenario.md; figures: the RunResult's workload section.")
+    out.print("Parameters: schedlab workloads NAME; figures: the RunResult's workload section.")
 
 
 # ----------------------------------------------------------------------- reproduce

@@ -311,13 +311,20 @@ fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
     })
 }
 
-/// workloads() -> str: JSON list of the workload generators, {name, description}.
+/// workloads() -> str: JSON list of the workload generators, {name, description, params:
+/// [{name, default, meaning}]}.
 #[pyfunction]
 fn workloads() -> PyResult<String> {
     no_panic("workloads", || {
         let list: Vec<serde_json::Value> = schedlab_core::workload::GENERATORS
             .iter()
-            .map(|g| serde_json::json!({"name": g.name, "description": g.description}))
+            .map(|g| {
+                let params: Vec<serde_json::Value> = schedlab_core::workload::params_of(g.name)
+                    .iter()
+                    .map(|p| serde_json::json!({"name": p.name, "default": p.default, "meaning": p.meaning}))
+                    .collect();
+                serde_json::json!({"name": g.name, "description": g.description, "params": params})
+            })
             .collect();
         to_json(&list)
     })

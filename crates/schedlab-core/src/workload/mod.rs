@@ -6,12 +6,15 @@
 
 mod fibtest;
 mod make;
+mod params_doc;
 mod rseq_burst;
 mod swap_bench;
 mod synthetic;
 mod timers;
 
 use std::collections::BTreeMap;
+
+pub use params_doc::{params_of, ParamDoc};
 
 use serde::de::DeserializeOwned;
 

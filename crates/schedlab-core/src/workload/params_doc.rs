@@ -1,0 +1,122 @@
+//! Each generator's parameters with their defaults, as `schedlab workloads NAME` shows
+//! them. A test checks that every name listed here is one the generator accepts.
+
+/// One parameter of a generator.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDoc {
+    /// Key in `[workload] params`.
+    pub name: &'static str,
+    /// Default (or "required").
+    pub default: &'static str,
+    /// What it sets.
+    pub meaning: &'static str,
+}
+
+macro_rules! p {
+    ($name:expr, $default:expr, $meaning:expr) => {
+        ParamDoc { name: $name, default: $default, meaning: $meaning }
+    };
+}
+
+/// The parameters of the generator `kind` (empty for an unknown one).
+pub fn params_of(kind: &str) -> &'static [ParamDoc] {
+    match kind {
+        "fibtest" => &[
+            p!("threads", "the machine's CPU count", "threads (-t); thread i pinned to CPU i mod CPUs"),
+            p!("fast_threads", "1", "threads that compute without pause (-f)"),
+            p!("seconds", "5.0", "run length (-s)"),
+            p!("quota_us", "10000", "cpu.cfs_quota_us of the fibtest cgroup"),
+            p!("period_us", "100000", "cpu.cfs_period_us"),
+            p!("burst_us", "0", "cpu.cfs_burst_us"),
+            p!("slow_work", "1us", "CPU time of a slow thread's 100 additions"),
+            p!("slow_sleep", "10ms", "a slow thread's usleep()"),
+        ],
+        "make" => &[
+            p!("jobs", "the machine's CPU count", "parallel jobs (-jN)"),
+            p!("units", "2000", "compile units in the build"),
+            p!("unit_mean", "40ms", "mean CPU time of one unit"),
+            p!("link", "0ns", "serial link step at the end"),
+            p!("footprint_kib", "1024", "working set of a compile job, refilled after a migration"),
+            p!("pipe_chunks", "0", "pipe writes from cc1 to as per unit (0: one process, no pipe)"),
+            p!("as_fraction", "0.1", "share of a unit's work done by as when piped"),
+        ],
+        "pingpong" => &[
+            p!("pairs", "1", "task pairs"),
+            p!("rounds", "1000", "round trips per pair"),
+            p!("work", "2us", "work each side does per message"),
+        ],
+        "threadpool" => &[
+            p!("threads", "required", "worker threads"),
+            p!("clients", "1", "client tasks sending requests"),
+            p!("service", "required", "mean service time of a request (exponential)"),
+            p!("interval", "required", "mean time between a client's requests (exponential)"),
+        ],
+        "rseq_burst" => &[
+            p!("cpus", "every CPU", "CPUs the process may use (taskset); one thread per CPU"),
+            p!("delay", "200ms", "delay between threads"),
+            p!("index", "required", "area indexing: \"cpu_id\" or \"mm_cid\""),
+            p!("area_bytes", "16384", "area size, bytes"),
+            p!("warmup", "20000", "warm-up passes per thread"),
+            p!("loops", "5", "timed passes per thread"),
+        ],
+        "timer_enqueue" => &[
+            p!("cpu", "the last CPU", "the isolated CPU running the loop"),
+            p!("reps", "1000", "enqueue/dequeue repetitions per measurement"),
+            p!("rounds", "20", "measurements"),
+            p!("busy_fraction", "0.25", "share of the other CPUs kept busy"),
+            p!("delay", "100ms", "expiry of each enqueued timer (never reached)"),
+        ],
+        "dbench_pairs" => &[
+            p!("pairs", "required", "client/server pairs (dbench's NR)"),
+            p!("client_op", "20us", "mean CPU time of a client operation"),
+            p!("server_op", "30us", "mean CPU time of the server's handling"),
+            p!("rto", "200ms", "the retransmit timer's delay (TCP_RTO_MIN)"),
+            p!("delack", "40ms", "the delayed-ACK timer's delay (TCP_DELACK_MIN)"),
+        ],
+        "ui_frame" => &[
+            p!("fps", "60", "display refresh rate, Hz"),
+            p!("ui_work", "2ms", "mean UI-thread work per frame"),
+            p!("render_work", "3ms", "mean render-thread work per frame"),
+            p!("composer_work", "1ms", "mean compositor work per frame"),
+            p!("background", "4", "background app threads"),
+            p!("kernel_timers", "true", "add the Android-like background kernel timers"),
+            p!("top_app_cpus", "the two biggest clusters", "CPUs of the UI, render and compositor threads"),
+            p!("background_cpus", "the little cluster", "CPUs of the background threads"),
+        ],
+        "swap_bench" => &[
+            p!("cpu", "4", "CPU the benchmark is pinned to (taskset -c)"),
+            p!("region_kib", "1024", "region size, KiB"),
+            p!("iterations", "10000", "iterations of touch + page-out"),
+            p!("extra_mappers", "0", "other processes mapping every page"),
+            p!("kswapd", "false", "reclaim as kswapd would"),
+        ],
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::WorkloadSpec;
+    use crate::workload::{generate, GENERATORS};
+
+    /// Every generator is documented, and every documented name is accepted (an
+    /// unknown key would be an error naming it).
+    #[test]
+    fn every_documented_parameter_exists() {
+        let m = crate::topology::presets::preset("pixel6").unwrap();
+        for g in GENERATORS {
+            let docs = params_of(g.name);
+            assert!(!docs.is_empty(), "{} has no parameter table", g.name);
+            for d in docs {
+                let mut params = serde_json::Map::new();
+                params.insert(d.name.to_string(), serde_json::Value::Bool(true));
+                let spec = WorkloadSpec { kind: g.name.to_string(), params };
+                if let Err(e) = generate(&spec, &m, 1) {
+                    let msg = e.to_string();
+                    assert!(!msg.contains("unknown field"), "{}.{}: {msg}", g.name, d.name);
+                }
+            }
+        }
+    }
+}
