@@ -25,3 +25,18 @@ fn delayed_dequeue_spends_negative_lag_during_the_sleep() {
     let (with, without) = (run(true), run(false));
     assert!((with as f64) < 0.9 * without as f64, "p99 wakeup latency {with} ns with delayed dequeue vs {without} ns without");
 }
+
+/// Delayed dequeue inside a task group: bursty threads of one cgroup on two CPUs keep
+/// running (every invariant checked after every event).
+#[test]
+fn delayed_dequeue_in_a_group_keeps_every_thread_running() {
+    use schedlab_core::api::{run, RunOptions};
+    let text = "[machine]\ntopo = { cores = 2 }\n[kernel]\nprofile = \"6.18\"\n[[groups]]\nname = \"g\"\n\
+                [[tasks]]\nname = \"t\"\ncount = 4\ngroup = \"g\"\nprogram = [{ loop = { body = [{ run = \"2ms\" }, { sleep_exp = \"3ms\" }] } }]\n\
+                [run]\nduration_s = 1.0\n";
+    let s = common::scenario(text);
+    let r = run(&s, 1, &RunOptions { check_invariants: true, ..Default::default() }).unwrap_or_else(|e| panic!("{e}")).result;
+    for t in &r.tasks {
+        assert!(t.nr_wakeups > 100, "{}: {} wakeups, {} ns run", t.name, t.nr_wakeups, t.run_ns);
+    }
+}

@@ -293,6 +293,11 @@ impl Simulator {
             if q.load != load[c] || q.nr_queued != queued[c] {
                 return Err(format!("cfs_rq {c}: load {} / nr_queued {} but its entities say {} / {}", q.load, q.nr_queued, load[c], queued[c]));
             }
+            let curr_queued = q.curr.is_some_and(|e| self.on_rq(e)) as u32;
+            let in_tree = self.queue_index.timeline.count(q.timeline) as u32;
+            if in_tree + curr_queued != q.nr_queued {
+                return Err(format!("cfs_rq {c}: {in_tree} entities in the tree, curr queued {curr_queued}, nr_queued {}", q.nr_queued));
+            }
             if let Some(e) = self.queue_index.timeline.leftmost(q.timeline) {
                 if Some(e) == q.curr || !self.on_rq(e) {
                     return Err(format!("cfs_rq {c}: entity {e} in the tree is curr or not queued"));
@@ -300,6 +305,24 @@ impl Simulator {
             }
         }
         for cpu in 0..nr {
+            // Every cfs_rq's curr is on the path of the CPU's running task (or none).
+            let mut path = vec![None; self.fg.parent.len()];
+            if let Some(p) = self.rqs[cpu].curr {
+                let mut e = p;
+                loop {
+                    path[self.fg.group_of_cfs(self.cfs_of(e, cpu))] = Some(e);
+                    match self.parent_entity(e, cpu) {
+                        Some(pe) => e = pe,
+                        None => break,
+                    }
+                }
+            }
+            for (g, want) in path.iter().enumerate() {
+                let curr = self.fg.cfs[self.fg.cfs_index(g, cpu)].curr;
+                if curr.is_some() && curr != *want {
+                    return Err(format!("CPU {cpu}: group {g}'s cfs_rq has curr {curr:?} off the running task's path"));
+                }
+            }
             if self.rqs[cpu].load != self.fg.cfs[self.root_cfs(cpu)].load {
                 return Err(format!("CPU {cpu}: rq load {} is not its root cfs_rq's {}", self.rqs[cpu].load, self.fg.cfs[cpu].load));
             }

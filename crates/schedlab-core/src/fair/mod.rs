@@ -494,6 +494,8 @@ impl Simulator {
 
     fn pick_next_entity_fair(&mut self, cpu: usize) -> Option<TaskId> {
         let root = self.root_cfs(cpu);
+        // Descend to a task (pick_next_entity at each level); a delayed one is dequeued
+        // and the pick starts over. Only then does each level's entity become its curr.
         let next = 'again: loop {
             if self.fg.cfs[root].nr_queued == 0 {
                 return None;
@@ -504,18 +506,25 @@ impl Simulator {
                     FairPolicy::Cfs => self.cfs_leftmost(c),
                     FairPolicy::Eevdf => self.pick_eevdf(c, false),
                 }?;
-                if !is_group(e) && self.tasks[e].sched_delayed {
-                    // Picked while delayed: it leaves now; pick again from the top.
-                    self.finish_delayed_dequeue(cpu, e);
-                    continue 'again;
-                }
-                self.set_next_entity(c, e, cpu);
                 if !is_group(e) {
+                    if self.tasks[e].sched_delayed {
+                        self.finish_delayed_dequeue(cpu, e);
+                        continue 'again;
+                    }
                     break 'again e;
                 }
                 c = e & !GROUP_SE;
             }
         };
+        let mut e = next;
+        loop {
+            let c = self.cfs_of(e, cpu);
+            self.set_next_entity(c, e, cpu);
+            match self.parent_entity(e, cpu) {
+                Some(pe) => e = pe,
+                None => break,
+            }
+        }
         self.list_del(cpu, next);
         self.wc_waiting(cpu, next, -1);
         self.swq_remove(next);

@@ -201,6 +201,20 @@ impl Timeline {
         (best.1 != NIL).then_some((best.0, best.1 as EntityId))
     }
 
+    /// The entities in the tree under `root` (a walk: for invariant checks).
+    pub fn count(&self, root: TimelineRoot) -> usize {
+        let mut stack = vec![root.0];
+        let mut n = 0;
+        while let Some(x) = stack.pop() {
+            if x != NIL {
+                n += 1;
+                stack.push(self.nd(x).left);
+                stack.push(self.nd(x).right);
+            }
+        }
+        n
+    }
+
     /// The vruntime and deadline a queued entity was inserted with.
     pub fn keys(&self, p: EntityId) -> (u64, u64) {
         let n = self.nd(p as u32);
