@@ -10,8 +10,8 @@
 //! Model: with PELT (feature PELT) group load, util and runnable are the sums of the
 //! CPUs' root cfs_rq averages and groups are classified by group_is_overloaded() /
 //! group_has_capacity() as the kernel does; without it, by queued weights and task
-//! counts. Group types are has_spare / fully_busy / overloaded (misfit and asym packing
-//! are not modeled). detach_tasks() relaxes its load bound with nr_balance_failed as
+//! counts. Group types are has_spare / fully_busy / misfit (asymmetric capacity, see
+//! `asym.rs`) / overloaded; asym packing is not modeled. detach_tasks() relaxes its load bound with nr_balance_failed as
 //! its version did (5.10+: shr_bound(load, nr_balance_failed), 2cfb7a1b031b; before:
 //! load/2 until cache_nice_tries failures).
 //! A balance pass costs the balancing CPU one remote cache-line read per CPU it

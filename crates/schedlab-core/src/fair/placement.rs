@@ -4,7 +4,8 @@
 //! (WA_IDLE, WA_WEIGHT, WA_BIAS), select_idle_sibling(), select_idle_core(),
 //! select_idle_cpu() with SIS_UTIL / SIS_PROP, the reverted SIS_NODE
 //! (select_idle_node), and find_idlest_cpu() for fork balancing.
-//! Model: loads are instantaneous runqueue weights rather than PELT load averages.
+//! Model: loads are the PELT load averages of cpu_load() and task_h_load() (queued
+//! weights with the feature PELT off); asymmetric-capacity wakeups are in `asym.rs`.
 //! Each CPU an idle scan examines costs the waker one cache-line read of that CPU's
 //! runqueue at its sharing distance; the cost is charged to the waking task's CPU.
 
