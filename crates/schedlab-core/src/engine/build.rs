@@ -109,7 +109,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),
         max_events: s.run.max_events,
-        q: EventQueue::default(),
+        q: EventQueue::new(m.nr_cpus()),
         events: 0,
         tasks: Vec::new(),
         rngs: Vec::new(),

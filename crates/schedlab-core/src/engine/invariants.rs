@@ -43,6 +43,9 @@ impl Simulator {
                 nr += 1;
                 load += t.se.weight;
             }
+            if self.queue_index.nonempty.test(cpu) == rq.queue.is_empty() {
+                return Err(format!("CPU {cpu}: the mask of CPUs with queued tasks is stale"));
+            }
             if rq.queue.len() != nr || self.queue_leftmost(cpu) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t)) {
                 return Err(format!("CPU {cpu}: the timeline does not hold the queued tasks"));
             }

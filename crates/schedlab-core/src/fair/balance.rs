@@ -148,9 +148,11 @@ impl Simulator {
         if imbalance == 0 {
             return None;
         }
-        let src = self
-            .group_cpus(bgid)
-            .filter(|&c| c != cpu && !self.rqs[c].queue.is_empty())
+        // Only CPUs with a queued task can give one: walk those of the group.
+        let candidates = self.load_sums.group(bgid).mask.and(&self.queue_index.nonempty);
+        let src = candidates
+            .iter()
+            .filter(|&c| c != cpu)
             .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.rqs[c].load * 1024 / self.capacity(c) })?;
         Some(Plan { src, imbalance, by_tasks })
     }

@@ -17,6 +17,8 @@ use crate::topology::Machine;
 pub struct GroupSums {
     /// CPUs of the group.
     pub cpus: Vec<CpuId>,
+    /// The same CPUs as a mask.
+    pub mask: crate::cpumask::CpuMask,
     /// Runnable tasks on its CPUs.
     pub nr_running: usize,
     /// Sum of their weights.
@@ -78,6 +80,7 @@ impl LoadSums {
                                         weight: cpus.len(),
                                         capacity: cpus.iter().map(|&c| m.cpus[c].capacity as u64).sum(),
                                         cpus,
+                                        mask: *g,
                                         ..Default::default()
                                     });
                                     id

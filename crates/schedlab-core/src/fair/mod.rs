@@ -39,6 +39,8 @@ pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
 pub(crate) struct QueueIndex {
     pos: Vec<u32>,
     pub(crate) timeline: timeline::Timeline,
+    /// CPUs with at least one queued task (what find_busiest_queue can pull from).
+    pub(crate) nonempty: crate::cpumask::CpuMask,
 }
 
 impl Simulator {
@@ -56,6 +58,7 @@ impl Simulator {
         }
         ix.pos[p] = q.tasks.len() as u32;
         q.tasks.push(p);
+        ix.nonempty.set(cpu);
         let se = &self.tasks[p].se;
         ix.timeline.insert(&mut q.timeline, p, se.vruntime, se.deadline);
     }
@@ -70,6 +73,9 @@ impl Simulator {
         if let Some(&moved) = q.tasks.get(i) {
             ix.pos[moved] = i as u32;
         }
+        if q.tasks.is_empty() {
+            ix.nonempty.clear(cpu);
+        }
         ix.timeline.remove(&mut q.timeline, p);
     }
 
@@ -81,6 +87,9 @@ impl Simulator {
         q.tasks.remove(i);
         for (j, &t) in q.tasks.iter().enumerate().skip(i) {
             ix.pos[t] = j as u32;
+        }
+        if q.tasks.is_empty() {
+            ix.nonempty.clear(cpu);
         }
         ix.timeline.remove(&mut q.timeline, p);
     }
