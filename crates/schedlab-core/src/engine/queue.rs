@@ -1,15 +1,15 @@
 //! The event queue: events ordered by (time, event class, sequence).
 //!
-//! Model: every CPU keeps its own small heap of the events that belong to it (its
-//! segment end, tick, hrtimer expiries, interrupts, reschedules), and one more heap
-//! holds the machine's (task starts, bandwidth timers, the end). A tournament tree over
-//! these heaps' earliest keys finds the next event in log2(CPUs) steps over a few
+//! Model: every CPU keeps its own short sorted list of the events that belong to it (its
+//! segment end, tick, hrtimer expiries, interrupts, reschedules), and a heap holds the
+//! machine's (task starts, bandwidth timers, the end). A tournament tree over these
+//! sources' earliest keys finds the next event in log2(CPUs) steps over a few
 //! kilobytes, where one heap of every event would be large and scattered. Keys are
 //! unique (the sequence), so the order is exactly that of a single heap.
 //! Cancellation is lazy. Events carry the generation of the thing they belong to (a
 //! CPU's segment, a task's sleep); a popped event whose generation is stale is
 //! dropped, which keeps every operation O(log n) with no search. Events due at the
-//! current instant (a local resched) skip the heaps: they wait in a FIFO that is
+//! current instant (a local resched) skip all this: they wait in a FIFO that is
 //! drained first, in the order they were posted.
 
 use std::cmp::Reverse;
@@ -102,17 +102,39 @@ impl Ord for Entry {
     }
 }
 
-/// A match of the tournament: a source and its earliest key.
+/// A match of the tournament: a source and its earliest key, the key's halves kept
+/// apart so that a node is 24 bytes (the tree of a 384-CPU machine fits in 24 KiB).
 #[derive(Clone, Copy, Debug)]
 struct Contender {
-    key: u128,
+    time: u64,
+    order: u64,
     source: u32,
+}
+
+impl Contender {
+    #[inline]
+    fn new(key: u128, source: usize) -> Self {
+        Contender { time: (key >> 64) as u64, order: key as u64, source: source as u32 }
+    }
+
+    #[inline]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.order as u128
+    }
+
+    #[inline]
+    fn before(&self, other: &Contender) -> bool {
+        (self.time, self.order) < (other.time, other.order)
+    }
 }
 
 /// The pending events of a run.
 pub struct EventQueue {
-    /// Per source (CPU 0..n, then the machine's): a min-heap of its events.
-    sources: Vec<BinaryHeap<Reverse<Entry>>>,
+    /// Per CPU: its events sorted latest first (a CPU holds a handful, so the earliest
+    /// is popped from the end and an insert shifts little).
+    cpus: Vec<Vec<Entry>>,
+    /// The machine's events (task starts can be many: a heap).
+    machine: BinaryHeap<Reverse<Entry>>,
     /// Tournament tree over the sources (a power of two of leaves): node `n` (1 = root)
     /// holds the source with the least key below it, and that key; nodes
     /// `size..2*size` are the sources themselves (key EMPTY when a source has none).
@@ -137,7 +159,7 @@ impl EventQueue {
     pub fn new(nr_cpus: usize) -> Self {
         let sources = nr_cpus + 1;
         let size = sources.next_power_of_two();
-        let mut tree = vec![Contender { key: EMPTY, source: 0 }; 2 * size];
+        let mut tree = vec![Contender::new(EMPTY, 0); 2 * size];
         for (i, c) in tree[size..].iter_mut().enumerate() {
             c.source = i as u32;
         }
@@ -146,7 +168,8 @@ impl EventQueue {
             tree[n] = tree[2 * n];
         }
         EventQueue {
-            sources: (0..sources).map(|_| BinaryHeap::new()).collect(),
+            cpus: vec![Vec::new(); nr_cpus],
+            machine: BinaryHeap::new(),
             tree,
             size,
             now: Default::default(),
@@ -160,11 +183,11 @@ impl EventQueue {
     #[inline]
     fn fix(&mut self, s: usize, key: u128) {
         let mut n = self.size + s;
-        let mut cur = Contender { key, source: s as u32 };
+        let mut cur = Contender::new(key, s);
         self.tree[n] = cur;
         while n > 1 {
             let sib = self.tree[n ^ 1];
-            if sib.key < cur.key {
+            if sib.before(&cur) {
                 cur = sib;
             }
             n >>= 1;
@@ -172,10 +195,10 @@ impl EventQueue {
         }
     }
 
-    /// The heap an event belongs to: its CPU's, or the machine's.
+    /// The source an event belongs to: its CPU (index), or the machine's (nr_cpus).
     #[inline]
     fn source(&self, kind: &EventKind) -> usize {
-        let machine = self.sources.len() - 1;
+        let machine = self.cpus.len();
         match *kind {
             EventKind::SegmentEnd { cpu, .. }
             | EventKind::Hrtimer { cpu, .. }
@@ -193,8 +216,14 @@ impl EventQueue {
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let key = (time as u128) << 64 | (class as u128) << SEQ_BITS | self.seq as u128;
         let s = self.source(&kind);
-        self.sources[s].push(Reverse(Entry { key, kind }));
-        if key < self.tree[self.size + s].key {
+        match self.cpus.get_mut(s) {
+            Some(q) => {
+                let at = q.partition_point(|e| e.key > key);
+                q.insert(at, Entry { key, kind });
+            }
+            None => self.machine.push(Reverse(Entry { key, kind })),
+        }
+        if key < self.tree[self.size + s].key() {
             self.fix(s, key);
         }
     }
@@ -213,12 +242,20 @@ impl EventQueue {
             return Some((self.now_time, kind));
         }
         let top = self.tree[1];
-        if top.key == EMPTY {
+        if top.key() == EMPTY {
             return None;
         }
         let s = top.source as usize;
-        let Reverse(e) = self.sources[s].pop().expect("a source with a key has an event");
-        let next = self.sources[s].peek().map_or(EMPTY, |Reverse(next)| next.key);
+        let (e, next) = match self.cpus.get_mut(s) {
+            Some(q) => {
+                let e = q.pop().expect("a source with a key has an event");
+                (e, q.last().map_or(EMPTY, |next| next.key))
+            }
+            None => {
+                let Reverse(e) = self.machine.pop().expect("a source with a key has an event");
+                (e, self.machine.peek().map_or(EMPTY, |Reverse(next)| next.key))
+            }
+        };
         self.fix(s, next);
         let t = (e.key >> 64) as Ns;
         self.now_time = t;
@@ -227,12 +264,12 @@ impl EventQueue {
 
     /// Returns the number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
-        self.sources.iter().map(BinaryHeap::len).sum::<usize>() + self.now.len()
+        self.cpus.iter().map(Vec::len).sum::<usize>() + self.machine.len() + self.now.len()
     }
 
     /// Tells whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.now.is_empty() && self.tree[1].key == EMPTY
+        self.now.is_empty() && self.tree[1].key() == EMPTY
     }
 }
 
