@@ -40,7 +40,9 @@ err = Console(stderr=True, highlight=False)
 
 class TraceFormat(str, enum.Enum):
     perfetto = "perfetto"
+    json = "json"
     ftrace = "ftrace"
+    perf = "perf"
 
 
 class Backend(str, enum.Enum):
@@ -170,7 +172,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
     for p in traces:
         if p:
             out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
-                      if p.endswith(".json") else f"trace written to [bold]{p}[/]")
+                      if p.endswith((".json", ".pftrace")) else f"trace written to [bold]{p}[/]")
 
 
 @app.command()
@@ -179,7 +181,7 @@ def run(
     seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: TraceFormat = typer.Option(TraceFormat.perfetto, "--trace-format", help="perfetto (Chrome JSON, opens in ui.perfetto.dev) or ftrace (tracefs text)."),
+    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
@@ -195,7 +197,7 @@ def run(
     with errors():
         s = load_scenario(scenario)
         seeds = list(seed) if seed else s.seeds
-        fmt = trace_format.value
+        fmt = trace_format.value if trace_format is not None else None
         trace_arg = trace if trace is not None else None
         if len(seeds) == 1:
             with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:

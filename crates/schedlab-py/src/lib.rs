@@ -7,7 +7,6 @@
 mod errors;
 mod locate;
 
-use std::io::Write;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -16,6 +15,7 @@ use schedlab_core::api::{self, RunOptions};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine, SdFlags};
+use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
 
 use crate::errors::{no_panic, panic_message, scenario_error, sim_error};
@@ -88,10 +88,11 @@ fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
 /// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
-/// `trace_path`, records a trace and writes it there ("perfetto": Chrome JSON that
-/// ui.perfetto.dev opens; "ftrace": tracefs text). `progress(fraction)` is called now
-/// and then. `origin` (the scenario's file) names the file in errors found while
-/// building the run. The GIL is released during the run.
+/// `trace_path`, streams a trace there while the run goes ("perfetto": Perfetto
+/// protobuf; "json": Chrome JSON with the ftrace text embedded; "ftrace": tracefs
+/// text with ns timestamps; "perf": `perf script --ns` text). `progress(fraction)` is
+/// called now and then. `origin` (the scenario's file) names the file in errors found
+/// while building the run. The GIL is released during the run.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None))]
 #[allow(clippy::too_many_arguments)]
@@ -104,9 +105,9 @@ fn run(
     progress: Option<Py<PyAny>>,
     origin: Option<String>,
 ) -> PyResult<String> {
-    if !matches!(trace_format, "perfetto" | "ftrace") {
-        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto or ftrace")));
-    }
+    let Some(format) = TraceFormat::parse(trace_format) else {
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
+    };
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
@@ -116,7 +117,6 @@ fn run(
     let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let interrupted = cancel.clone();
     let opts = RunOptions {
-        trace: trace_path.is_some(),
         progress: Some(Arc::new(move |fraction: f64| {
             Python::attach(|py| {
                 let stop = match &progress {
@@ -132,7 +132,6 @@ fn run(
         cancel: Some(cancel.clone()),
         ..RunOptions::default()
     };
-    let ftrace = trace_format == "ftrace";
     enum Outcome {
         Done(String),
         Sim(schedlab_core::SimError),
@@ -141,23 +140,22 @@ fn run(
     }
     let outcome = py.detach(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let out = match api::run(&scenario, seed, &opts) {
+            let result = match &trace_path {
+                Some(path) => {
+                    let sink = match schedlab_core::trace::file_sink(std::path::Path::new(path), format) {
+                        Ok(s) => s,
+                        Err(e) => return Outcome::Io(format!("cannot write trace {path}: {e}")),
+                    };
+                    api::run_traced(&scenario, seed, &opts, sink)
+                }
+                None => api::run(&scenario, seed, &opts),
+            };
+            let out = match result {
                 Ok(out) => out,
                 Err(e) => return Outcome::Sim(e),
             };
-            if let (Some(path), Some(trace)) = (&trace_path, &out.trace) {
-                let written = std::fs::File::create(path).and_then(|f| {
-                    let mut w = std::io::BufWriter::new(f);
-                    if ftrace {
-                        trace.write_ftrace(&mut w)?;
-                    } else {
-                        trace.write_perfetto_json(&mut w)?;
-                    }
-                    w.flush()
-                });
-                if let Err(e) = written {
-                    return Outcome::Io(format!("cannot write trace {path}: {e}"));
-                }
+            if let (Some(path), Some(e)) = (&trace_path, &out.trace_error) {
+                return Outcome::Io(format!("cannot write trace {path}: {e}"));
             }
             match serde_json::to_string(&out.result) {
                 Ok(s) => Outcome::Done(s),

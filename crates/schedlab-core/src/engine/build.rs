@@ -12,11 +12,11 @@ use crate::rq::{DomainState, Rq};
 use crate::scenario::{Scenario, TaskSpec};
 use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
-use crate::trace::Trace;
+use crate::trace::{TraceMeta, Tracer};
 use super::queue::{EventClass, EventKind, EventQueue};
 use super::rng::Stream;
 
-pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
     s.validate()?;
     let m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
@@ -132,7 +132,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
         wakeup_latency: Default::default(),
-        trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
+        trace: sink.map(|sink| {
+            let meta = TraceMeta { nr_cpus: nr, groups: all_groups.iter().map(|g| g.name.clone()).fold(vec!["root".to_string()], |mut v, n| { v.push(n); v }) };
+            Tracer::new(sink, &meta)
+        }),
         reporter,
         mm: Default::default(),
         timers: crate::timers::Timers::new(
@@ -169,6 +172,11 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
     };
 
     sim.setup_bandwidth(&all_groups)?;
+    // No cpufreq governor: every CPU runs at its top operating point throughout.
+    for cpu in 0..nr {
+        let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
+        sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
+    }
     for (i, t) in task_specs.iter().enumerate() {
         let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
         sim.programs.push(program);
@@ -267,7 +275,7 @@ impl Simulator {
         };
         let first = cpus_allowed.first().expect("non-empty affinity");
         if let Some(t) = &mut self.trace {
-            t.comms.push(name.clone());
+            t.task(self.now, tid + 1, mm, parent.map_or(0, |p| p + 1), &name, nice);
         }
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {

@@ -27,7 +27,7 @@ use crate::scenario::Scenario;
 use crate::task::{Program, Task, TaskId};
 use crate::time::Ns;
 use crate::topology::Machine;
-use crate::trace::Trace;
+use crate::trace::Tracer;
 use crate::workload::Reporter;
 use queue::{EventClass, EventKind, EventQueue};
 use rng::Stream;
@@ -178,7 +178,7 @@ pub struct Simulator {
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
-    pub(crate) trace: Option<Trace>,
+    pub(crate) trace: Option<Tracer>,
     pub(crate) mm: crate::sched::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
@@ -214,7 +214,13 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.
     pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
-        build::build(s, seed, trace)
+        let sink: Option<Box<dyn crate::trace::TraceSink>> = trace.then(|| Box::new(crate::trace::Trace::default()) as _);
+        build::build(s, seed, sink)
+    }
+
+    /// Builds a run whose trace streams into `sink`.
+    pub fn with_sink(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
+        build::build(s, seed, sink)
     }
 
     /// Runs to the end condition and returns the figures.

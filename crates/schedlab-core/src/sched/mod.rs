@@ -48,7 +48,7 @@ impl Simulator {
         self.charge_kernel(this_cpu, ttwu);
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
-        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
+        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         if cpu != prev {
             self.set_task_cpu(p, cpu);
         }
@@ -57,6 +57,7 @@ impl Simulator {
         t.runnable_since = self.now;
         t.woken = true;
         self.activate_task(cpu, p, true);
+        self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
         }
@@ -82,6 +83,7 @@ impl Simulator {
         t.stats.start_ns = self.now;
         self.place_new_entity(cpu, p);
         self.activate_task(cpu, p, false);
+        self.trace_event(this_cpu, TraceEvent::WakeupNew { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state == TaskState::Runnable {
             self.wakeup_preempt(cpu, p, this_cpu);
         }
@@ -200,8 +202,15 @@ impl Simulator {
         }
         self.rqs[cpu].stats.nr_switches += 1;
         self.counters.switches += 1;
-        let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == TaskState::Runnable);
-        self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_runnable, next: next.map_or(0, |n| n + 1) });
+        if self.trace.is_some() {
+            use crate::trace::PrevState;
+            let prev_state = match prev.map(|p| self.tasks[p].state) {
+                None | Some(TaskState::Runnable | TaskState::Throttled | TaskState::Running) => PrevState::Runnable,
+                Some(TaskState::Exited) => PrevState::Dead,
+                Some(_) => PrevState::Sleeping,
+            };
+            self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_state, next: next.map_or(0, |n| n + 1) });
+        }
         if let Some(n) = next {
             self.start_running(cpu, n);
             self.fold_next_run(n);
@@ -333,7 +342,7 @@ impl Simulator {
     #[inline]
     pub(crate) fn trace_event(&mut self, cpu: usize, event: TraceEvent) {
         if let Some(t) = &mut self.trace {
-            t.records.push(crate::trace::TraceRecord { ts: self.now, cpu, event });
+            t.record(crate::trace::TraceRecord { ts: self.now, cpu, event });
         }
     }
 

@@ -371,10 +371,12 @@ impl Simulator {
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
         self.tasks[parent].live_children += 1;
         self.tasks[parent].overhead_ns += self.m.cost.fork_ns as u64;
+        self.trace_event(cpu, crate::trace::TraceEvent::Fork { parent: parent + 1, child: child + 1 });
         self.wake_up_new_task(child, cpu, Some(parent));
     }
 
     fn do_exit(&mut self, c: TaskId, cpu: usize) {
+        self.trace_event(cpu, crate::trace::TraceEvent::Exit { pid: c + 1 });
         self.mm_exit(c, cpu);
         self.hrtimer_cancel_task(c);
         if let Some(t) = self.tasks[c].wheel_timer {
