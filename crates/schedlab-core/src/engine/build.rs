@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Channel, Group, Mutex, Simulator, Template, WorkConservation};
+use super::{Barrier, Channel, Group, Mutex, Simulator, Template, WorkConservation};
 use crate::api::build_machine;
 use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
@@ -121,6 +121,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         chan_scoped: Vec::new(),
         family_chans: BTreeMap::new(),
         locks: Vec::new(),
+        barriers: Vec::new(),
+        masks: Vec::new(),
+        group_steps: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
@@ -228,6 +231,30 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         sim.chan_scoped[i] = name.starts_with('@');
     }
     sim.locks = vec![Mutex::default(); names.locks.len()];
+    // A barrier's parties: every task instance whose program uses it.
+    sim.barriers = vec![Barrier::default(); names.barriers.len()];
+    for (i, t) in task_specs.iter().enumerate() {
+        let p = &sim.programs[template_specs.len() + i];
+        let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
+        used.sort_unstable();
+        used.dedup();
+        for b in used {
+            sim.barriers[b].parties += t.count;
+        }
+    }
+    for (i, m) in names.masks.iter().enumerate() {
+        let mask = CpuMask::parse_list(m).expect("checked at compile").and(&all);
+        if mask.is_empty() {
+            return Err(ScenarioError::new("set_affinity", format!("no CPU of '{m}' (step {i}) exists on this machine")).into());
+        }
+        sim.masks.push(mask);
+    }
+    for g in &names.groups {
+        let gi = if g.is_empty() { 0 } else {
+            *group_index.get(g).ok_or_else(|| ScenarioError::new("set_group", format!("unknown group '{g}'")))?
+        };
+        sim.group_steps.push(gi);
+    }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
@@ -313,6 +340,7 @@ impl Simulator {
             wheel_timer_fired: false,
             waiting_on: None,
             period_next: None,
+            run_until: None,
             periods_late: 0,
             pending_exit_ns: 0,
             woken_from: None,
@@ -341,7 +369,7 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
         match insn {
-            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } => signalled[*c] = true,
+            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } | Insn::CondSignal(c) | Insn::CondBroadcast(c) => signalled[*c] = true,
             _ => {}
         }
     }

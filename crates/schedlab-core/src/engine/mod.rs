@@ -52,6 +52,15 @@ pub struct Mutex {
     pub last_cpu: Option<usize>,
 }
 
+/// A barrier: tasks wait until `parties` of them have arrived.
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    /// Tasks whose programs use it.
+    pub parties: usize,
+    /// Tasks blocked at it.
+    pub waiters: Vec<TaskId>,
+}
+
 /// A task template that `fork` instantiates.
 #[derive(Clone, Debug)]
 pub struct Template {
@@ -164,6 +173,11 @@ pub struct Simulator {
     /// Family-scoped channels: (family, channel name) -> channel.
     pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
     pub(crate) locks: Vec<Mutex>,
+    pub(crate) barriers: Vec<Barrier>,
+    /// Masks of set_affinity steps.
+    pub(crate) masks: Vec<crate::cpumask::CpuMask>,
+    /// Group index of each set_group step.
+    pub(crate) group_steps: Vec<usize>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see

@@ -268,7 +268,12 @@ impl Simulator {
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
         let run = (t.work_left * 1024).div_ceil(cap);
-        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
+        // A run_for step ends at its wall-clock deadline, whatever work that took.
+        let end = match t.run_until {
+            Some(until) => until.max(self.now + t.overhead_ns),
+            None => self.now + t.overhead_ns + run,
+        };
+        self.q.push(end, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
         }
@@ -291,7 +296,11 @@ impl Simulator {
     pub(crate) fn segment_end(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
         self.advance_progress(cpu);
-        let t = &self.tasks[c];
+        let t = &mut self.tasks[c];
+        if t.run_until.is_some_and(|u| u <= self.now && t.overhead_ns == 0) {
+            t.run_until = None;
+            t.work_left = 0;
+        }
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
             return;
