@@ -186,8 +186,9 @@ def run(
     backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
 ) -> None:
-    """Run a scenario file, once per seed."""
+    """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed."""
     from ._progress import DelayedProgress
     from .api import run as run_one
     from .parallel import run_many
@@ -195,7 +196,9 @@ def run(
     from .scenario import load_scenario
 
     with errors():
-        s = load_scenario(scenario)
+        s = load_scenario(scenario, machine=machine)
+        for n in s.notes:
+            sys.stderr.write(f"note: {n}\n")
         seeds = list(seed) if seed else s.seeds
         fmt = trace_format.value if trace_format is not None else None
         trace_arg = trace if trace is not None else None
@@ -435,6 +438,7 @@ def reproduce(
 
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
+from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

@@ -428,7 +428,12 @@ pub struct TaskSpec {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     /// Generator name (`schedlab workloads` lists them).
+    #[serde(default)]
     pub kind: String,
+    /// An rt-app JSON file (relative to the scenario's file) whose threads are the
+    /// workload, instead of a generator; loading the scenario reads it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_app: Option<String>,
     /// Generator parameters; each generator validates its own.
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -569,6 +574,15 @@ impl Scenario {
                     format!("kernel.features.{name}"),
                     "unknown feature: `schedlab features` lists them",
                 ));
+            }
+        }
+        if let Some(w) = &self.workload {
+            match (&w.rt_app, w.kind.is_empty()) {
+                (Some(_), false) => return Err(ScenarioError::new("workload", "give kind (a generator) or rt_app (a file), not both")),
+                (None, true) => {
+                    return Err(ScenarioError::new("workload.kind", "expected a generator name (`schedlab workloads` lists them) or rt_app = \"file.json\""))
+                }
+                _ => {}
             }
         }
         if self.workload.is_none() && self.tasks.is_empty() {

@@ -28,6 +28,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         feat.set(f, *on);
     }
     let generated = match &s.workload {
+        Some(w) if w.rt_app.is_some() => {
+            return Err(ScenarioError::new("workload.rt_app", "the rt-app file is read when the scenario is loaded (interchange::rt_app::expand_workload)").into())
+        }
         Some(w) => Some(crate::workload::generate(w, &m, seed)?),
         None => None,
     };

@@ -265,6 +265,42 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
     Ok(RtAppImport { scenario, notes: cx.notes })
 }
 
+/// Replaces a scenario's `[workload] rt_app = "file.json"` by the file's threads (read
+/// relative to `base`, the scenario file's directory); returns the import's notes. The
+/// scenario keeps its machine, kernel and run; the file's duration applies when the
+/// scenario gives no end.
+pub fn expand_workload(s: &mut Scenario, base: &std::path::Path) -> Result<Vec<String>, crate::error::ScenarioError> {
+    let Some(file) = s.workload.as_ref().and_then(|w| w.rt_app.clone()) else { return Ok(Vec::new()) };
+    let path = base.join(&file);
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| crate::error::ScenarioError::new("workload.rt_app", format!("cannot read {shown}: {e}")))?;
+    let imp = import(&text, &shown, &RtAppOptions { machine: Some(s.machine.clone()) })?;
+    let f = imp.scenario;
+    s.workload = None;
+    s.groups.extend(f.groups.into_iter().filter(|g| !s.groups.iter().any(|x| x.name == g.name)).collect::<Vec<_>>());
+    s.tasks.extend(f.tasks);
+    s.templates.extend(f.templates);
+    if s.run.duration_s.is_none() && s.run.until.is_none() {
+        s.run.duration_s = f.run.duration_s;
+        s.run.until = f.run.until;
+    }
+    s.validate()?;
+    Ok(imp.notes)
+}
+
+/// Whether JSON text looks like an rt-app file (a "tasks" object) rather than a
+/// schedlab scenario (whose "tasks" is a list).
+pub fn looks_like_rt_app(text: &str) -> bool {
+    match lenient_json::parse(text, "") {
+        Ok(n) => n.get("machine").is_none() && n.get("tasks").is_some_and(|t| t.entries().is_some()),
+        Err(_) => {
+            // Comments and trailing commas are not JSON: only rt-app files have them.
+            text.contains("/*") || !text.contains("\"machine\"")
+        }
+    }
+}
+
 fn program_is_endless(p: &[OpSpec]) -> bool {
     p.iter().any(|op| matches!(op, OpSpec::Loop(l) if l.count.is_none() || program_is_endless(&l.body)))
 }
