@@ -248,3 +248,55 @@ fn a_scenario_exports_to_rt_app_and_comes_back_unchanged() {
     let b = import(&again, "again.json", &small_machine()).unwrap().scenario;
     assert_eq!(a.tasks, b.tasks);
 }
+
+mod no_panic_on_any_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample_trace() -> String {
+        let out = run(&busy_scenario(), 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
+        let mut text = Vec::new();
+        out.trace.unwrap().write_ftrace(&mut text).unwrap();
+        String::from_utf8(text).unwrap().lines().take(60).collect::<Vec<_>>().join("\n")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn trace_text_of_any_kind_is_read_or_refused(text in "\\PC{0,300}") {
+            if let Ok(p) = parse(&text, "x.txt") {
+                let tl = build(&p);
+                let _ = to_scenario(&tl, MachineSpec::default(), &ReplayOptions::default(), "r");
+            }
+        }
+
+        #[test]
+        fn cut_and_spliced_traces_are_read_or_refused(cut in 0usize..4000, keep in 0usize..4000) {
+            let t = sample_trace();
+            let (a, b) = (cut.min(t.len()), keep.min(t.len()));
+            let (lo, hi) = (a.min(b), a.max(b));
+            let spliced: String = t.char_indices().filter(|(i, _)| *i < lo || *i >= hi).map(|(_, c)| c).collect();
+            if let Ok(p) = parse(&spliced, "x.txt") {
+                let tl = build(&p);
+                let _ = to_scenario(&tl, MachineSpec::default(), &ReplayOptions::default(), "r");
+            }
+        }
+
+        #[test]
+        fn rt_app_text_of_any_kind_is_read_or_refused(text in "\\PC{0,200}", cut in 0usize..2000) {
+            let _ = import(&text, "x.json", &small_machine());
+            let ex = std::fs::read_to_string(examples_dir().join("tutorial/example5.json")).unwrap();
+            let cut = cut.min(ex.len());
+            let truncated: String = ex.char_indices().filter(|(i, _)| *i < cut).map(|(_, c)| c).collect();
+            let _ = import(&truncated, "x.json", &small_machine());
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let text = "[".repeat(100_000);
+        let e = import(&text, "deep.json", &small_machine()).unwrap_err();
+        assert!(e.to_string().contains("nested deeper than"), "{e}");
+    }
+}

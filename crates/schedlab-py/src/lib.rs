@@ -153,8 +153,8 @@ fn trace_timelines(text: &str, origin: &str) -> PyResult<String> {
                     "pid": t.pid, "comm": t.comm, "first_seen_ns": t.first_seen, "forked_by": t.forked_by, "exit_ns": t.exit,
                     "runs": t.runs.iter().map(|r| [r.cpu as u64, r.start, r.end]).collect::<Vec<_>>(),
                     "sleeps": t.sleeps.iter().map(|s| serde_json::json!([s.start, s.end, s.woken_by])).collect::<Vec<_>>(),
-                    "run_ns": t.runs.iter().map(|r| r.end - r.start).sum::<u64>(),
-                    "sleep_ns": t.sleeps.iter().filter_map(|s| s.end.map(|e| e - s.start)).sum::<u64>(),
+                    "run_ns": t.runs.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>(),
+                    "sleep_ns": t.sleeps.iter().filter_map(|s| s.end.map(|e| e.saturating_sub(s.start))).sum::<u64>(),
                     "wait_ns": t.wait_ns,
                 })
             })

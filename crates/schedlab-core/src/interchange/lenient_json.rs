@@ -78,7 +78,7 @@ impl Node {
 
 /// Parses lenient JSON text.
 pub fn parse(text: &str, file: &str) -> Result<Node, ImportError> {
-    let mut p = Parser { s: text.as_bytes(), i: 0, line: 1, file };
+    let mut p = Parser { s: text.as_bytes(), i: 0, line: 1, file, depth: 0 };
     p.skip_ws()?;
     let v = p.value()?;
     p.skip_ws()?;
@@ -88,11 +88,15 @@ pub fn parse(text: &str, file: &str) -> Result<Node, ImportError> {
     Ok(v)
 }
 
+/// Nesting deeper than this is an error, not a stack overflow.
+const MAX_DEPTH: usize = 128;
+
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
     line: usize,
     file: &'a str,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -145,10 +149,24 @@ impl Parser<'_> {
 
     fn value(&mut self) -> Result<Node, ImportError> {
         let line = self.line;
+        if matches!(self.peek(), Some(b'{' | b'[')) {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(self.err(format!("nested deeper than {MAX_DEPTH} levels")));
+            }
+        }
         let value = match self.peek() {
             None => return Err(self.err("unexpected end of file, expected a value")),
-            Some(b'{') => self.object()?,
-            Some(b'[') => self.array()?,
+            Some(b'{') => {
+                let v = self.object()?;
+                self.depth -= 1;
+                v
+            }
+            Some(b'[') => {
+                let v = self.array()?;
+                self.depth -= 1;
+                v
+            }
             Some(b'"') => Value::Str(self.string()?),
             Some(b't') => self.word("true", Value::Bool(true))?,
             Some(b'f') => self.word("false", Value::Bool(false))?,

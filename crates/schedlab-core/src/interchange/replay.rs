@@ -68,7 +68,7 @@ pub fn to_scenario(tl: &Timelines, machine: MachineSpec, opts: &ReplayOptions, n
     }
     Scenario {
         name: name.to_string(),
-        description: format!("replay of a trace: {} tasks, {:.6} s", tasks.len(), (tl.end - tl.start) as f64 / 1e9),
+        description: format!("replay of a trace: {} tasks, {:.6} s", tasks.len(), tl.end.saturating_sub(tl.start) as f64 / 1e9),
         machine,
         kernel: Default::default(),
         groups: Vec::new(),
@@ -120,12 +120,12 @@ fn program_of(t: &TaskTimeline, tl: &Timelines, signals: Vec<(Ns, String)>, opts
                     j += 1;
                 }
                 for (at, channel) in inside {
-                    let at = at.clamp(from, *end);
+                    let at = at.max(from).min((*end).max(from));
                     push_run(&mut out, at - from, cap(*cpu));
                     out.push(OpSpec::Signal(channel));
                     from = at;
                 }
-                push_run(&mut out, end - from, cap(*cpu));
+                push_run(&mut out, end.saturating_sub(from), cap(*cpu));
                 i = j;
                 continue;
             }

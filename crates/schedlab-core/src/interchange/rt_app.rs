@@ -106,7 +106,7 @@ impl Ctx<'_> {
         if v < 0 {
             return Err(self.err(node, field, format!("negative duration {v} µs: expected µs >= 0")));
         }
-        Ok(v as Ns * NSEC_PER_USEC)
+        (v as Ns).checked_mul(NSEC_PER_USEC).ok_or_else(|| self.err(node, field, format!("{v} µs is too long")))
     }
 
     fn string<'n>(&self, node: &'n Node, field: &str) -> Result<&'n str, ImportError> {
@@ -609,13 +609,13 @@ fn events(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str) -> Result<Vec
             "memrun" => {
                 let size = v.get("size").map(|n| cx.int(n, &format!("{field}.size"))).transpose()?.unwrap_or(0).max(0) as u64;
                 let count = v.get("count").map(|n| cx.int(n, &format!("{field}.count"))).transpose()?.unwrap_or(0).max(0) as u64;
-                out.push(OpSpec::Run(Duration((size * count).div_ceil(MEM_BYTES_PER_NS))));
+                out.push(OpSpec::Run(Duration(size.saturating_mul(count).div_ceil(MEM_BYTES_PER_NS))));
                 cx.note(format!("memrun events: size x count bytes at {MEM_BYTES_PER_NS} bytes/ns, an estimate, as CPU work (access patterns not modeled)"));
             }
             "iorun" => {
                 let bytes = cx.int(v, &field)?.max(0) as u64;
                 let writes = bytes.div_ceil(cx.mem_buffer);
-                out.push(OpSpec::Run(Duration(writes * IO_WRITE_NS)));
+                out.push(OpSpec::Run(Duration(writes.saturating_mul(IO_WRITE_NS))));
                 cx.note(format!("iorun events: one write() of up to mem_buffer_size bytes to /dev/null costs {IO_WRITE_NS} ns, an estimate, as CPU work"));
             }
             "yield" => out.push(OpSpec::Yield),

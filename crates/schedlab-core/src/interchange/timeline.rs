@@ -156,7 +156,7 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
                     }
                     let t = task(&mut tl, *next_pid, next_comm, l.ts);
                     match state.get(next_pid) {
-                        Some(State::Runnable(since)) => t.wait_ns += l.ts - since,
+                        Some(State::Runnable(since)) => t.wait_ns += l.ts.saturating_sub(*since),
                         Some(State::Sleeping) => {
                             if let Some(s) = t.sleeps.last_mut() {
                                 s.end = Some(l.ts);

@@ -217,13 +217,14 @@ fn split_header(line: &str) -> Option<Header<'_>> {
         let p = left.rfind('(')?;
         left = left[..p].trim_end();
     }
-    let (pid, perf) = match left.rfind(|c: char| c.is_whitespace() || c == '-') {
-        Some(p) if left.as_bytes()[p] == b'-' && !left[p + 1..].is_empty() && left[p + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+    let sep = left.char_indices().rev().find(|(_, c)| c.is_whitespace() || *c == '-');
+    let (pid, perf) = match sep {
+        Some((p, '-')) if !left[p + 1..].is_empty() && left[p + 1..].bytes().all(|b| b.is_ascii_digit()) => {
             (left[p + 1..].parse().ok()?, false)
         }
-        Some(p) => {
+        Some((p, c)) => {
             // perf: `comm tid` or `comm pid/tid`.
-            let id = &left[p + 1..];
+            let id = &left[p + c.len_utf8()..];
             let tid = id.rsplit('/').next()?;
             (tid.parse().ok()?, true)
         }
@@ -277,7 +278,7 @@ pub fn parse_ts(t: &str) -> Option<Ns> {
     while frac.len() < 9 {
         frac.push('0');
     }
-    Some(secs.checked_mul(1_000_000_000)? + frac.parse::<u64>().ok()?)
+    secs.checked_mul(1_000_000_000)?.checked_add(frac.parse::<u64>().ok()?)
 }
 
 type Fields<'a> = Vec<(&'a str, &'a str)>;
