@@ -58,7 +58,7 @@ def test_a_toml_scenario_takes_its_workload_from_an_rt_app_file(tmp_path):
 
 def test_the_scx_sim_case_from_rt_app_equals_the_toml_scenario():
     a = schedlab.load_scenario(RTAPP / "scx_sim_768.json")
-    b = schedlab.load_scenario(ROOT / "examples" / "scx_sim_768.toml")
+    b = schedlab.load_scenario(RTAPP / "scx_sim_768.toml")
     da, db = a.doc, b.doc
     for d in (da, db):
         d.pop("name"), d.pop("description")

@@ -74,7 +74,7 @@ fn rt_app_errors_name_file_line_and_field() {
 #[test]
 fn scx_sim_rt_app_file_is_the_toml_scenario() {
     let json = std::fs::read_to_string(examples_dir().join("scx_sim_768.json")).unwrap();
-    let toml = std::fs::read_to_string(examples_dir().join("../scx_sim_768.toml")).unwrap();
+    let toml = std::fs::read_to_string(examples_dir().join("scx_sim_768.toml")).unwrap();
     let a = import(&json, "scx_sim_768.json", &RtAppOptions::default()).unwrap().scenario;
     let b = Scenario::from_toml_str(&toml, "scx_sim_768.toml").unwrap();
     assert_eq!(a.tasks, b.tasks);
