@@ -9,9 +9,30 @@ from . import _core
 from .results import Result
 from .scenario import ScenarioLike, load_scenario
 
-__all__ = ["run", "trace_path_for"]
+__all__ = ["run", "trace_path_for", "trace_format_for"]
 
-TRACE_SUFFIX = {"perfetto": ".perfetto.json", "ftrace": ".trace.txt"}
+#: Trace formats and the suffix of their default file names: Perfetto protobuf, Chrome
+#: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text.
+TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".trace.txt", "perf": ".perf.txt"}
+
+
+def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_format: Optional[str]) -> str:
+    """The trace format to write: ``trace_format`` if given, else from the file's
+    suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text),
+    else Perfetto protobuf."""
+    if trace_format is not None:
+        if trace_format not in TRACE_SUFFIX:
+            raise ValueError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
+        return trace_format
+    if isinstance(trace, (str, os.PathLike)):
+        name = os.fspath(trace).lower()
+        if name.endswith(".json"):
+            return "json"
+        if name.endswith(".perf.txt") or name.endswith(".perf"):
+            return "perf"
+        if name.endswith(".txt"):
+            return "ftrace"
+    return "perfetto"
 
 
 def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
@@ -30,8 +51,9 @@ def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed:
     if not several:
         return t
     root, ext = os.path.splitext(t)
-    if root.endswith(".perfetto"):
-        root, ext = root[: -len(".perfetto")], ".perfetto" + ext
+    for inner in (".perfetto", ".trace", ".perf"):
+        if root.endswith(inner):
+            root, ext = root[: -len(inner)], inner + ext
     return f"{root}.seed{seed}{ext}"
 
 
@@ -40,7 +62,7 @@ def run(
     seed: Optional[int] = None,
     *,
     trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: str = "perfetto",
+    trace_format: Optional[str] = None,
     progress: Optional[Callable[[float], None]] = None,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
@@ -48,15 +70,16 @@ def run(
     ``scenario`` is a path (TOML/JSON), a dict or a :class:`Scenario`. ``seed`` defaults
     to the scenario's first seed. ``trace`` is a file path (or True for a default name;
     a scenario with ``[run] trace = true`` gets the default name too): the trace is written
-    there as Perfetto JSON or, with ``trace_format="ftrace"``, as tracefs text.
+    there while the run goes, in ``trace_format``: "perfetto" (protobuf), "json" (Chrome
+    JSON), "ftrace" (tracefs text) or "perf" (``perf script`` text); by default from the
+    file's suffix (:func:`trace_format_for`).
     ``progress(fraction)`` is called now and then from the running thread.
     The GIL is released while the core runs.
     """
     s = load_scenario(scenario)
     if seed is None:
         seed = s.seeds[0]
-    if trace_format not in TRACE_SUFFIX:
-        raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
+    trace_format = trace_format_for(trace, trace_format)
     path = None
     if trace is True or (trace is None and s.trace):
         path = trace_path_for(None, s.name, seed, trace_format, False)

@@ -40,7 +40,9 @@ err = Console(stderr=True, highlight=False)
 
 class TraceFormat(str, enum.Enum):
     perfetto = "perfetto"
+    json = "json"
     ftrace = "ftrace"
+    perf = "perf"
 
 
 class Backend(str, enum.Enum):
@@ -170,7 +172,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
     for p in traces:
         if p:
             out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
-                      if p.endswith(".json") else f"trace written to [bold]{p}[/]")
+                      if p.endswith((".json", ".pftrace")) else f"trace written to [bold]{p}[/]")
 
 
 @app.command()
@@ -179,13 +181,14 @@ def run(
     seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: TraceFormat = typer.Option(TraceFormat.perfetto, "--trace-format", help="perfetto (Chrome JSON, opens in ui.perfetto.dev) or ftrace (tracefs text)."),
+    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
 ) -> None:
-    """Run a scenario file, once per seed."""
+    """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed."""
     from ._progress import DelayedProgress
     from .api import run as run_one
     from .parallel import run_many
@@ -193,9 +196,11 @@ def run(
     from .scenario import load_scenario
 
     with errors():
-        s = load_scenario(scenario)
+        s = load_scenario(scenario, machine=machine)
+        for n in s.notes:
+            sys.stderr.write(f"note: {n}\n")
         seeds = list(seed) if seed else s.seeds
-        fmt = trace_format.value
+        fmt = trace_format.value if trace_format is not None else None
         trace_arg = trace if trace is not None else None
         if len(seeds) == 1:
             with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
@@ -434,6 +439,7 @@ def reproduce(
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 from . import cli_bench  # noqa: E402,F401  (registers bench)
+from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
 
 if __name__ == "__main__":  # pragma: no cover
     app()

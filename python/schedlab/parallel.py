@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
 from . import _core
-from .api import TRACE_SUFFIX, trace_path_for
+from .api import trace_format_for, trace_path_for
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
@@ -133,7 +133,7 @@ def run_many(
     workers: Optional[int] = None,
     backend: str = "process",
     trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: str = "perfetto",
+    trace_format: Optional[str] = None,
     on_done: Optional[Callable[[int], None]] = None,
 ) -> ResultSet:
     """Runs one scenario with several seeds in parallel; returns a :class:`ResultSet`
@@ -144,8 +144,7 @@ def run_many(
     """
     s = load_scenario(scenario)
     seeds = list(s.seeds if seeds is None else seeds)
-    if trace_format not in TRACE_SUFFIX:
-        raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
+    trace_format = trace_format_for(trace, trace_format)
     several = len(seeds) > 1
     paths: list[Optional[str]] = []
     for seed in seeds:

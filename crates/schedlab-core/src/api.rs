@@ -37,8 +37,10 @@ impl std::fmt::Debug for RunOptions {
 pub struct RunOutput {
     /// Figures.
     pub result: RunResult,
-    /// The trace, if one was recorded.
+    /// The trace, if one was recorded in memory.
     pub trace: Option<Trace>,
+    /// Why writing the trace failed (the run itself completed).
+    pub trace_error: Option<String>,
 }
 
 /// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.
@@ -66,7 +68,12 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
     Ok(m)
 }
 
-/// Runs a scenario with one seed.
+/// Runs a scenario with one seed (an in-memory trace if asked for).
 pub fn run(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunOutput, SimError> {
     crate::engine::Simulator::new(scenario, seed, opts.trace || scenario.run.trace)?.run(opts)
+}
+
+/// Runs a scenario with one seed, streaming its trace into `sink` as it goes.
+pub fn run_traced(scenario: &Scenario, seed: u64, opts: &RunOptions, sink: Box<dyn crate::trace::TraceSink>) -> Result<RunOutput, SimError> {
+    crate::engine::Simulator::with_sink(scenario, seed, Some(sink))?.run(opts)
 }

@@ -142,6 +142,9 @@ pub enum OpSpec {
     Run(Duration),
     /// Compute for an exponentially distributed time with this mean.
     RunExp(Duration),
+    /// Spin until this much wall-clock time has passed since the step began, however
+    /// much work that is and whether or not the task was preempted (rt-app `runtime`).
+    RunFor(Duration),
     /// Sleep (a timer wakes the task).
     Sleep(Duration),
     /// Sleep for an exponentially distributed time with this mean.
@@ -169,6 +172,25 @@ pub enum OpSpec {
     Wait(String),
     /// Signal the named channel, waking one waiter (or banking a token).
     Signal(String),
+    /// pthread_cond_wait(): release `mutex` (if given), block until the condition
+    /// variable is signalled or broadcast (a signal nobody waits for is lost), then take
+    /// `mutex` again.
+    CondWait(CondWaitSpec),
+    /// pthread_cond_signal(): wake one waiter of the condition variable, if any.
+    CondSignal(String),
+    /// pthread_cond_broadcast(): wake every waiter of the condition variable.
+    CondBroadcast(String),
+    /// Rendezvous: block until every task whose program uses this barrier has reached
+    /// it (rt-app `barrier`).
+    Barrier(String),
+    /// sched_yield().
+    Yield,
+    /// sched_setaffinity() of the task itself to a cpulist ("0-3,8"); a task running
+    /// outside the new mask moves at once.
+    SetAffinity(String),
+    /// Move the task itself into a group ("" or "root": the root group), as writing its
+    /// tid to a cgroup's `tasks` file does (sched_move_task()).
+    SetGroup(String),
     /// Take the named mutex (sleeping if held).
     Lock(String),
     /// Release the named mutex, waking one waiter.
@@ -234,6 +256,17 @@ pub struct KernelTimerSpec {
     pub work: Duration,
 }
 
+/// `{ cond_wait = { cond = "queue", mutex = "m" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondWaitSpec {
+    /// Condition variable (its own namespace).
+    pub cond: String,
+    /// Mutex released while waiting and taken again after.
+    #[serde(default)]
+    pub mutex: Option<String>,
+}
+
 /// `{ wait_timeout = { channel = "req", timeout = "10ms" } }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -254,6 +287,11 @@ pub struct PeriodicSpec {
     /// (a late task restarts the grid from now).
     #[serde(default)]
     pub mode: PeriodicMode,
+    /// rt-app's `timer` exactly (src/rt-app.c, rtapp_timer): the grid starts at the
+    /// task's start, not at its first periodic step, and a late period does not sleep
+    /// ("relative": the grid restarts at the late time).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rt_app: bool,
 }
 
 /// How a periodic step treats lateness (rt-app's timer `mode`).
@@ -390,7 +428,12 @@ pub struct TaskSpec {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     /// Generator name (`schedlab workloads` lists them).
+    #[serde(default)]
     pub kind: String,
+    /// An rt-app JSON file (relative to the scenario's file) whose threads are the
+    /// workload, instead of a generator; loading the scenario reads it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_app: Option<String>,
     /// Generator parameters; each generator validates its own.
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -531,6 +574,15 @@ impl Scenario {
                     format!("kernel.features.{name}"),
                     "unknown feature: `schedlab features` lists them",
                 ));
+            }
+        }
+        if let Some(w) = &self.workload {
+            match (&w.rt_app, w.kind.is_empty()) {
+                (Some(_), false) => return Err(ScenarioError::new("workload", "give kind (a generator) or rt_app (a file), not both")),
+                (None, true) => {
+                    return Err(ScenarioError::new("workload.kind", "expected a generator name (`schedlab workloads` lists them) or rt_app = \"file.json\""))
+                }
+                _ => {}
             }
         }
         if self.workload.is_none() && self.tasks.is_empty() {

@@ -24,6 +24,8 @@ pub enum Insn {
     Run(Ns),
     /// Compute an exponentially distributed amount with this mean.
     RunExp(Ns),
+    /// Spin for this much wall-clock time.
+    RunFor(Ns),
     /// Sleep this long.
     Sleep(Ns),
     /// Sleep an exponentially distributed time with this mean.
@@ -59,7 +61,28 @@ pub enum Insn {
         period: Ns,
         /// Restart the grid when late.
         relative: bool,
+        /// rt-app's timer: grid from the task's start; a late period does not sleep.
+        rt_app: bool,
     },
+    /// Release mutex `lock` (if any) and wait on condition variable `ch`.
+    CondWait {
+        /// Channel of the condition variable.
+        ch: usize,
+        /// Mutex released while waiting.
+        lock: Option<usize>,
+    },
+    /// Wake one waiter of a condition variable.
+    CondSignal(usize),
+    /// Wake every waiter of a condition variable.
+    CondBroadcast(usize),
+    /// Rendezvous at a barrier.
+    Barrier(usize),
+    /// sched_yield().
+    Yield,
+    /// Set the task's own affinity (index into `Names::masks`).
+    SetAffinity(usize),
+    /// Move the task into a group (index into `Names::groups`).
+    SetGroup(usize),
     /// The enqueue micro-benchmark.
     TimerBench {
         /// Enqueue/dequeue pairs.
@@ -147,6 +170,12 @@ pub struct Names {
     pub regions: BTreeMap<String, usize>,
     /// Task-private timers by name.
     pub timers: BTreeMap<String, usize>,
+    /// Barriers by name.
+    pub barriers: BTreeMap<String, usize>,
+    /// Affinity masks of `set_affinity` steps, in order.
+    pub masks: Vec<String>,
+    /// Groups named by `set_group` steps, in order ("" = root).
+    pub groups: Vec<String>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -167,6 +196,29 @@ impl Program {
             let insn = match op {
                 OpSpec::Run(d) => Insn::Run(d.0),
                 OpSpec::RunExp(d) => Insn::RunExp(d.0),
+                OpSpec::RunFor(d) => Insn::RunFor(d.0),
+                OpSpec::CondWait(w) => {
+                    let ch = intern(&mut names.channels, &format!("cond:{}", w.cond));
+                    let lock = w.mutex.as_ref().map(|m| intern(&mut names.locks, m));
+                    self.insns.push(Insn::CondWait { ch, lock });
+                    if let Some(l) = lock {
+                        self.insns.push(Insn::Lock(l)); // taken again on the way out
+                    }
+                    continue;
+                }
+                OpSpec::CondSignal(c) => Insn::CondSignal(intern(&mut names.channels, &format!("cond:{c}"))),
+                OpSpec::CondBroadcast(c) => Insn::CondBroadcast(intern(&mut names.channels, &format!("cond:{c}"))),
+                OpSpec::Barrier(b) => Insn::Barrier(intern(&mut names.barriers, b)),
+                OpSpec::Yield => Insn::Yield,
+                OpSpec::SetAffinity(m) => {
+                    crate::cpumask::CpuMask::parse_list(m).map_err(|e| ScenarioError::new(format!("{field}[{i}].set_affinity"), e))?;
+                    names.masks.push(m.clone());
+                    Insn::SetAffinity(names.masks.len() - 1)
+                }
+                OpSpec::SetGroup(g) => {
+                    names.groups.push(if g == "root" { String::new() } else { g.clone() });
+                    Insn::SetGroup(names.groups.len() - 1)
+                }
                 OpSpec::Sleep(d) => Insn::Sleep(d.0),
                 OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
                 OpSpec::SleepTimeout(d) => Insn::SleepTimeout(d.0),
@@ -183,7 +235,7 @@ impl Program {
                     if p.period.0 == 0 {
                         return Err(ScenarioError::new(format!("{field}[{i}].periodic.period"), "expected a positive duration"));
                     }
-                    Insn::Periodic { period: p.period.0, relative: p.mode == crate::scenario::PeriodicMode::Relative }
+                    Insn::Periodic { period: p.period.0, relative: p.mode == crate::scenario::PeriodicMode::Relative, rt_app: p.rt_app }
                 }
                 OpSpec::TimerBench(b) => {
                     if b.reps == 0 {
@@ -350,6 +402,8 @@ pub struct Task {
     pub waiting_on: Option<usize>,
     /// Next period boundary of its periodic step (None until the first).
     pub period_next: Option<Ns>,
+    /// End of the current `run_for` step (wall clock).
+    pub run_until: Option<Ns>,
     /// Periods that started late (the work of the previous one overran).
     pub periods_late: u64,
     /// Kernel time owed when the task next runs: the exit half of the system call it

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Channel, Group, Mutex, Simulator, Template, WorkConservation};
+use super::{Barrier, Channel, Group, Mutex, Simulator, Template, WorkConservation};
 use crate::api::build_machine;
 use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
@@ -12,11 +12,11 @@ use crate::rq::{DomainState, Rq};
 use crate::scenario::{Scenario, TaskSpec};
 use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
-use crate::trace::Trace;
+use crate::trace::{TraceMeta, Tracer};
 use super::queue::{EventClass, EventKind, EventQueue};
 use super::rng::Stream;
 
-pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
     s.validate()?;
     let m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
@@ -28,6 +28,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         feat.set(f, *on);
     }
     let generated = match &s.workload {
+        Some(w) if w.rt_app.is_some() => {
+            return Err(ScenarioError::new("workload.rt_app", "the rt-app file is read when the scenario is loaded (interchange::rt_app::expand_workload)").into())
+        }
         Some(w) => Some(crate::workload::generate(w, &m, seed)?),
         None => None,
     };
@@ -121,6 +124,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         chan_scoped: Vec::new(),
         family_chans: BTreeMap::new(),
         locks: Vec::new(),
+        barriers: Vec::new(),
+        masks: Vec::new(),
+        group_steps: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
@@ -132,7 +138,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
         wakeup_latency: Default::default(),
-        trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
+        trace: sink.map(|sink| {
+            let meta = TraceMeta { nr_cpus: nr, groups: all_groups.iter().map(|g| g.name.clone()).fold(vec!["root".to_string()], |mut v, n| { v.push(n); v }) };
+            Tracer::new(sink, &meta)
+        }),
         reporter,
         mm: Default::default(),
         timers: crate::timers::Timers::new(
@@ -170,6 +179,11 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
     };
 
     sim.setup_bandwidth(&all_groups)?;
+    // No cpufreq governor: every CPU runs at its top operating point throughout.
+    for cpu in 0..nr {
+        let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
+        sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
+    }
     for (i, t) in task_specs.iter().enumerate() {
         let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
         sim.programs.push(program);
@@ -221,6 +235,30 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         sim.chan_scoped[i] = name.starts_with('@');
     }
     sim.locks = vec![Mutex::default(); names.locks.len()];
+    // A barrier's parties: every task instance whose program uses it.
+    sim.barriers = vec![Barrier::default(); names.barriers.len()];
+    for (i, t) in task_specs.iter().enumerate() {
+        let p = &sim.programs[template_specs.len() + i];
+        let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
+        used.sort_unstable();
+        used.dedup();
+        for b in used {
+            sim.barriers[b].parties += t.count;
+        }
+    }
+    for (i, m) in names.masks.iter().enumerate() {
+        let mask = CpuMask::parse_list(m).expect("checked at compile").and(&all);
+        if mask.is_empty() {
+            return Err(ScenarioError::new("set_affinity", format!("no CPU of '{m}' (step {i}) exists on this machine")).into());
+        }
+        sim.masks.push(mask);
+    }
+    for g in &names.groups {
+        let gi = if g.is_empty() { 0 } else {
+            *group_index.get(g).ok_or_else(|| ScenarioError::new("set_group", format!("unknown group '{g}'")))?
+        };
+        sim.group_steps.push(gi);
+    }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
@@ -268,7 +306,7 @@ impl Simulator {
         };
         let first = cpus_allowed.first().expect("non-empty affinity");
         if let Some(t) = &mut self.trace {
-            t.comms.push(name.clone());
+            t.task(self.now, tid + 1, mm, parent.map_or(0, |p| p + 1), &name, nice);
         }
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {
@@ -306,6 +344,7 @@ impl Simulator {
             wheel_timer_fired: false,
             waiting_on: None,
             period_next: None,
+            run_until: None,
             periods_late: 0,
             pending_exit_ns: 0,
             woken_from: None,
@@ -334,7 +373,7 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
         match insn {
-            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } => signalled[*c] = true,
+            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } | Insn::CondSignal(c) | Insn::CondBroadcast(c) => signalled[*c] = true,
             _ => {}
         }
     }

@@ -137,6 +137,13 @@ impl Simulator {
         if let Some(report) = &self.reporter {
             result.workload = report(&result);
         }
-        RunOutput { result, trace: self.trace.take() }
+        let (trace, trace_error) = match self.trace.take() {
+            Some(t) => {
+                let (sink, err) = t.finish(self.now);
+                (sink.into_memory(), err.map(|e| e.to_string()))
+            }
+            None => (None, None),
+        };
+        RunOutput { result, trace, trace_error }
     }
 }

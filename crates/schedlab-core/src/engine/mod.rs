@@ -27,7 +27,7 @@ use crate::scenario::Scenario;
 use crate::task::{Program, Task, TaskId};
 use crate::time::Ns;
 use crate::topology::Machine;
-use crate::trace::Trace;
+use crate::trace::Tracer;
 use crate::workload::Reporter;
 use queue::{EventClass, EventKind, EventQueue};
 use rng::Stream;
@@ -50,6 +50,15 @@ pub struct Mutex {
     pub waiters: VecDeque<TaskId>,
     /// CPU that last wrote the lock word.
     pub last_cpu: Option<usize>,
+}
+
+/// A barrier: tasks wait until `parties` of them have arrived.
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    /// Tasks whose programs use it.
+    pub parties: usize,
+    /// Tasks blocked at it.
+    pub waiters: Vec<TaskId>,
 }
 
 /// A task template that `fork` instantiates.
@@ -164,6 +173,11 @@ pub struct Simulator {
     /// Family-scoped channels: (family, channel name) -> channel.
     pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
     pub(crate) locks: Vec<Mutex>,
+    pub(crate) barriers: Vec<Barrier>,
+    /// Masks of set_affinity steps.
+    pub(crate) masks: Vec<crate::cpumask::CpuMask>,
+    /// Group index of each set_group step.
+    pub(crate) group_steps: Vec<usize>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
@@ -178,7 +192,7 @@ pub struct Simulator {
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
-    pub(crate) trace: Option<Trace>,
+    pub(crate) trace: Option<Tracer>,
     pub(crate) mm: crate::sched::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
@@ -216,7 +230,13 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.
     pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
-        build::build(s, seed, trace)
+        let sink: Option<Box<dyn crate::trace::TraceSink>> = trace.then(|| Box::new(crate::trace::Trace::default()) as _);
+        build::build(s, seed, sink)
+    }
+
+    /// Builds a run whose trace streams into `sink`.
+    pub fn with_sink(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
+        build::build(s, seed, sink)
     }
 
     /// Runs to the end condition and returns the figures.

@@ -92,6 +92,7 @@ impl Simulator {
                 if self.tasks[p].state != TaskState::Runnable || !self.tasks[p].cpus_allowed.test(cpu) || src == cpu {
                     continue;
                 }
+                self.trace_event(cpu, crate::trace::TraceEvent::SharedRunqPull { pid: p + 1, from_cpu: src });
                 self.detach_task(src, p);
                 self.tasks[p].overhead_ns += self.m.cost.migration_ns as u64 + line;
                 self.attach_task(cpu, p);

@@ -127,6 +127,7 @@ impl Simulator {
     /// running one is rescheduled (and throttled at its put_prev). `skip` is handled by
     /// the caller.
     fn throttle_subtree(&mut self, top: GroupId, cpu: usize, skip: Option<TaskId>) {
+        self.trace_event(cpu, crate::trace::TraceEvent::CfsThrottle { group: top, throttled: true });
         let victims: Vec<TaskId> =
             self.rqs[cpu].queue.iter().copied().filter(|&t| Some(t) != skip && self.in_subtree(self.tasks[t].group, top)).collect();
         for t in victims {
@@ -160,6 +161,7 @@ impl Simulator {
         let unthrottled = bw.timer_fired(req, self.now, &mut timers);
         self.bw_arm(timers);
         for (level, cpu) in unthrottled {
+            self.trace_event(cpu, crate::trace::TraceEvent::CfsThrottle { group: level, throttled: false });
             self.unthrottle_subtree(level, cpu);
         }
     }

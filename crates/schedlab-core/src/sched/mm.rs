@@ -66,6 +66,12 @@ impl Simulator {
             let n = next.filter(|&t| self.tasks[t].rseq);
             if p.is_some() || n.is_some() {
                 cid.switch_mm_cid(cpu, p, n, self.now);
+                if let (Some(n), Some(tr)) = (n, self.trace.as_mut()) {
+                    let now_cid = cid.cid_of(n);
+                    if tr.cid_changed(n + 1, now_cid) {
+                        tr.record(crate::trace::TraceRecord { ts: self.now, cpu, event: crate::trace::TraceEvent::MmCid { pid: n + 1, cid: now_cid } });
+                    }
+                }
             }
         }
         if let (Some(n), false) = (next, self.mm.regions.is_empty()) {
@@ -202,6 +208,7 @@ impl Simulator {
                 self.tasks[victim].overhead_ns += ns; // the flush IPI interrupts whatever runs there
             }
         }
+        self.trace_event(cpu, crate::trace::TraceEvent::TlbFlush { pages: r.pages_unmapped, ipis: r.ipis, waits: r.completion_waits });
         *self.mm.kernel_ns.entry("ptep_clear_flush").or_default() += r.flush_ns;
         *self.mm.kernel_ns.entry("try_to_unmap_flush").or_default() += r.batch_flush_ns + r.defer_ns;
         *self.mm.counts.entry("tlb_completion_waits").or_default() += r.completion_waits;

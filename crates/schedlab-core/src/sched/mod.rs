@@ -48,7 +48,7 @@ impl Simulator {
         self.charge_kernel(this_cpu, ttwu);
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
-        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
+        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         if cpu != prev {
             self.set_task_cpu(p, cpu);
         }
@@ -57,6 +57,7 @@ impl Simulator {
         t.runnable_since = self.now;
         t.woken = true;
         self.activate_task(cpu, p, true);
+        self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
         }
@@ -82,6 +83,7 @@ impl Simulator {
         t.stats.start_ns = self.now;
         self.place_new_entity(cpu, p);
         self.activate_task(cpu, p, false);
+        self.trace_event(this_cpu, TraceEvent::WakeupNew { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state == TaskState::Runnable {
             self.wakeup_preempt(cpu, p, this_cpu);
         }
@@ -200,8 +202,15 @@ impl Simulator {
         }
         self.rqs[cpu].stats.nr_switches += 1;
         self.counters.switches += 1;
-        let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == TaskState::Runnable);
-        self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_runnable, next: next.map_or(0, |n| n + 1) });
+        if self.trace.is_some() {
+            use crate::trace::PrevState;
+            let prev_state = match prev.map(|p| self.tasks[p].state) {
+                None | Some(TaskState::Runnable | TaskState::Throttled | TaskState::Running) => PrevState::Runnable,
+                Some(TaskState::Exited) => PrevState::Dead,
+                Some(_) => PrevState::Sleeping,
+            };
+            self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_state, next: next.map_or(0, |n| n + 1) });
+        }
         if let Some(n) = next {
             self.start_running(cpu, n);
             self.fold_next_run(n);
@@ -259,7 +268,12 @@ impl Simulator {
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
         let run = (t.work_left * 1024).div_ceil(cap);
-        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
+        // A run_for step ends at its wall-clock deadline, whatever work that took.
+        let end = match t.run_until {
+            Some(until) => until.max(self.now + t.overhead_ns),
+            None => self.now + t.overhead_ns + run,
+        };
+        self.q.push(end, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
         }
@@ -282,7 +296,11 @@ impl Simulator {
     pub(crate) fn segment_end(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
         self.advance_progress(cpu);
-        let t = &self.tasks[c];
+        let t = &mut self.tasks[c];
+        if t.run_until.is_some_and(|u| u <= self.now && t.overhead_ns == 0) {
+            t.run_until = None;
+            t.work_left = 0;
+        }
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
             return;
@@ -333,7 +351,7 @@ impl Simulator {
     #[inline]
     pub(crate) fn trace_event(&mut self, cpu: usize, event: TraceEvent) {
         if let Some(t) = &mut self.trace {
-            t.records.push(crate::trace::TraceRecord { ts: self.now, cpu, event });
+            t.record(crate::trace::TraceRecord { ts: self.now, cpu, event });
         }
     }
 

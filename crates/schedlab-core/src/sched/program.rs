@@ -21,6 +21,9 @@ use crate::timers::{TimerFlags, TimerFn};
 /// Instantaneous steps allowed in a row before a program is declared a busy loop.
 const MAX_INSTANT_STEPS: u32 = 1_000_000;
 
+/// Work of a `run_for` step: more than any deadline needs (it ends at the deadline).
+const RUN_FOR_WORK: Ns = 1 << 50;
+
 impl Simulator {
     /// Advances task `c` running on `cpu`; returns true if it keeps running.
     pub(crate) fn advance_program(&mut self, c: TaskId, cpu: usize) -> bool {
@@ -54,9 +57,83 @@ impl Simulator {
                         return true;
                     }
                 }
+                Insn::RunFor(d) => {
+                    if d > 0 {
+                        let t = &mut self.tasks[c];
+                        t.run_until = Some(self.now + t.overhead_ns + d);
+                        t.work_left = RUN_FOR_WORK;
+                        return true;
+                    }
+                }
                 Insn::Sleep(d) => {
                     self.sleep_for(c, cpu, d);
                     return false;
+                }
+                Insn::CondWait { ch, lock } => {
+                    self.syscall_entry(c, cpu);
+                    if let Some(l) = lock {
+                        self.release_lock(c, cpu, l);
+                    }
+                    self.chans[ch].waiters.push_back(c);
+                    let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                    self.block(c, cpu, TaskState::Blocked, exit);
+                    return false;
+                }
+                Insn::CondSignal(ch) | Insn::CondBroadcast(ch) => {
+                    // futex_wake(): a system call only when someone waits.
+                    let all = matches!(insn, Insn::CondBroadcast(_));
+                    if !self.chans[ch].waiters.is_empty() {
+                        self.syscall_entry(c, cpu);
+                        while let Some(w) = self.chans[ch].waiters.pop_front() {
+                            self.try_to_wake_up(w, cpu, Some(c), false);
+                            if !all {
+                                break;
+                            }
+                        }
+                        self.syscall_exit(c, cpu);
+                    }
+                }
+                Insn::Barrier(b) => {
+                    self.syscall_entry(c, cpu);
+                    let bar = &mut self.barriers[b];
+                    if bar.waiters.len() + 1 >= bar.parties {
+                        for w in std::mem::take(&mut bar.waiters) {
+                            self.try_to_wake_up(w, cpu, Some(c), false);
+                        }
+                        self.syscall_exit(c, cpu);
+                    } else {
+                        bar.waiters.push(c);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
+                        return false;
+                    }
+                }
+                Insn::Yield => {
+                    self.syscall_entry(c, cpu);
+                    self.yield_task_fair(cpu, c);
+                    self.syscall_exit(c, cpu);
+                    return false; // schedule() puts it back and picks
+                }
+                Insn::SetAffinity(m) => {
+                    self.syscall_entry(c, cpu);
+                    self.syscall_exit(c, cpu);
+                    let mask = self.masks[m];
+                    let t = &mut self.tasks[c];
+                    t.cpus_allowed = mask;
+                    t.nr_cpus_allowed = mask.weight();
+                    if !mask.test(cpu) {
+                        // migration_cpu_stop(): the stopper moves it to an allowed CPU.
+                        let dst = mask.iter().find(|&d| self.rqs[d].curr.is_none()).or_else(|| mask.first()).unwrap_or(cpu);
+                        self.move_running_task(c, cpu, dst, None);
+                        return false;
+                    }
+                }
+                Insn::SetGroup(g) => {
+                    let to = self.group_steps[g];
+                    if to != self.tasks[c].group {
+                        self.move_running_task(c, cpu, cpu, Some(to));
+                        return false;
+                    }
                 }
                 Insn::SleepExp(mean) => {
                     let d = self.rngs[c].exp(mean);
@@ -123,17 +200,7 @@ impl Simulator {
                         return false;
                     }
                 }
-                Insn::Unlock(l) => {
-                    self.touch_lock_word(c, cpu, l);
-                    let next = self.locks[l].waiters.pop_front();
-                    self.locks[l].owner = next;
-                    if let Some(w) = next {
-                        // futex_wake(): a system call only when someone waits.
-                        self.syscall_entry(c, cpu);
-                        self.try_to_wake_up(w, cpu, Some(c), false);
-                        self.syscall_exit(c, cpu);
-                    }
-                }
+                Insn::Unlock(l) => self.release_lock(c, cpu, l),
                 Insn::Fork { template, count } => {
                     for _ in 0..count {
                         self.do_fork(c, cpu, template);
@@ -157,7 +224,19 @@ impl Simulator {
                         return false;
                     }
                 }
-                Insn::Periodic { period, relative } => {
+                Insn::Periodic { period, relative, rt_app: true } => {
+                    // src/rt-app.c rtapp_timer: t_next starts at the thread's start.
+                    let t = &mut self.tasks[c];
+                    let next = t.period_next.unwrap_or(t.stats.start_ns) + period;
+                    if self.now + t.overhead_ns < next {
+                        t.period_next = Some(next);
+                        self.sleep_until(c, cpu, next);
+                        return false;
+                    }
+                    t.periods_late += 1;
+                    t.period_next = Some(if relative { self.now } else { next });
+                }
+                Insn::Periodic { period, relative, rt_app: false } => {
                     let t = &mut self.tasks[c];
                     let next = match t.period_next {
                         None => self.now + period,
@@ -199,6 +278,58 @@ impl Simulator {
                     return false;
                 }
             }
+        }
+    }
+
+    /// Releases mutex `l`, handing it to its first waiter.
+    fn release_lock(&mut self, c: TaskId, cpu: usize, l: usize) {
+        self.touch_lock_word(c, cpu, l);
+        let next = self.locks[l].waiters.pop_front();
+        self.locks[l].owner = next;
+        if let Some(w) = next {
+            // futex_wake(): a system call only when someone waits.
+            self.syscall_entry(c, cpu);
+            self.try_to_wake_up(w, cpu, Some(c), false);
+            self.syscall_exit(c, cpu);
+        }
+    }
+
+    /// yield_task_fair(): EEVDF (6.6+) pushes the deadline one slice further; CFS
+    /// would mark the task the skip buddy, which schedlab does not model (the task is
+    /// put back and the pick runs as usual).
+    fn yield_task_fair(&mut self, cpu: usize, c: TaskId) {
+        if self.rqs[cpu].nr_running <= 1 {
+            return;
+        }
+        self.update_curr(cpu);
+        if self.policy() == crate::kernel::FairPolicy::Eevdf {
+            let se = &mut self.tasks[c].se;
+            se.deadline += crate::fair::calc_delta_fair(se.slice, se.weight);
+        }
+    }
+
+    /// Moves the running task `c` off `cpu` and queues it again on `dst`, in group
+    /// `group` if given (sched_setaffinity's migration_cpu_stop, sched_move_task); the
+    /// caller then schedules `cpu`.
+    fn move_running_task(&mut self, c: TaskId, cpu: usize, dst: usize, group: Option<usize>) {
+        self.dequeue_task_fair(cpu, c);
+        if let Some(g) = group {
+            self.tasks[c].group = g;
+            self.tasks[c].stats.group = self.groups[g].name.clone();
+        }
+        if dst != cpu {
+            self.set_task_cpu(c, dst);
+            self.update_curr(dst);
+        }
+        if self.policy() == crate::kernel::FairPolicy::Eevdf {
+            self.place_entity_eevdf(dst, c, false);
+        }
+        let t = &mut self.tasks[c];
+        t.state = TaskState::Runnable;
+        t.runnable_since = self.now;
+        self.activate_task(dst, c, false);
+        if dst != cpu && self.tasks[c].state == TaskState::Runnable {
+            self.wakeup_preempt(dst, c, cpu);
         }
     }
 
@@ -371,10 +502,12 @@ impl Simulator {
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
         self.tasks[parent].live_children += 1;
         self.tasks[parent].overhead_ns += self.m.cost.fork_ns as u64;
+        self.trace_event(cpu, crate::trace::TraceEvent::Fork { parent: parent + 1, child: child + 1 });
         self.wake_up_new_task(child, cpu, Some(parent));
     }
 
     fn do_exit(&mut self, c: TaskId, cpu: usize) {
+        self.trace_event(cpu, crate::trace::TraceEvent::Exit { pid: c + 1 });
         self.mm_exit(c, cpu);
         self.hrtimer_cancel_task(c);
         if let Some(t) = self.tasks[c].wheel_timer {
