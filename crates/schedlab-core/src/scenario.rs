@@ -541,6 +541,12 @@ impl Scenario {
             Some(d) if !(d.is_finite() && d > 0.0) => {
                 return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
             }
+            Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
+                return Err(ScenarioError::new(
+                    "run.duration_s",
+                    format!("{d} s is longer than the {} s a run may be", crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
+                ))
+            }
             None if r.until.is_none() => {
                 return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\""))
             }

@@ -16,7 +16,8 @@ use crate::trace::Trace;
 use super::queue::{EventClass, EventKind, EventQueue};
 use super::rng::Stream;
 
-pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+/// Builds a run; with `memory`, first refuses one whose estimated size exceeds it.
+pub(super) fn build(s: &Scenario, seed: u64, trace: bool, memory: Option<u64>) -> Result<Simulator, SimError> {
     s.validate()?;
     let m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
@@ -42,6 +43,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         kernel_timers.extend(g.timers);
         g.reporter
     });
+    if let Some(limit) = memory {
+        check_memory(s, &task_specs, m.nr_cpus(), all_groups.len(), limit)?;
+    }
 
     let nr = m.nr_cpus();
     let tick_ns = tick_nsec(k.tunables.hz);
@@ -323,6 +327,26 @@ impl Simulator {
         }
         tid
     }
+}
+
+/// Refuses a run whose estimated memory exceeds `limit`, naming the task spec (or the
+/// generator) that brings the most tasks, before anything is allocated for them.
+fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, limit: u64) -> Result<(), ScenarioError> {
+    let tasks = specs.iter().fold(0u64, |n, t| n.saturating_add(t.count as u64));
+    let need = super::limits::estimate(tasks, cpus as u64, groups as u64);
+    if need <= limit {
+        return Ok(());
+    }
+    let biggest = specs.iter().enumerate().max_by_key(|(_, t)| t.count).map_or(0, |(i, _)| i);
+    let field = if biggest < s.tasks.len() { format!("tasks[{biggest}].count") } else { "workload".to_string() };
+    Err(ScenarioError::new(
+        field,
+        format!(
+            "{tasks} tasks on {cpus} CPUs would need about {}, more than the {} this run may use (the memory available; another limit: --max-memory, or max_memory= from Python)",
+            super::limits::format_bytes(need),
+            super::limits::format_bytes(limit)
+        ),
+    ))
 }
 
 /// A `wait` on a channel that no program's `signal` and no timer's expiry ever signals can

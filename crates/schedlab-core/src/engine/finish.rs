@@ -125,7 +125,7 @@ impl Simulator {
             nr_cpus: self.m.nr_cpus(),
             kernel: self.k.clone(),
             features: self.feat.to_map(),
-            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string() },
+            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(), partial: !matches!(stopped_by, "duration" | "workload_done") },
             summary,
             workload: BTreeMap::new(),
             tasks: self.tasks.iter().map(|t| t.stats.clone()).collect(),

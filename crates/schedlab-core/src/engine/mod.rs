@@ -13,6 +13,7 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod limits;
 
 use std::collections::VecDeque;
 
@@ -214,7 +215,13 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.
     pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
-        build::build(s, seed, trace)
+        build::build(s, seed, trace, None)
+    }
+
+    /// As [`Simulator::new`], refusing first a run whose estimated memory exceeds
+    /// `memory` bytes (see [`limits::estimate`]).
+    pub fn build_within(s: &Scenario, seed: u64, trace: bool, memory: Option<u64>) -> Result<Simulator, SimError> {
+        build::build(s, seed, trace, memory)
     }
 
     /// Runs to the end condition and returns the figures.
@@ -224,6 +231,10 @@ impl Simulator {
             self.q.push(end, EventClass::Segment, EventKind::End);
         }
         let horizon = self.end.unwrap_or(0).max(1) as f64;
+        if let Some(n) = opts.limits.max_events {
+            self.max_events = self.max_events.min(n);
+        }
+        let max_sim = limits::sim_limit(opts.limits.max_sim_ns);
         let stopped_by;
         loop {
             if self.until_done && self.live_tasks == 0 {
@@ -243,6 +254,11 @@ impl Simulator {
                 break;
             };
             debug_assert!(t >= self.now, "time went backwards");
+            if t > max_sim {
+                self.now = self.now.max(max_sim);
+                stopped_by = "max_sim_time";
+                break;
+            }
             self.now = t;
             self.events += 1;
             if ev == EventKind::End {
@@ -269,9 +285,29 @@ impl Simulator {
                     stopped_by = "interrupted";
                     break;
                 }
+                if let Some(limit) = self.over_limit(opts, &wall) {
+                    stopped_by = limit;
+                    break;
+                }
             }
         }
         Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
+    }
+
+    /// The wall-time and memory limits, checked with the progress ticks.
+    fn over_limit(&self, opts: &RunOptions, wall: &std::time::Instant) -> Option<&'static str> {
+        if opts.limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
+            return Some("max_wall_time");
+        }
+        if let Some(max) = opts.limits.max_memory {
+            let records = self.trace.as_ref().map_or(0, |t| t.records.len() as u64);
+            let need = limits::estimate(self.tasks.len() as u64, self.m.nr_cpus() as u64, self.groups.len() as u64)
+                .saturating_add(records.saturating_mul(limits::per_trace_record_bytes()));
+            if need > max {
+                return Some("max_memory");
+            }
+        }
+        None
     }
 
     fn dispatch(&mut self, ev: EventKind) {
