@@ -6,10 +6,19 @@ import os
 from typing import Callable, Optional, Union
 
 from . import _core
-from .results import Result
+from .errors import RunInterrupted
+from .limits import limits_json
+from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
-__all__ = ["run", "trace_path_for"]
+__all__ = ["run", "trace_path_for", "check_seed"]
+
+
+def check_seed(seed: object) -> int:
+    """A seed as the core takes it (0 .. 2**64 - 1), or ValueError naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed: expected a whole number from 0 to 2**64 - 1, got {seed!r}")
+    return seed
 
 TRACE_SUFFIX = {"perfetto": ".perfetto.json", "ftrace": ".trace.txt"}
 
@@ -42,6 +51,10 @@ def run(
     trace: Optional[Union[str, os.PathLike, bool]] = None,
     trace_format: str = "perfetto",
     progress: Optional[Callable[[float], None]] = None,
+    max_events: Optional[int] = None,
+    max_sim_time: Union[str, float, None] = None,
+    max_wall_time: Union[str, float, None] = None,
+    max_memory: Union[str, int, None] = None,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
 
@@ -51,10 +64,18 @@ def run(
     there as Perfetto JSON or, with ``trace_format="ftrace"``, as tracefs text.
     ``progress(fraction)`` is called now and then from the running thread.
     The GIL is released while the core runs.
+
+    Limits (:mod:`schedlab.limits`): ``max_events``, ``max_sim_time`` and ``max_wall_time``
+    (``"30s"`` or seconds) and ``max_memory`` (``"2GiB"`` or bytes; default: the memory
+    this process can still take) stop the run with a partial result
+    (``engine.partial``); a scenario whose memory estimate exceeds ``max_memory`` is
+    refused before it starts. Ctrl-C stops the run within about a million events and
+    raises :class:`schedlab.RunInterrupted` holding the partial result.
     """
     s = load_scenario(scenario)
     if seed is None:
         seed = s.seeds[0]
+    seed = check_seed(seed)
     if trace_format not in TRACE_SUFFIX:
         raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
     path = None
@@ -62,5 +83,9 @@ def run(
         path = trace_path_for(None, s.name, seed, trace_format, False)
     elif trace not in (None, False):
         path = trace_path_for(trace, s.name, seed, trace_format, False)
-    text = _core.run(s.json, int(seed), path, trace_format, progress, s.origin)
-    return Result.from_json(text, path)
+    limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
+    text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+    res = Result.from_json(text, path)
+    if res.raw.get("engine", {}).get("stopped_by") == "interrupted":
+        raise RunInterrupted(ResultSet([res]))
+    return res

@@ -147,7 +147,7 @@ fn task(u: &mut Unstructured, name: &str, groups: usize, template: bool) -> Resu
 /// then uses what the defaults give, as libFuzzer's arbitrary targets do).
 pub fn scenario(u: &mut Unstructured) -> Result<String> {
     let mut s = String::from("[machine]\n");
-    if bool::arbitrary_take(u)? {
+    if u.int_in_range(0..=3u8)? == 0 {
         s += &format!("preset = \"{}\"\n", u.choose(PRESETS)?);
     } else {
         s += &format!(

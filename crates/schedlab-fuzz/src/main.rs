@@ -112,7 +112,11 @@ fn run(t: &Target, o: Opts) -> i32 {
     let from_disk = corpus.len();
     if t.text_seeds {
         for d in &o.seeds {
-            corpus.extend(read_dir_files(d, true).into_iter().map(|(_, b)| b));
+            let files = read_dir_files(d, true).into_iter().map(|(_, b)| b);
+            match t.seed_as {
+                Some(f) => corpus.extend(files.filter_map(|b| f(&b))),
+                None => corpus.extend(files),
+            }
         }
     }
     let mut rng = Rng::new(o.rng ^ hash(&[t.name.as_bytes()]));

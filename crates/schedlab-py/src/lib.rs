@@ -8,6 +8,7 @@ mod errors;
 mod locate;
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -85,15 +86,31 @@ fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
     })
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
+/// Bumped by `interrupt_runs()`: every run in this process that started before stops at
+/// its next check (threads other than the main one never see a signal themselves).
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+
+/// interrupt_runs() -> None
+///
+/// Stops every run of this process at its next check (about every million events); each
+/// returns its partial result with `engine.stopped_by = "interrupted"`.
+#[pyfunction]
+fn interrupt_runs() {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
 /// `trace_path`, records a trace and writes it there ("perfetto": Chrome JSON that
 /// ui.perfetto.dev opens; "ftrace": tracefs text). `progress(fraction)` is called now
 /// and then. `origin` (the scenario's file) names the file in errors found while
-/// building the run. The GIL is released during the run.
+/// building the run. `limits` is JSON of `schedlab_core::api::Limits` (`max_events`,
+/// `max_sim_ns`, `max_wall_ns`, `max_memory`). Ctrl-C (or a KeyboardInterrupt from the
+/// progress callback, or `interrupt_runs()`) stops the run at its next check: the result
+/// then says `"stopped_by": "interrupted"`. The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -103,10 +120,16 @@ fn run(
     trace_format: &str,
     progress: Option<Py<PyAny>>,
     origin: Option<String>,
+    limits: Option<&str>,
 ) -> PyResult<String> {
     if !matches!(trace_format, "perfetto" | "ftrace") {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto or ftrace")));
     }
+    let limits: api::Limits = match limits {
+        Some(text) => serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?,
+        None => api::Limits::default(),
+    };
+    let epoch = INTERRUPTS.load(Ordering::SeqCst);
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
@@ -124,12 +147,13 @@ fn run(
                     None => None,
                 }
                 .or_else(|| py.check_signals().err());
-                if stop.is_some() {
+                if stop.is_some() || INTERRUPTS.load(Ordering::SeqCst) != epoch {
                     interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             })
         })),
         cancel: Some(cancel.clone()),
+        limits,
         ..RunOptions::default()
     };
     let ftrace = trace_format == "ftrace";
@@ -167,9 +191,7 @@ fn run(
         r.unwrap_or_else(|p| Outcome::Panic(panic_message(&p)))
     });
     match outcome {
-        Outcome::Done(_) if cancel.load(std::sync::atomic::Ordering::Relaxed) => {
-            Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("run interrupted"))
-        }
+        // Interrupted runs return what they have; Python raises schedlab.RunInterrupted.
         Outcome::Done(s) => Ok(s),
         Outcome::Sim(schedlab_core::SimError::Scenario(e)) if e.origin.is_empty() => {
             Err(scenario_error(&e.with_origin(origin.as_deref().unwrap_or("<scenario>"))))
@@ -329,5 +351,5 @@ mod _core {
     #[pymodule_export]
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
-    use super::{features, kernel, load_scenario, machine, machines, run, version, workloads};
+    use super::{features, interrupt_runs, kernel, load_scenario, machine, machines, run, version, workloads};
 }

@@ -342,7 +342,7 @@ fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, li
     Err(ScenarioError::new(
         field,
         format!(
-            "{tasks} tasks on {cpus} CPUs would need about {}, more than the {} this run may use (the memory available; another limit: --max-memory, or max_memory= from Python)",
+            "{tasks} tasks on {cpus} CPUs would need about {}, more than the memory limit of {} (by default the memory available; --max-memory, or max_memory= from Python)",
             super::limits::format_bytes(need),
             super::limits::format_bytes(limit)
         ),

@@ -1,38 +1,36 @@
 //! Memory a run needs, estimated before it is built, and what the host can give it.
 //!
-//! Model: a run's memory grows with its tasks (task_struct-like state, a random stream,
-//! per-task figures in the result and their JSON), its CPUs (runqueues, sched domains,
-//! timer bases, cpuidle devices), cgroups x CPUs (bandwidth state) and trace records.
-//! The per-item figures are sizes of the engine's own types plus a measured allowance
-//! for what they own on the heap (see `PER_TASK_HEAP`, `PER_CPU_HEAP`): an estimate to
-//! refuse runs that cannot fit before they abort in an allocation, not an accounting.
+//! Model: a run's memory grows with its tasks (task state, a random stream, per-task
+//! figures in the result, their JSON and, from Python, the parsed result), its CPUs
+//! (runqueues, sched domains, timer bases, cpuidle devices), cgroups x CPUs (bandwidth
+//! state) and trace records. The per-item figures are measured, rounded up: an estimate
+//! to refuse runs that cannot fit before they abort in an allocation, not an accounting.
 
 use crate::time::Ns;
 
-/// Heap a task owns beyond its structs: two copies of its name, its queue slots, and its
-/// entry in the RunResult JSON the bindings hand over (~250 bytes per task measured with
-/// `schedlab run --json` on 10,000 one-step tasks). An estimate, rounded up.
-const PER_TASK_HEAP: u64 = 512;
-/// Heap a CPU owns: timer wheel bases (3 bases x 9 levels x 64 buckets in the pull
-/// model), sched domain states, cpuidle counters, its result entry and JSON. Estimated
-/// from the types' layout, rounded up; see docs/errors.md for the measurement.
-const PER_CPU_HEAP: u64 = 64 * 1024;
-/// Bandwidth state of one group on one CPU (cfs_rq runtime, throttle list slot).
+/// Bytes per task, measured: `schedlab run --json` (max RSS from /usr/bin/time) of
+/// 200,000 one-step tasks on 16 CPUs took 697 MB against 40 MB with one task, 3.4 KiB
+/// per task (its RunResult JSON is 286 bytes per task; Python's parsed result most of
+/// the rest). Rounded up.
+const PER_TASK: u64 = 3584;
+/// Bytes per CPU, measured the same way: 512 CPUs against 16 CPUs with one task, 47.4 MB
+/// against 40.0 MB, 15 KiB per CPU. Rounded up.
+const PER_CPU: u64 = 16 * 1024;
+/// Bandwidth state of one group on one CPU (cfs_rq runtime, throttle list slot): an
+/// estimate from the layout, rounded up.
 const PER_GROUP_CPU: u64 = 128;
-/// What any run needs beside (machine tables, the result skeleton).
+/// What any run needs beside: an estimate covering the machine tables and the result
+/// skeleton (the 40 MB of a one-task run are mostly the Python interpreter's own).
 const BASE: u64 = 8 * 1024 * 1024;
 
-/// Bytes one task takes (structs plus heap allowance).
+/// Bytes one task takes.
 pub fn per_task_bytes() -> u64 {
-    (std::mem::size_of::<crate::task::Task>()
-        + std::mem::size_of::<super::rng::Stream>()
-        + std::mem::size_of::<crate::metrics::TaskStats>()) as u64
-        + PER_TASK_HEAP
+    PER_TASK
 }
 
 /// Bytes one CPU takes.
 pub fn per_cpu_bytes() -> u64 {
-    (std::mem::size_of::<crate::rq::Rq>() + std::mem::size_of::<crate::metrics::CpuStats>()) as u64 + PER_CPU_HEAP
+    PER_CPU
 }
 
 /// Bytes one trace record takes while recorded (the writers stream them out).
