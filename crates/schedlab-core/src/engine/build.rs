@@ -108,6 +108,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool, memory: Option<u64>) -
         tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
         bw: None,
         bw_nr: Vec::new(),
+        bw_window_start: Vec::new(),
+        bw_violation: None,
         has_smt: m.has_smt(),
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
@@ -246,6 +248,7 @@ impl Simulator {
         let mode = BandwidthMode::from_features(&self.feat);
         self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
         self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
+        self.bw_window_start = vec![0; specs.len()];
         Ok(())
     }
 

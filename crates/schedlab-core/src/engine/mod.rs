@@ -145,6 +145,10 @@ pub struct Simulator {
     pub(crate) tick_offset: Ns,
     pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
     pub(crate) bw_nr: Vec<u32>,
+    /// Per group: its usage at the last refill of its pool (the quota invariant's window).
+    pub(crate) bw_window_start: Vec<Ns>,
+    /// The first window in which a group used more than its quota allows, if any.
+    pub(crate) bw_violation: Option<String>,
     pub(crate) has_smt: bool,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
