@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, Optional, Union
 
 from . import _core
-from .errors import RunInterrupted
+from .errors import RunInterrupted, ScenarioError, with_location
 from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
@@ -23,6 +24,13 @@ def check_seed(seed: object) -> int:
 TRACE_SUFFIX = {"perfetto": ".perfetto.json", "ftrace": ".trace.txt"}
 
 
+def safe_file_name(name: str) -> str:
+    """A scenario's name as a file name in the current directory: a name from an untrusted
+    file ("../../x", "/etc/x") never leads a default output path out of it."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name or "").strip("._")
+    return cleaned[:100] or "schedlab"
+
+
 def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
                    several: bool) -> Optional[str]:
     """Resolves where a run's trace goes.
@@ -32,7 +40,7 @@ def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed:
     ``<scenario name>.seed<N>.perfetto.json`` (or ``.trace.txt``) in the current directory.
     """
     if template is None:
-        return f"{name or 'schedlab'}.seed{seed}{TRACE_SUFFIX[fmt]}"
+        return f"{safe_file_name(name)}.seed{seed}{TRACE_SUFFIX[fmt]}"
     t = os.fspath(template)
     if "{seed}" in t:
         return t.replace("{seed}", str(seed))
@@ -84,7 +92,10 @@ def run(
     elif trace not in (None, False):
         path = trace_path_for(trace, s.name, seed, trace_format, False)
     limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
-    text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+    try:
+        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+    except ScenarioError as e:
+        raise with_location(e) from None
     res = Result.from_json(text, path)
     if res.raw.get("engine", {}).get("stopped_by") == "interrupted":
         raise RunInterrupted(ResultSet([res]))

@@ -258,7 +258,7 @@ def _partial_warning(seed: int, eng: dict) -> Optional[str]:
         "max_wall_time": f"seed {seed} stopped at its wall-time limit ({at})",
         "max_memory": f"seed {seed} stopped at its memory limit ({at})",
         "deadlock": f"seed {seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left is blocked "
-                    "and nothing can wake it",
+                    "and nothing can wake it" + (f" ({'; '.join(eng['blocked'])})" if eng.get("blocked") else ""),
         "interrupted": f"seed {seed} was interrupted ({at})",
     }.get(eng.get("stopped_by", ""))
 
@@ -466,5 +466,27 @@ def reproduce(
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 
+
+def main(argv: Optional[List[str]] = None) -> NoReturn:
+    """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
+    argument, an unknown command) as one line ``error: ...`` and exit status 2, like
+    every other bad input, instead of click's boxed usage text."""
+    try:
+        code = app(args=argv, prog_name="schedlab", standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("error: interrupted\n")
+        code = 130
+    except Exception as e:
+        # click's ClickException family (typer vendors click, so matched by its shape).
+        if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):
+            raise
+        message = " ".join(str(e.format_message()).split())
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see '{ctx.command_path} -h')" if ctx is not None and type(e).__name__ != "ClickException" else ""
+        sys.stderr.write(f"error: {message}{hint}\n")
+        code = e.exit_code
+    sys.exit(code if isinstance(code, int) else 0)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

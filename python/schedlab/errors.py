@@ -40,6 +40,23 @@ class RunInterrupted(KeyboardInterrupt):
         self.results = results
 
 
+def with_location(e: ScenarioError) -> ScenarioError:
+    """Adds ``:LINE:COL`` to an error the core found once the run was built (it knows the
+    field, not the line), when its origin is a TOML file that still reads."""
+    origin, field = getattr(e, "origin", ""), getattr(e, "field", "")
+    if getattr(e, "location", "") or not field or not str(origin).lower().endswith(".toml"):
+        return e
+    try:
+        with open(origin, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return e
+    from . import _core
+
+    location = _core.toml_location(text, field)
+    return scenario_error(origin, field, e.message, location) if location else e
+
+
 def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:
     """Builds a :class:`ScenarioError` raised from Python (e.g. a file that cannot be read)."""
     head = f"{origin}{location}" or "<scenario>"

@@ -22,7 +22,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from . import _core
 from .api import TRACE_SUFFIX, check_seed, trace_path_for
-from .errors import RunInterrupted
+from .errors import RunInterrupted, ScenarioError, with_location
 from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
@@ -236,6 +236,8 @@ def run_many(
     jobs = [Job(s.json, check_seed(seed), p, trace_format, s.origin, limits) for seed, p in zip(seeds, paths)]
     try:
         texts = map_runs(jobs, workers=workers, backend=backend, on_done=on_done)
+    except ScenarioError as e:
+        raise with_location(e) from None
     except _Interrupted as e:
         partial = [Result.from_json(t, p) for t, p in zip(e.texts, paths) if t is not None]
         raise RunInterrupted(ResultSet(partial)) from None

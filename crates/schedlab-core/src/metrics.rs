@@ -198,6 +198,10 @@ pub struct EngineStats {
     /// The figures cover only part of what the scenario asked (any `stopped_by` but
     /// "duration" and "workload_done").
     pub partial: bool,
+    /// With "deadlock": the tasks left blocked and what each waits on ("a waits on
+    /// channel 'b-done'"), at most 8 and a count of the others.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<String>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.

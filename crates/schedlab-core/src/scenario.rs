@@ -477,7 +477,7 @@ impl Scenario {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e))?;
         let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             let mut err = toml_error(text, origin, &inner);
             err.field = field;
@@ -491,13 +491,13 @@ impl Scenario {
     pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             ScenarioError {
                 origin: origin.to_string(),
                 location: format!(":{}:{}", inner.line(), inner.column()),
                 field,
-                message: strip_position(&inner.to_string()),
+                message: crate::error::printable(&strip_position(&inner.to_string())),
             }
         })?;
         s.validate().map_err(|e| e.with_origin(origin))?;
@@ -629,7 +629,7 @@ fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> ScenarioError {
         origin: origin.to_string(),
         location,
         field: String::new(),
-        message: e.message().trim().to_string(),
+        message: crate::error::printable(e.message().trim()),
     }
 }
 

@@ -58,6 +58,16 @@ fn load(text: &str, format: &str, origin: &str) -> Result<Scenario, CoreScenario
     Ok(scenario)
 }
 
+/// toml_location(text, field) -> str | None
+///
+/// ":LINE:COL" of a dotted field ("tasks[0].affinity") in TOML text, for errors found
+/// once the run is built (the core reports them without a position); None if absent.
+#[pyfunction]
+fn toml_location(text: &str, field: &str) -> Option<String> {
+    let field = field.split(" (").next().unwrap_or(field);
+    locate::toml_field(text, field).map(|(line, col)| format!(":{line}:{col}"))
+}
+
 /// Names an unnamed scenario after its file ("examples/pingpong.toml" -> "pingpong").
 fn default_name(origin: &str) -> String {
     if origin.starts_with('<') {
@@ -351,5 +361,5 @@ mod _core {
     #[pymodule_export]
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
-    use super::{features, interrupt_runs, kernel, load_scenario, machine, machines, run, version, workloads};
+    use super::{features, interrupt_runs, kernel, load_scenario, machine, machines, run, toml_location, version, workloads};
 }

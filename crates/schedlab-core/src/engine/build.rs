@@ -127,6 +127,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool, memory: Option<u64>) -
         chan_scoped: Vec::new(),
         family_chans: BTreeMap::new(),
         locks: Vec::new(),
+        chan_names: Vec::new(),
+        lock_names: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
@@ -226,6 +228,14 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool, memory: Option<u64>) -
         sim.chan_scoped[i] = name.starts_with('@');
     }
     sim.locks = vec![Mutex::default(); names.locks.len()];
+    sim.chan_names = vec![String::new(); names.channels.len()];
+    for (name, &i) in &names.channels {
+        sim.chan_names[i] = name.clone();
+    }
+    sim.lock_names = vec![String::new(); names.locks.len()];
+    for (name, &i) in &names.locks {
+        sim.lock_names[i] = name.clone();
+    }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
@@ -239,6 +249,23 @@ impl Simulator {
         let mut specs = vec![(None, BandwidthSpec { quota_ns: None, period_ns: 100_000_000, burst_ns: 0 })];
         for (i, g) in groups.iter().enumerate() {
             let spec = BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(format!("groups[{i}].{f}"), msg))?;
+            // A quota the whole machine could not use up is no limit at all: most often a
+            // digit too many (the kernel would take it and never throttle).
+            let cpus = self.m.nr_cpus() as u64;
+            if let Some(q) = spec.quota_ns.filter(|&q| q > spec.period_ns * cpus) {
+                let field = if g.cpu_max.is_some() { "cpu_max" } else { "cfs_quota_us" };
+                return Err(ScenarioError::new(
+                    format!("groups[{i}].{field}"),
+                    format!(
+                        "a quota of {} µs per {} µs period is {:.1} CPUs' worth, more than the machine's {cpus}: it could never throttle (a typo? \"max {}\" is no limit)",
+                        q / 1000,
+                        spec.period_ns / 1000,
+                        q as f64 / spec.period_ns as f64,
+                        spec.period_ns / 1000
+                    ),
+                )
+                .into());
+            }
             specs.push((self.groups[i + 1].parent, spec));
         }
         if specs.iter().all(|(_, s)| s.quota_ns.is_none()) {

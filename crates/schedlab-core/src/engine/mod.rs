@@ -169,6 +169,9 @@ pub struct Simulator {
     /// Family-scoped channels: (family, channel name) -> channel.
     pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
     pub(crate) locks: Vec<Mutex>,
+    /// Channel and mutex names by index (to name what deadlocked tasks wait on).
+    pub(crate) chan_names: Vec<String>,
+    pub(crate) lock_names: Vec<String>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
