@@ -69,9 +69,10 @@ type TaskDraw = (Vec<String>, usize, bool, i32, bool);
 fn scenario() -> impl Strategy<Value = String> {
     let task = (prop::collection::vec(step(), 1..5), 1usize..4, any::<bool>(), -5i32..6, any::<bool>());
     let tasks = prop::collection::vec(task, 1..5);
-    // The pull model forced on half the time, so its hierarchy gets as many scenarios.
-    let pull = prop_oneof![2 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)];
-    let migration = prop_oneof![3 => Just(true), 1 => Just(false)];
+    // The pull model forced on most of the time, so its hierarchy gets about half the
+    // scenarios (and the push model the rest).
+    let pull = prop_oneof![3 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)];
+    let migration = prop_oneof![4 => Just(true), 1 => Just(false)];
     let kernel = (prop::sample::select(PROFILES), any::<bool>(), migration, 0usize..4, pull);
     let groups = (1u64..40, 1u64..5, any::<bool>(), 0u64..3);
     (machine(), kernel, tasks, groups).prop_map(|(machine, (profile, teo, migration, timers, pull), tasks, groups)| {
