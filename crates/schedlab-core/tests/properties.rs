@@ -101,7 +101,8 @@ fn render(machine: &str, profile: &str, teo: bool, migration: bool, timers: usiz
     }
     // A group with a quota (5.14+: sometimes a burst), and a child with its own.
     let (quota_ms, period_mult, nested, burst) = groups;
-    let period_us = quota_ms * 1000 * period_mult / 2 + 1000;
+    // At most one CPU's worth: a quota beyond the whole machine is refused as a typo.
+    let period_us = quota_ms * 1000 * period_mult;
     s += &format!("[[groups]]\nname = \"g\"\ncfs_quota_us = {}\ncfs_period_us = {}\n", quota_ms * 1000, period_us.min(1_000_000));
     if burst > 0 && profile != "3.0" {
         s += &format!("cfs_burst_us = {}\n", quota_ms * 1000 * burst / 3);

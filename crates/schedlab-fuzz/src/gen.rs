@@ -200,10 +200,15 @@ pub fn scenario(u: &mut Unstructured) -> Result<String> {
             s += &format!("parent = \"g{}\"\n", u.int_in_range(0..=g - 1)?);
         }
         match u.int_in_range(0..=3u8)? {
-            0 => s += &format!("cpu_max = \"{} {}\"\n", u.int_in_range(1000..=40000u32)?, u.int_in_range(1000..=100000u32)?),
+            // Periods of a half to eight times the quota: mostly within the machine
+            // (a quota beyond it is refused as a typo, which the loader targets reach).
+            0 => {
+                let quota = u.int_in_range(1000..=40000u32)?;
+                s += &format!("cpu_max = \"{quota} {}\"\n", (quota / 2 * u.int_in_range(1..=16u32)?).clamp(1000, 1_000_000));
+            }
             1 => {
                 let quota = u.int_in_range(1000..=60000u32)?;
-                s += &format!("cfs_quota_us = {quota}\ncfs_period_us = {}\n", u.int_in_range(1000..=100000u32)?);
+                s += &format!("cfs_quota_us = {quota}\ncfs_period_us = {}\n", (quota / 2 * u.int_in_range(1..=16u32)?).clamp(1000, 1_000_000));
                 if bool::arbitrary_take(u)? {
                     s += &format!("cfs_burst_us = {}\n", u.int_in_range(0..=quota)?);
                 }
