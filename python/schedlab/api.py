@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, Optional, Union
 
 from . import _core
-from .results import Result
+from .errors import RunInterrupted, ScenarioError, with_location
+from .limits import limits_json
+from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
-__all__ = ["run", "trace_path_for", "trace_format_for"]
+__all__ = ["run", "trace_path_for", "trace_format_for", "check_seed"]
+
+
+def check_seed(seed: object) -> int:
+    """A seed as the core takes it (0 .. 2**64 - 1), or ValueError naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed: expected a whole number from 0 to 2**64 - 1, got {seed!r}")
+    return seed
 
 #: Trace formats and the suffix of their default file names: Perfetto protobuf, Chrome
 #: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text.
@@ -35,6 +45,13 @@ def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_forma
     return "perfetto"
 
 
+def safe_file_name(name: str) -> str:
+    """A scenario's name as a file name in the current directory: a name from an untrusted
+    file ("../../x", "/etc/x") never leads a default output path out of it."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name or "").strip("._")
+    return cleaned[:100] or "schedlab"
+
+
 def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
                    several: bool) -> Optional[str]:
     """Resolves where a run's trace goes.
@@ -44,7 +61,7 @@ def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed:
     ``<scenario name>.seed<N>.perfetto.json`` (or ``.trace.txt``) in the current directory.
     """
     if template is None:
-        return f"{name or 'schedlab'}.seed{seed}{TRACE_SUFFIX[fmt]}"
+        return f"{safe_file_name(name)}.seed{seed}{TRACE_SUFFIX[fmt]}"
     t = os.fspath(template)
     if "{seed}" in t:
         return t.replace("{seed}", str(seed))
@@ -64,6 +81,10 @@ def run(
     trace: Optional[Union[str, os.PathLike, bool]] = None,
     trace_format: Optional[str] = None,
     progress: Optional[Callable[[float], None]] = None,
+    max_events: Optional[int] = None,
+    max_sim_time: Union[str, float, None] = None,
+    max_wall_time: Union[str, float, None] = None,
+    max_memory: Union[str, int, None] = None,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
 
@@ -75,15 +96,30 @@ def run(
     file's suffix (:func:`trace_format_for`).
     ``progress(fraction)`` is called now and then from the running thread.
     The GIL is released while the core runs.
+
+    Limits (:mod:`schedlab.limits`): ``max_events``, ``max_sim_time`` and ``max_wall_time``
+    (``"30s"`` or seconds) and ``max_memory`` (``"2GiB"`` or bytes; default: the memory
+    this process can still take) stop the run with a partial result
+    (``engine.partial``); a scenario whose memory estimate exceeds ``max_memory`` is
+    refused before it starts. Ctrl-C stops the run within about a million events and
+    raises :class:`schedlab.RunInterrupted` holding the partial result.
     """
     s = load_scenario(scenario)
     if seed is None:
         seed = s.seeds[0]
+    seed = check_seed(seed)
     trace_format = trace_format_for(trace, trace_format)
     path = None
     if trace is True or (trace is None and s.trace):
         path = trace_path_for(None, s.name, seed, trace_format, False)
     elif trace not in (None, False):
         path = trace_path_for(trace, s.name, seed, trace_format, False)
-    text = _core.run(s.json, int(seed), path, trace_format, progress, s.origin)
-    return Result.from_json(text, path)
+    limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
+    try:
+        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+    except ScenarioError as e:
+        raise with_location(e) from None
+    res = Result.from_json(text, path)
+    if res.raw.get("engine", {}).get("stopped_by") == "interrupted":
+        raise RunInterrupted(ResultSet([res]))
+    return res

@@ -191,8 +191,17 @@ pub struct EngineStats {
     pub sim_ns: Ns,
     /// Wall-clock time of the run.
     pub wall_ns: u64,
-    /// Why the run ended: "duration", "workload_done", "max_events".
+    /// Why the run ended: "duration" or "workload_done" as the scenario asked; or short of
+    /// it, "max_events", "max_sim_time", "max_wall_time", "max_memory" (a limit),
+    /// "deadlock" (every task left blocked for good) or "interrupted" (cancelled).
     pub stopped_by: String,
+    /// The figures cover only part of what the scenario asked (any `stopped_by` but
+    /// "duration" and "workload_done").
+    pub partial: bool,
+    /// With "deadlock": the tasks left blocked and what each waits on ("a waits on
+    /// channel 'b-done'"), at most 8 and a count of the others.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<String>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.

@@ -520,7 +520,7 @@ impl Scenario {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e))?;
         let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             let mut err = toml_error(text, origin, &inner);
             err.field = field;
@@ -534,13 +534,13 @@ impl Scenario {
     pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             ScenarioError {
                 origin: origin.to_string(),
                 location: format!(":{}:{}", inner.line(), inner.column()),
                 field,
-                message: strip_position(&inner.to_string()),
+                message: crate::error::printable(&strip_position(&inner.to_string())),
             }
         })?;
         s.validate().map_err(|e| e.with_origin(origin))?;
@@ -592,6 +592,12 @@ impl Scenario {
         match r.duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => {
                 return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
+            }
+            Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
+                return Err(ScenarioError::new(
+                    "run.duration_s",
+                    format!("{d} s is longer than the {} s a run may be", crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
+                ))
             }
             None if r.until.is_none() => {
                 return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\""))
@@ -675,7 +681,7 @@ fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> ScenarioError {
         origin: origin.to_string(),
         location,
         field: String::new(),
-        message: e.message().trim().to_string(),
+        message: crate::error::printable(e.message().trim()),
     }
 }
 

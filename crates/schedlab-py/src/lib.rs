@@ -7,6 +7,7 @@
 mod errors;
 mod locate;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -84,6 +85,16 @@ fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result
     Ok((scenario, notes))
 }
 
+/// toml_location(text, field) -> str | None
+///
+/// ":LINE:COL" of a dotted field ("tasks[0].affinity") in TOML text, for errors found
+/// once the run is built (the core reports them without a position); None if absent.
+#[pyfunction]
+fn toml_location(text: &str, field: &str) -> Option<String> {
+    let field = field.split(" (").next().unwrap_or(field);
+    locate::toml_field(text, field).map(|(line, col)| format!(":{line}:{col}"))
+}
+
 /// Names an unnamed scenario after its file ("examples/pingpong.toml" -> "pingpong").
 fn default_name(origin: &str) -> String {
     if origin.starts_with('<') {
@@ -115,11 +126,25 @@ fn load_scenario(text: &str, format: &str, origin: &str, machine: Option<&str>) 
     })
 }
 
-/// Run options that stop the engine on Ctrl-C. Python's handler only flags the signal
-/// while the run holds no GIL, so the run checks for it now and then (with the progress
-/// callback, which raises it too) and stops; the caller raises KeyboardInterrupt once
-/// the engine has returned and the flag is set.
+/// Bumped by `interrupt_runs()`: every run in this process that started before stops at
+/// its next check (threads other than the main one never see a signal themselves).
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+
+/// interrupt_runs() -> None
+///
+/// Stops every run of this process at its next check (about every million events); each
+/// returns its partial result with `engine.stopped_by = "interrupted"`.
+#[pyfunction]
+fn interrupt_runs() {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Run options that stop the engine on Ctrl-C or `interrupt_runs()`. Python's handler
+/// only flags the signal while the run holds no GIL, so the run checks for it now and
+/// then (with the progress callback, which raises it too) and stops; the returned flag
+/// says whether it was asked to.
 fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::atomic::AtomicBool>) {
+    let epoch = INTERRUPTS.load(Ordering::SeqCst);
     let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let interrupted = cancel.clone();
     let opts = RunOptions {
@@ -130,7 +155,7 @@ fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::ato
                     None => None,
                 }
                 .or_else(|| py.check_signals().err());
-                if stop.is_some() {
+                if stop.is_some() || INTERRUPTS.load(Ordering::SeqCst) != epoch {
                     interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             })
@@ -214,16 +239,20 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
     })
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
 /// `trace_path`, streams a trace there while the run goes ("perfetto": Perfetto
 /// protobuf; "json": Chrome JSON with the ftrace text embedded; "ftrace": tracefs
 /// text with ns timestamps; "perf": `perf script --ns` text). `progress(fraction)` is
 /// called now and then. `origin` (the scenario's file) names the file in errors found
-/// while building the run. The GIL is released during the run.
+/// while building the run. `limits` is JSON of `schedlab_core::api::Limits`
+/// (`max_events`, `max_sim_ns`, `max_wall_ns`, `max_memory`). Ctrl-C (or a
+/// KeyboardInterrupt from the progress callback, or `interrupt_runs()`) stops the run at
+/// its next check: the result then says `"stopped_by": "interrupted"`. The GIL is
+/// released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -233,6 +262,7 @@ fn run(
     trace_format: &str,
     progress: Option<Py<PyAny>>,
     origin: Option<String>,
+    limits: Option<&str>,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
@@ -240,7 +270,12 @@ fn run(
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
-    let (opts, cancel) = interruptible(progress);
+    let limits: api::Limits = match limits {
+        Some(text) => serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?,
+        None => api::Limits::default(),
+    };
+    let (mut opts, _) = interruptible(progress);
+    opts.limits = limits;
     enum Outcome {
         Done(String),
         Sim(schedlab_core::SimError),
@@ -274,9 +309,7 @@ fn run(
         r.unwrap_or_else(|p| Outcome::Panic(panic_message(&p)))
     });
     match outcome {
-        Outcome::Done(_) if cancel.load(std::sync::atomic::Ordering::Relaxed) => {
-            Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("run interrupted"))
-        }
+        // Interrupted runs return what they have; Python raises schedlab.RunInterrupted.
         Outcome::Done(s) => Ok(s),
         Outcome::Sim(schedlab_core::SimError::Scenario(e)) if e.origin.is_empty() => {
             Err(scenario_error(&e.with_origin(origin.as_deref().unwrap_or("<scenario>"))))
@@ -474,7 +507,7 @@ mod _core {
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
     use super::{
-        bench_case, bench_cases, bench_heap, features, kernel, load_scenario, machine, machines, rt_app_export, run, trace_replay,
-        trace_timelines, version, workloads,
+        bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
+        run, toml_location, trace_replay, trace_timelines, version, workloads,
     };
 }

@@ -16,7 +16,9 @@ use crate::trace::{TraceMeta, Tracer};
 use super::queue::{EventClass, EventKind, EventQueue};
 use super::rng::Stream;
 
-pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
+/// Builds a run tracing into `sink`; with `memory`, first refuses one whose estimated
+/// size exceeds it.
+pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulator, SimError> {
     s.validate()?;
     let m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
@@ -45,6 +47,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         kernel_timers.extend(g.timers);
         g.reporter
     });
+    if let Some(limit) = memory {
+        check_memory(s, &task_specs, m.nr_cpus(), all_groups.len(), limit)?;
+    }
 
     let nr = m.nr_cpus();
     let tick_ns = tick_nsec(k.tunables.hz);
@@ -107,6 +112,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
         bw: None,
         bw_nr: Vec::new(),
+        bw_window_start: Vec::new(),
+        bw_violation: None,
         has_smt: m.has_smt(),
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
@@ -127,6 +134,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         barriers: Vec::new(),
         masks: Vec::new(),
         group_steps: Vec::new(),
+        chan_names: Vec::new(),
+        lock_names: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
@@ -259,6 +268,14 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         };
         sim.group_steps.push(gi);
     }
+    sim.chan_names = vec![String::new(); names.channels.len()];
+    for (name, &i) in &names.channels {
+        sim.chan_names[i] = name.clone();
+    }
+    sim.lock_names = vec![String::new(); names.locks.len()];
+    for (name, &i) in &names.locks {
+        sim.lock_names[i] = name.clone();
+    }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
@@ -272,6 +289,23 @@ impl Simulator {
         let mut specs = vec![(None, BandwidthSpec { quota_ns: None, period_ns: 100_000_000, burst_ns: 0 })];
         for (i, g) in groups.iter().enumerate() {
             let spec = BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(format!("groups[{i}].{f}"), msg))?;
+            // A quota the whole machine could not use up is no limit at all: most often a
+            // digit too many (the kernel would take it and never throttle).
+            let cpus = self.m.nr_cpus() as u64;
+            if let Some(q) = spec.quota_ns.filter(|&q| q > spec.period_ns * cpus) {
+                let field = if g.cpu_max.is_some() { "cpu_max" } else { "cfs_quota_us" };
+                return Err(ScenarioError::new(
+                    format!("groups[{i}].{field}"),
+                    format!(
+                        "a quota of {} µs per {} µs period is {:.1} CPUs' worth, more than the machine's {cpus}: it could never throttle (a typo? \"max {}\" is no limit)",
+                        q / 1000,
+                        spec.period_ns / 1000,
+                        q as f64 / spec.period_ns as f64,
+                        spec.period_ns / 1000
+                    ),
+                )
+                .into());
+            }
             specs.push((self.groups[i + 1].parent, spec));
         }
         if specs.iter().all(|(_, s)| s.quota_ns.is_none()) {
@@ -281,6 +315,7 @@ impl Simulator {
         let mode = BandwidthMode::from_features(&self.feat);
         self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
         self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
+        self.bw_window_start = vec![0; specs.len()];
         Ok(())
     }
 
@@ -363,6 +398,26 @@ impl Simulator {
         }
         tid
     }
+}
+
+/// Refuses a run whose estimated memory exceeds `limit`, naming the task spec (or the
+/// generator) that brings the most tasks, before anything is allocated for them.
+fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, limit: u64) -> Result<(), ScenarioError> {
+    let tasks = specs.iter().fold(0u64, |n, t| n.saturating_add(t.count as u64));
+    let need = super::limits::estimate(tasks, cpus as u64, groups as u64);
+    if need <= limit {
+        return Ok(());
+    }
+    let biggest = specs.iter().enumerate().max_by_key(|(_, t)| t.count).map_or(0, |(i, _)| i);
+    let field = if biggest < s.tasks.len() { format!("tasks[{biggest}].count") } else { "workload".to_string() };
+    Err(ScenarioError::new(
+        field,
+        format!(
+            "{tasks} tasks on {cpus} CPUs would need about {}, more than the memory limit of {} (by default the memory available; --max-memory, or max_memory= from Python)",
+            super::limits::format_bytes(need),
+            super::limits::format_bytes(limit)
+        ),
+    ))
 }
 
 /// A `wait` on a channel that no program's `signal` and no timer's expiry ever signals can

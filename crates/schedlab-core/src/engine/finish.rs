@@ -8,6 +8,29 @@ use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
 use crate::topology::Distance;
 
 impl Simulator {
+    /// What each task left blocked waits on, for a deadlock report.
+    fn blocked_tasks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::task::TaskState::Blocked).collect();
+        for &p in blocked.iter().take(8) {
+            let name = &self.tasks[p].name;
+            let on = if let Some(c) = self.chans.iter().position(|c| c.waiters.contains(&p)) {
+                format!("channel '{}'", self.chan_names.get(c).map_or("?", |s| s.as_str()))
+            } else if let Some(l) = self.locks.iter().position(|m| m.waiters.contains(&p)) {
+                format!("mutex '{}'", self.lock_names.get(l).map_or("?", |s| s.as_str()))
+            } else if self.tasks[p].live_children > 0 {
+                format!("its {} children", self.tasks[p].live_children)
+            } else {
+                "nothing it can name".to_string()
+            };
+            out.push(format!("{name} waits on {on}"));
+        }
+        if blocked.len() > 8 {
+            out.push(format!("and {} more", blocked.len() - 8));
+        }
+        out
+    }
+
     pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
         // Account the time up to now of whatever is running, and open idle/busy spans.
         for cpu in 0..self.m.nr_cpus() {
@@ -125,7 +148,10 @@ impl Simulator {
             nr_cpus: self.m.nr_cpus(),
             kernel: self.k.clone(),
             features: self.feat.to_map(),
-            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string() },
+            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
+                partial: !matches!(stopped_by, "duration" | "workload_done"),
+                blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
+            },
             summary,
             workload: BTreeMap::new(),
             tasks: self.tasks.iter().map(|t| t.stats.clone()).collect(),

@@ -5,7 +5,10 @@
 //! tasks; pinned tasks are on allowed CPUs; every pending timer sits in the base its
 //! record names; in the timer migration hierarchy every group with an active child has
 //! a migrator among its active children; a CPU with a stopped tick is idle and has its
-//! next timer event programmed.
+//! next timer event programmed; every wheel timer and hrtimer armed is pending, was
+//! cancelled or fired, once; no two running threads of one mm hold one cid; a group
+//! with a quota used no more between two refills than the pool and the per-CPU slices
+//! could hold (`Simulator::bw_check_window`).
 
 use super::Simulator;
 use crate::task::TaskState;
@@ -77,6 +80,10 @@ impl Simulator {
             }
         }
         self.timers.check()?;
+        self.mm.check()?;
+        if let Some(e) = &self.bw_violation {
+            return Err(e.clone());
+        }
         for (cpu, rq) in self.rqs.iter().enumerate() {
             if rq.tick_stopped && rq.curr.is_some() {
                 return Err(format!("CPU {cpu} runs a task with its tick stopped"));

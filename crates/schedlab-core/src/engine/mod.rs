@@ -13,6 +13,7 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod limits;
 
 use std::collections::VecDeque;
 
@@ -153,6 +154,10 @@ pub struct Simulator {
     pub(crate) tick_offset: Ns,
     pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
     pub(crate) bw_nr: Vec<u32>,
+    /// Per group: its usage at the last refill of its pool (the quota invariant's window).
+    pub(crate) bw_window_start: Vec<Ns>,
+    /// The first window in which a group used more than its quota allows, if any.
+    pub(crate) bw_violation: Option<String>,
     pub(crate) has_smt: bool,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
@@ -178,6 +183,9 @@ pub struct Simulator {
     pub(crate) masks: Vec<crate::cpumask::CpuMask>,
     /// Group index of each set_group step.
     pub(crate) group_steps: Vec<usize>,
+    /// Channel and mutex names by index (to name what deadlocked tasks wait on).
+    pub(crate) chan_names: Vec<String>,
+    pub(crate) lock_names: Vec<String>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
@@ -230,13 +238,23 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.
     pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
-        let sink: Option<Box<dyn crate::trace::TraceSink>> = trace.then(|| Box::new(crate::trace::Trace::default()) as _);
-        build::build(s, seed, sink)
+        Self::build_with(s, seed, trace.then(|| Box::new(crate::trace::Trace::default()) as _), None)
     }
 
     /// Builds a run whose trace streams into `sink`.
     pub fn with_sink(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
-        build::build(s, seed, sink)
+        Self::build_with(s, seed, sink, None)
+    }
+
+    /// Builds a run tracing into `sink`, refusing first one whose estimated memory
+    /// exceeds `memory` bytes (see [`limits::estimate`]).
+    pub fn build_with(
+        s: &Scenario,
+        seed: u64,
+        sink: Option<Box<dyn crate::trace::TraceSink>>,
+        memory: Option<u64>,
+    ) -> Result<Simulator, SimError> {
+        build::build(s, seed, sink, memory)
     }
 
     /// Runs to the end condition and returns the figures.
@@ -246,6 +264,10 @@ impl Simulator {
             self.q.push(end, EventClass::Segment, EventKind::End);
         }
         let horizon = self.end.unwrap_or(0).max(1) as f64;
+        if let Some(n) = opts.limits.max_events {
+            self.max_events = self.max_events.min(n);
+        }
+        let max_sim = limits::sim_limit(opts.limits.max_sim_ns);
         let stopped_by;
         loop {
             if self.until_done && self.live_tasks == 0 {
@@ -265,6 +287,11 @@ impl Simulator {
                 break;
             };
             debug_assert!(t >= self.now, "time went backwards");
+            if t > max_sim {
+                self.now = self.now.max(max_sim);
+                stopped_by = "max_sim_time";
+                break;
+            }
             self.now = t;
             self.events += 1;
             if ev == EventKind::End {
@@ -291,9 +318,29 @@ impl Simulator {
                     stopped_by = "interrupted";
                     break;
                 }
+                if let Some(limit) = self.over_limit(opts, &wall) {
+                    stopped_by = limit;
+                    break;
+                }
             }
         }
         Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
+    }
+
+    /// The wall-time and memory limits, checked with the progress ticks.
+    fn over_limit(&self, opts: &RunOptions, wall: &std::time::Instant) -> Option<&'static str> {
+        if opts.limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
+            return Some("max_wall_time");
+        }
+        if let Some(max) = opts.limits.max_memory {
+            let records = self.trace.as_ref().map_or(0, |t| t.buffered_records());
+            let need = limits::estimate(self.tasks.len() as u64, self.m.nr_cpus() as u64, self.groups.len() as u64)
+                .saturating_add(records.saturating_mul(limits::per_trace_record_bytes()));
+            if need > max {
+                return Some("max_memory");
+            }
+        }
+        None
     }
 
     fn dispatch(&mut self, ev: EventKind) {

@@ -46,6 +46,14 @@ pub(crate) struct MmState {
     pub(crate) touch_area: LatencyHistogram,
 }
 
+impl MmState {
+    /// The mm_cid allocator's invariants (no two slots of one mm hold one cid, every
+    /// running thread's cid is its CPU's), if any process uses it.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        self.cid.as_ref().map_or(Ok(()), |c| c.check_invariants())
+    }
+}
+
 impl Simulator {
     /// Registers a new thread of a named process with the mm_cid allocator.
     pub(crate) fn mm_register_thread(&mut self, p: TaskId) {

@@ -188,6 +188,11 @@ pub trait TraceSink: Send {
     fn into_memory(self: Box<Self>) -> Option<Trace> {
         None
     }
+    /// Records held in memory so far (a streaming sink holds none): the run's memory
+    /// limit counts them.
+    fn buffered_records(&self) -> u64 {
+        0
+    }
 }
 
 /// A recorded trace held in memory (tests, small runs).
@@ -234,6 +239,9 @@ impl TraceSink for Trace {
     }
     fn into_memory(self: Box<Self>) -> Option<Trace> {
         Some(*self)
+    }
+    fn buffered_records(&self) -> u64 {
+        self.records.len() as u64
     }
 }
 
@@ -333,6 +341,11 @@ pub(crate) struct Tracer {
 }
 
 impl Tracer {
+    /// Records the sink holds in memory.
+    pub(crate) fn buffered_records(&self) -> u64 {
+        self.sink.buffered_records()
+    }
+
     pub(crate) fn new(mut sink: Box<dyn TraceSink>, meta: &TraceMeta) -> Tracer {
         let error = sink.begin(meta).err();
         Tracer { sink, error, tgid_of_mm: Default::default(), last_cid: Vec::new() }
