@@ -238,6 +238,19 @@ CATALOGUE = [
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
          expected="ValueError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------
+    # -- rt-app files and traces (docs/interchange.md) --------------------------------------
+    Case("rt-app: unknown event", '{\n  "tasks": {\n    "t": { "loop": 1, "jump": 1000 }\n  }\n}\n', file_name="bad.json",
+         expected='error: bad.json:3: tasks.t.jump: unknown event \'jump\': expected one of lock, unlock, wait, signal, broad, sync, sleep, runtime, run, timer, suspend, resume, memrun, mem, iorun, yield, barrier, fork, sem_post, sem_wait (with an optional suffix such as run1), a thread or phase key (instance, loop, phases, priority, policy, cpus, nodes_membind, delay, taskgroup, dl-runtime, dl-period, dl-deadline, util_min, util_max), or "schedlab.STEP"'),
+    Case("rt-app: negative duration", '{\n  "tasks": {\n    "t": { "loop": 1, "run": -5 }\n  }\n}\n', file_name="bad.json",
+         expected="error: bad.json:3: tasks.t.run: negative duration -5 \u00b5s: expected \u00b5s >= 0"),
+    Case("rt-app: broken JSON", '{\n  "tasks": {\n    "t": { "run": 1000,, }\n  }\n}\n', file_name="bad.json",
+         expected="error: bad.json:3: json: expected a \"key\" or '}' in an object"),
+    Case("trace: event line missing a field", args=("trace-info", "bad.trace"),
+         scenario="# tracer: nop\n   bash-12 [000] 1.000000: sched_switch: prev_comm=a prev_pid=1\nthis is garbage\n",
+         file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),
+    Case("trace: CPU beyond what schedlab models", args=("trace-info", "bad.trace"),
+         scenario="# tracer: nop\n  <idle>-0 [99999] 1.000000: cpu_idle: state=1 cpu_id=99999\n",
+         file_name="bad.trace", expected="error: bad.trace:2: cpu: CPU 99999 is beyond the 1024 CPUs schedlab models"),
     Case("sweep output outside its directory", args=("sweep", "sweep.toml"),
          scenario='base = "scenario.toml"\nout = "../../elsewhere"\n[parameters]\n"kernel.profile" = ["6.5", "6.6"]\n',
          file_name="sweep.toml",
@@ -259,7 +272,7 @@ def outcome(case: Case, tmp_path: Path) -> tuple[int, str]:
             return -1, f"{type(e).__name__}: {e}"
         return -1, "(no error)"
     args = list(case.args)
-    if case.scenario is not None and not args[:1] == ["sweep"]:
+    if case.scenario is not None and not args[:1] in (["sweep"], ["trace-info"]):
         args = ["run", case.file_name] + args
     code, out, err = run_cli(args)
     assert "Traceback" not in err

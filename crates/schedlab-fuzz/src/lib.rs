@@ -38,7 +38,71 @@ pub const TARGETS: &[Target] = &[
     Target { name: "scenario_json", about: "Scenario::from_json_str and the same checks", run: scenario_json, text_seeds: true, seed_as: Some(toml_to_json) },
     Target { name: "fields", about: "the field parsers: durations, cpulists, cpu.max, kernel versions", run: fields, text_seeds: false, seed_as: None },
     Target { name: "engine", about: "a drawn scenario (gen.rs) run with every invariant checked after every event", run: engine, text_seeds: false, seed_as: None },
+    Target { name: "rt_app", about: "interchange::rt_app::import (lenient JSON, every event), then the scenario's checks", run: rt_app, text_seeds: true, seed_as: None },
+    Target { name: "trace_text", about: "interchange::trace_text::parse (ftrace, trace-cmd, perf script), timelines, replay as a scenario", run: trace_text, text_seeds: true, seed_as: Some(toml_to_ftrace) },
 ];
+
+/// A TOML scenario's first simulated millisecond as ftrace text (seeds of `trace_text`).
+pub fn toml_to_ftrace(data: &[u8]) -> Option<Vec<u8>> {
+    let mut s = Scenario::from_toml_str(std::str::from_utf8(data).ok()?, "seed.toml").ok()?;
+    s.run.duration_s = Some(0.001);
+    s.run.until = None;
+    let opts = RunOptions { trace: true, ..RunOptions::default() };
+    let trace = api::run(&s, 1, &opts).ok()?.trace?;
+    let mut out = Vec::new();
+    trace.write_ftrace(&mut out).ok()?;
+    Some(out)
+}
+
+/// An importer's error: one line, naming the file.
+fn import_error(e: schedlab_core::interchange::ImportError, origin: &str) -> Outcome {
+    let e: ScenarioError = e.into();
+    check_error(&e, origin)?;
+    Ok(error_signature(&e))
+}
+
+/// A scenario an importer made: it validates, or says why in one line.
+fn imported(s: &Scenario, origin: &str) -> Outcome {
+    match s.validate() {
+        Ok(()) => load_checks(s, origin),
+        Err(e) => {
+            let e = e.with_origin(origin);
+            check_error(&e, origin)?;
+            Ok(error_signature(&e))
+        }
+    }
+}
+
+/// rt-app JSON through the importer.
+pub fn rt_app(data: &[u8]) -> Outcome {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(hash(&[b"not utf-8"]));
+    };
+    match schedlab_core::interchange::rt_app::import(text, "fuzz.json", &Default::default()) {
+        Ok(imp) => imported(&imp.scenario, "fuzz.json"),
+        Err(e) => import_error(e, "fuzz.json"),
+    }
+}
+
+/// Trace text through the parser, the timelines and the replay.
+pub fn trace_text(data: &[u8]) -> Outcome {
+    use schedlab_core::interchange::{replay, timeline, trace_text};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return Ok(hash(&[b"not utf-8"]));
+    };
+    match trace_text::parse(text, "fuzz.trace") {
+        Ok(parsed) => {
+            let tl = timeline::build(&parsed);
+            let machine = schedlab_core::scenario::MachineSpec {
+                topo: Some(schedlab_core::scenario::TopoSpec { sockets: 1, llcs: 1, cores: 4, smt: 1, arch: None }),
+                ..Default::default()
+            };
+            let s = replay::to_scenario(&tl, machine, &replay::ReplayOptions::default(), "fuzz");
+            imported(&s, "fuzz.trace")
+        }
+        Err(e) => import_error(e, "fuzz.trace"),
+    }
+}
 
 /// A TOML scenario as the JSON document the loader takes (seeds of `scenario_json`).
 pub fn toml_to_json(data: &[u8]) -> Option<Vec<u8>> {

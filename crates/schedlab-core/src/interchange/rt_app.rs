@@ -49,6 +49,9 @@ const TASK_KEYS: [&str; 14] = [
     "dl-deadline", "util_min", "util_max",
 ];
 
+/// The scheduling policies rt-app names.
+const POLICIES: [&str; 6] = ["SCHED_OTHER", "SCHED_BATCH", "SCHED_IDLE", "SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE"];
+
 /// Options of an import.
 #[derive(Clone, Debug, Default)]
 pub struct RtAppOptions {
@@ -320,7 +323,13 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
                 }
                 duration = (d > 0).then_some(d as f64);
             }
-            "default_policy" => cx.default_policy = cx.string(v, &field)?.to_string(),
+            "default_policy" => {
+                let policy = cx.string(v, &field)?.to_string();
+                if !POLICIES.contains(&policy.as_str()) {
+                    return Err(cx.err(v, &field, format!("unknown policy '{policy}': expected {}", POLICIES.join(", "))));
+                }
+                cx.default_policy = policy;
+            }
             "calibration" => {
                 match &v.value {
                     Value::Str(s) if s.starts_with("CPU") => {
@@ -376,8 +385,9 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread_level: bool) -> Resul
             false
         }
         other => {
-            let n = node.get("policy").expect("present");
-            return Err(cx.err(n, &format!("{path}.policy"), format!("unknown policy '{other}': expected SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE")));
+            // Only a thread's own policy gets here: the global default is checked as read.
+            let n = node.get("policy").unwrap_or(node);
+            return Err(cx.err(n, &format!("{path}.policy"), format!("unknown policy '{other}': expected {}", POLICIES.join(", "))));
         }
     };
     if let Some(p) = node.get("priority") {

@@ -134,6 +134,9 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         let head = split_header(line).ok_or_else(|| {
             ImportError::new(file, n, "line", format!("not a trace event line (expected `TASK-PID [CPU] TIMESTAMP: EVENT: ARGS`): '{}'", shorten(line)))
         })?;
+        if head.cpu >= crate::cpumask::MAX_CPUS {
+            return Err(ImportError::new(file, n, "cpu", format!("CPU {} is beyond the {} CPUs schedlab models", head.cpu, crate::cpumask::MAX_CPUS)));
+        }
         perf_lines += head.perf as u64;
         let event = match head.event {
             "sched_switch" => decode_switch(head.args),
