@@ -56,6 +56,10 @@ pub enum FairPolicy {
 pub struct Tunables {
     /// Timer interrupt frequency (CONFIG_HZ).
     pub hz: u32,
+    /// Phase of the tick grid: the first tick fires this long after boot (modulo the
+    /// tick period), on every CPU (no skew_tick). None: drawn from the seed, as a
+    /// boot's timing would be.
+    pub tick_phase_ns: Option<Ns>,
     /// CFS targeted preemption latency (`latency_ns`).
     pub sched_latency_ns: Ns,
     /// CFS minimum preemption granularity (`min_granularity_ns`).
@@ -101,6 +105,8 @@ pub struct Tunables {
 pub struct TunableOverrides {
     /// See [`Tunables::hz`].
     pub hz: Option<u32>,
+    /// See [`Tunables::tick_phase_ns`].
+    pub tick_phase_ns: Option<Ns>,
     /// See [`Tunables::sched_latency_ns`].
     #[serde(alias = "latency_ns")]
     pub sched_latency_ns: Option<Ns>,
@@ -187,6 +193,7 @@ impl KernelConfig {
         let base_slice = if version >= KernelVersion::new(6, 15) { 700_000 } else { 750_000 };
         let t = Tunables {
             hz: o.hz.unwrap_or(1000),
+            tick_phase_ns: o.tick_phase_ns,
             sched_latency_ns: o.sched_latency_ns.unwrap_or(6_000_000 * factor),
             sched_min_granularity_ns: o.sched_min_granularity_ns.unwrap_or(750_000 * factor),
             sched_wakeup_granularity_ns: o.sched_wakeup_granularity_ns.unwrap_or(1_000_000 * factor),

@@ -101,7 +101,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         scenario_name: s.name.clone(),
         seed,
         tick_ns,
-        tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
+        tick_offset: match k.tunables.tick_phase_ns {
+            Some(phase) => phase % tick_ns,
+            None => Stream::new(seed, "tick_phase").below(tick_ns),
+        },
         bw: None,
         bw_nr: Vec::new(),
         has_smt: m.has_smt(),
