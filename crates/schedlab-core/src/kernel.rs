@@ -96,6 +96,16 @@ pub struct Tunables {
     /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
     /// review threshold); None = always defer (as merged in 6.5).
     pub tlb_batch_min_cpus: Option<usize>,
+    /// arm64 KPTI (kernel unmapped at EL0): every user TLB flush issues a second TLBI for
+    /// the user ASID. None = off: every arm64 CPU of the presets reports CSV3 or is on the
+    /// kernel's kpti_safe_list; a KASLR kernel on CPUs without E0PD (kaslr_requires_kpti,
+    /// e.g. Android GKI on Cortex-A78/X1) runs with it on.
+    pub kpti: Option<bool>,
+    /// ARM64_WORKAROUND_REPEAT_TLBI (TLBI; DSB ISH; TLBI for every TLBI, and no batched
+    /// flush in 6.5+). None = as the kernel decides: on if any CPU has an erratum the
+    /// profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and
+    /// Cortex-A510 #2441009 from 6.1).
+    pub arm64_repeat_tlbi: Option<bool>,
 }
 
 /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
@@ -145,6 +155,10 @@ pub struct TunableOverrides {
     pub watchdog_thresh: Option<u64>,
     /// See [`Tunables::tlb_batch_min_cpus`].
     pub tlb_batch_min_cpus: Option<usize>,
+    /// See [`Tunables::kpti`].
+    pub kpti: Option<SysctlBool>,
+    /// See [`Tunables::arm64_repeat_tlbi`].
+    pub arm64_repeat_tlbi: Option<SysctlBool>,
 }
 
 /// A sysctl boolean as written: 0/1 or false/true.
@@ -217,6 +231,8 @@ impl KernelConfig {
             // kernel/watchdog.c: watchdog_thresh = 10.
             watchdog_thresh: o.watchdog_thresh.unwrap_or(10),
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
+            kpti: o.kpti.map(|b| b.0),
+            arm64_repeat_tlbi: o.arm64_repeat_tlbi.map(|b| b.0),
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));

@@ -20,13 +20,14 @@ use crate::mm::tlb::IdleCpus;
 use crate::task::TaskId;
 use crate::time::Ns;
 
-/// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed).
+/// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed), mapped by every
+/// process that touches it (one shmem object, one page cache).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Region {
-    /// Pages resident and mapped.
-    mapped: u64,
-    /// Whether the mapped PTEs are dirty (written since mapped).
-    dirty: bool,
+    /// Pages resident in the shmem page cache (the rest are in swap or never written).
+    resident: u64,
+    /// Per process (mm): pages it has mapped, and whether its PTEs are dirty.
+    maps: BTreeMap<usize, (u64, bool)>,
 }
 
 /// Per-mm state of a run.
@@ -148,50 +149,81 @@ impl Simulator {
             None => DeferPolicy::Always,
         };
         let m = &self.m;
+        let kpti = self.k.tunables.kpti.unwrap_or(false);
+        let repeat = self.k.tunables.arm64_repeat_tlbi.unwrap_or_else(|| crate::mm::tlb::repeat_tlbi_needed(m, self.k.version));
         // The regions hold memset-filled pages: zram stores them as same-filled.
-        self.mm.reclaim.get_or_insert_with(|| ReclaimModel::new(m, batch, policy).with_payload(ZramPayload::SameFilled))
+        self.mm.reclaim.get_or_insert_with(|| {
+            ReclaimModel::new(m, batch, policy).with_kernel(kpti, repeat).with_payload(ZramPayload::SameFilled)
+        })
     }
 
-    /// Touches `pages` of a region: absent pages fault in (swap-in), then the loop runs.
+    /// Touches `pages` of a region: pages not in the page cache are swapped in (a fault
+    /// each), pages resident but not mapped by this process are mapped by a minor fault;
+    /// then the loop runs.
     pub(crate) fn touch_pages(&mut self, c: TaskId, cpu: usize, region: usize, pages: u64, write: bool) {
         if self.mm.regions.len() <= region {
             self.mm.regions.resize(region + 1, Region::default());
         }
-        let absent = pages.saturating_sub(self.mm.regions[region].mapped);
+        let mm = self.tasks[c].mm;
+        let r = &self.mm.regions[region];
+        let absent = pages.saturating_sub(r.resident);
+        let mapped = r.maps.get(&mm).map_or(0, |m| m.0);
+        let minor = pages.saturating_sub(mapped).saturating_sub(absent);
         let model = self.reclaim_model();
-        let sys = model.swap_in(cpu, absent);
+        let sys = model.swap_in(cpu, absent) + model.map_resident(cpu, minor);
         let k = &model.costs;
+        let faulted = absent + minor;
         let user = if write {
             model.work_ns(cpu, (pages * 4096) as f64 / k.fill_bytes_per_cycle)
         } else {
-            pages as f64 * model.work_ns(cpu, k.user_touch_cycles) + absent as f64 * k.user_walk_ns
+            pages as f64 * model.work_ns(cpu, k.user_touch_cycles) + faulted as f64 * k.user_walk_ns
         } as Ns;
         let r = &mut self.mm.regions[region];
-        r.mapped = r.mapped.max(pages);
-        r.dirty |= write;
-        self.mm.mm_cpumask.entry(self.tasks[c].mm).or_default().set(cpu);
+        r.resident = r.resident.max(pages);
+        let e = r.maps.entry(mm).or_insert((0, false));
+        e.0 = e.0.max(pages);
+        e.1 |= write;
+        self.mm.mm_cpumask.entry(mm).or_default().set(cpu);
         let t = &mut self.tasks[c];
         t.overhead_ns += sys + user;
         t.stats.sys_ns += sys;
     }
 
-    /// MADV_PAGEOUT (or kswapd reclaim) of a region's mapped pages.
-    pub(crate) fn page_out(&mut self, c: TaskId, cpu: usize, region: usize, extra_mappers: u32, kswapd: bool) {
+    /// MADV_PAGEOUT (or LRU reclaim through memory.reclaim, `lru`) of a region's pages.
+    /// Every process mapping them is a mapper (its mm_cpumask the CPUs it ran on);
+    /// `extra_mappers` adds processes that mapped the pages on other CPUs and never ran
+    /// since (idle: lazy TLB on x86).
+    pub(crate) fn page_out(&mut self, c: TaskId, cpu: usize, region: usize, extra_mappers: u32, lru: bool) {
         if self.mm.regions.len() <= region {
             self.mm.regions.resize(region + 1, Region::default());
         }
-        let Region { mapped, dirty } = self.mm.regions[region];
-        let own = self.mm.mm_cpumask.get(&self.tasks[c].mm).copied().unwrap_or(CpuMask::single(cpu));
+        let me = self.tasks[c].mm;
+        let r = &self.mm.regions[region];
+        let pages = r.resident;
         let nr = self.m.nr_cpus();
-        let mut mappers = vec![Mapper { mm_cpumask: own, pte_dirty: dirty }];
+        // The caller first (its mm is loaded here), then the other processes that map pages.
+        let mut order: Vec<usize> = r.maps.iter().filter(|(_, m)| m.0 > 0).map(|(&mm, _)| mm).collect();
+        order.sort_by_key(|&mm| mm != me);
+        let mut mappers: Vec<Mapper> = order
+            .iter()
+            .map(|mm| Mapper {
+                mm_cpumask: self.mm.mm_cpumask.get(mm).copied().unwrap_or(CpuMask::single(cpu)),
+                pte_dirty: r.maps[mm].1,
+            })
+            .collect();
+        if !lru && order.first() != Some(&me) {
+            // MADV_PAGEOUT walks the caller's page tables: pages it does not map are not
+            // found (only the call itself costs).
+            mappers.clear();
+        }
         mappers.extend((0..extra_mappers as usize).map(|i| Mapper::reader(CpuMask::single((cpu + 1 + i) % nr))));
         let idle = self.idle_cpus(cpu);
         let model = self.reclaim_model();
-        let r = if kswapd {
-            // kswapd batches differently: a per-call variant of the run's model.
-            model.clone().with_path(ReclaimPath::Kswapd).page_out(cpu, mapped, &mappers, &idle)
+        let r = if lru {
+            // memory.reclaim: LRU batches of SWAP_CLUSTER_MAX, every mapping unmapped.
+            model.clone().with_path(ReclaimPath::MemcgReclaim).page_out(cpu, pages, &mappers, &idle)
         } else {
-            model.page_out(cpu, mapped, &mappers, &idle)
+            model.page_out(cpu, pages, &mappers, &idle)
         };
         let t = &mut self.tasks[c];
         t.overhead_ns += r.cpu_ns;
@@ -210,8 +242,12 @@ impl Simulator {
         *self.mm.counts.entry("pages_out").or_default() += r.pages_unmapped;
         *self.mm.counts.entry("pages_left_mapped").or_default() += r.still_mapped + r.skipped;
         let reg = &mut self.mm.regions[region];
-        reg.mapped = r.still_mapped + r.skipped;
-        reg.dirty = false;
+        if r.skipped == 0 {
+            reg.resident = r.still_mapped;
+            for m in reg.maps.values_mut() {
+                *m = (m.0.min(r.still_mapped), false);
+            }
+        }
     }
 
     /// Which CPUs are idle now, and whether their idle state took them out of the

@@ -29,8 +29,23 @@
 //! - \[ctxsw\] "Context switch overhead" experiment (ddumbying.vercel.app): pipe
 //!   ping-pong, Linux 6.6, Intel 11th-gen Core: 1,070 ns per thread switch, ~2,410 ns per
 //!   process switch (includes the wake-up path).
+//! - \[ingo15\] Ingo Molnar on linux-mm, 2015 (the x86 batched-flush thread): INVLPG
+//!   ~200-250 cycles; a TLB miss refilled from cached page tables ~10-20 cycles.
+//! - \[agner\] Agner Fog, "Instruction tables" (2022): XCHG with a memory operand
+//!   (implicitly locked) about 20 cycles of latency on Skylake and Zen 2-4.
+//! - \[chi\] Arm AMBA 5 CHI Architecture Specification (IHI 0050): a DVMOp request is
+//!   sent to each snooped node as two SnpDVMOp snoop requests (part 1 and part 2).
+//! - \[intel-om\] Intel 64 and IA-32 Architectures Optimization Reference Manual:
+//!   Skylake has two page-miss handlers (page walks in flight) and a 64-entry L1 DTLB
+//!   for 4 KiB pages (AMD's Zen guides: 64-72 L1 DTLB entries).
+//!
+//! TLB maintenance on arm64 (the `tlb` table): no published latency of a TLBI + DSB ISH
+//! was found for the DynamIQ (DSU) clusters of the phone presets or for Kunpeng 920's
+//! mesh. The terms are estimates from the DVM protocol's structure, each marked so; the
+//! `swap` experiment sweeps the synchronous wait (`tlb.dsb_sync_override_ns`) so a
+//! user sees how the published effect depends on it.
 
-use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts};
+use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts, TlbPathCosts};
 
 /// Returns the duration of `cycles` core cycles at `mhz`, in ns.
 fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
@@ -74,6 +89,66 @@ fn kernel_paths_arm(mhz: f64) -> KernelPathCosts {
     let mut k = kernel_paths_x86(mhz);
     k.ipi_delivery_ns = 700.0;
     k
+}
+
+/// TLB maintenance on an x86 core. The arm64 fields are unused on x86 and hold the
+/// generic Arm estimates.
+fn tlb_x86() -> TlbPathCosts {
+    TlbPathCosts {
+        // [ingo15]: ~200-250 cycles.
+        invlpg_cycles: 225.0,
+        // estimate: a CR3 reload / INVPCID costs the same order as INVLPG; what costs is
+        // the refill below.
+        full_flush_cycles: 250.0,
+        // estimate: cpumask OR over a few words and one atomic increment of tlb_gen.
+        batch_add_cycles: 30.0,
+        // [intel-om]: the L1 DTLB's 64 entries are the hot set a full flush loses.
+        refill_entries: 64.0,
+        // 4-level paging (the walk caches are flushed too).
+        walk_levels: 4.0,
+        // [intel-om]: two page walks in flight.
+        walkers: 2.0,
+        ..tlb_arm(0.5, 0.0, 0.0)
+    }
+}
+
+/// TLB maintenance on an arm64 core: `node_ns` is the DVM node's time per snoop message,
+/// `external` the DVM participants outside the CPU clusters and `external_rt_ns` their
+/// round trip.
+fn tlb_arm(node_ns: f64, external: f64, external_rt_ns: f64) -> TlbPathCosts {
+    TlbPathCosts {
+        // estimate: a store-buffer drain after the PTE exchange, ~20 cycles.
+        dsb_ishst_cycles: 20.0,
+        // estimate: posting a TLBI costs a few cycles (Barry Song in seed 004: the TLBI
+        // without its DSB is "much much cheaper"); ~10.
+        tlbi_issue_cycles: 10.0,
+        // estimate: the DSB's own drain of this PE's accesses and its TLB, ~30 cycles.
+        dsb_local_cycles: 30.0,
+        dvm_node_ns_per_target: node_ns,
+        // [chi]: two snoop messages per DVM operation per participant.
+        dvm_msgs_per_op: 2.0,
+        // estimate: a requester's DVM operations in flight at the interconnect before a
+        // further TLBI waits (request-tracker entries reserved for DVM); 4.
+        dvm_max_outstanding: 4.0,
+        // estimate: a TLB lookup-and-invalidate by VA and ASID in the L1 and L2 TLBs plus
+        // the response, ~10 ns.
+        dvm_ack_ns: 10.0,
+        // estimate: a PE in WFI has its clock gated; ungating it for the snoop, ~20 ns.
+        dvm_wfi_wake_ns: 20.0,
+        dvm_external: external,
+        dvm_external_rt_ns: external_rt_ns,
+        dsb_sync_override_ns: 0.0,
+        // [agner]-class locked exchange on an L1-resident line; estimate for Arm LSE
+        // SWP/LDADD-class atomics: ~20 cycles.
+        pte_xchg_cycles: 20.0,
+        // Unused on arm64 (x86 fields): see tlb_x86().
+        invlpg_cycles: 225.0,
+        full_flush_cycles: 250.0,
+        batch_add_cycles: 30.0,
+        refill_entries: 64.0,
+        walk_levels: 4.0,
+        walkers: 2.0,
+    }
 }
 
 /// Returns a generic x86 server cost table, used by synthetic `topo()` machines and the
@@ -134,6 +209,7 @@ pub fn zen4_desktop_costs() -> CostTable {
         // estimate: fork+exit of a small process (lmbench lat_proc fork class), tens of us.
         fork_ns: 40_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -171,6 +247,7 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
         // estimate: fork+exit of a small process on a server core.
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -213,6 +290,7 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -252,6 +330,7 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -293,6 +372,10 @@ pub fn kunpeng920_costs() -> CostTable {
         // estimate: fork+exit on a 2.6 GHz Arm server core.
         fork_ns: 80_000.0,
         kernel: kernel_paths_arm(2600.0),
+        // estimate: the CCL/SCCL DVM handling at ~2 GHz (0.5 ns per snoop message); one
+        // external responder, the SMMUv3 of the IO die, reached like the other die
+        // (same_package_ns above, 80 ns).
+        tlb: tlb_arm(0.5, 1.0, 80.0),
     }
 }
 
@@ -333,6 +416,13 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         // estimate: fork+exit on a phone.
         fork_ns: 150_000.0,
         kernel: kernel_paths_arm(big_mhz),
+        // estimate: the DSU's snoop control unit sends one DVM snoop message per cycle at
+        // ~2 GHz (0.5 ns). Beyond the cluster, the DVM broadcast leaves the DSU's master
+        // port for the SoC interconnect, whose SMMU TBUs take part in broadcast TLB
+        // maintenance; their answers come back as one (an aggregated response) after a
+        // trip across the SoC's NoC: estimate 80 ns, the memory path of this table (120 ns)
+        // without a DRAM access.
+        tlb: tlb_arm(0.5, 1.0, 80.0),
     }
 }
 
