@@ -51,8 +51,8 @@ def test_registered():
     e = get("mm_cid")
     assert e.machines == ("epyc-9654-2s",) and e.baseline == "1-L3:per-cpu"
     assert len(e.configs) == 12 and {c.split(":")[1] for c in e.configs} == {"per-cpu", "mm_cid", "cache-local"}
-    assert [o.flag for o in e.options] == ["--delay-ms", "--idle"] and e.options[0].default == 200
-    assert e.options[1].default == "wfi"
+    assert [o.flag for o in e.options] == ["--delay-ms", "--idle", "--rfo-parallelism", "--llc-flush-ms"]
+    assert e.options[0].default == 200 and e.options[1].default == "governor"
     assert e.source.seed == "003_b5ef3339420889a8.txt" and "200ms" in e.source.table
     s = get("swap")
     assert s.machines == ("snapdragon-888",) and s.baseline == "before"
@@ -108,8 +108,14 @@ def test_other_machines():
 
 def test_full_mm_cid_run_is_the_seeds_benchmark():
     doc = get("mm_cid").scenario("epyc-9654-2s", "all-threads:cache-local", quick=False)
-    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True},
-                             "tunables": {"cpuidle_max_state": 0}}
+    # The governor picks the idle states (a core in CC6 writes its caches back).
+    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True}}
+    assert doc["machine"] == {"preset": "epyc-9654-2s"}
+    wfi = apply_options([get("mm_cid")], {"idle": "wfi", "rfo_parallelism": "4", "llc_flush_ms": "500"})[0]
+    w = wfi.scenario("epyc-9654-2s", "1-L3:mm_cid", quick=True)
+    assert w["kernel"]["tunables"] == {"cpuidle_max_state": 1}
+    assert w["machine"]["cost"] == {"rfo_parallelism": 4.0, "cache.llc_flush_after_idle_us": 500000.0}
+    assert wfi.published  # the figures still apply: one measurement, other hypotheses
     assert doc["workload"]["params"] == {"cpus": "0-383", "delay": "200ms", "index": "mm_cid", "area_bytes": 16384,
                                          "warmup": 20000, "loops": 5}
     old = get("mm_cid").scenario("epyc-9654-2s", "1-L3:mm_cid")
@@ -147,15 +153,21 @@ def test_swap_scenarios():
 def test_mm_cid_quick_rows(mm_rows):
     jsonschema.validate(mm_rows, ROW_SCHEMA)
     rows = by_key(mm_rows)
-    assert len(mm_rows) == 24
-    scale = {d["scale"] for d in mm_rows if d["unit"] == "ns"}
+    assert len(mm_rows) == 4 * (6 + 9)
+    scale = {d["scale"] for d in mm_rows if d["metric"] == "ns_per_pass" and d["unit"] == "ns"}
     assert len(scale) == 1 and None not in scale  # one factor for the machine
     base = rows[("1-L3:per-cpu", "ns_per_pass")]
     assert base["calibrated"] and base["simulated_mean"] == pytest.approx(1374) and base["published"] == 1374
+    # The factor scales the instruction part only: s x instr + miss = 1374 on the baseline.
+    (s,) = scale
+    instr, miss = rows[("1-L3:per-cpu", "pass_instr_ns")], rows[("1-L3:per-cpu", "pass_miss_ns")]
+    assert s * instr["simulated_mean"] + miss["simulated_mean"] == pytest.approx(1374)
+    assert not instr["calibrated"] and miss["simulated_mean"] > 0
     for t in TOPOLOGIES:
         for i in ("per-cpu", "mm_cid", "cache-local"):
             r = rows[(f"{t}:{i}", "ns_per_pass")]
             assert r["published"] is not None and r["n_seeds"] == 2 and r["calibrated"]
+            assert rows[(f"{t}:{i}", "cow_faults_per_pass")]["simulated_mean"] >= 0
         sp = rows[(f"{t}:mm_cid vs {t}:cache-local", "ns_per_pass")]
         assert sp["unit"] == "ratio" and not sp["calibrated"] and sp["scale"] is None and sp["published"] > 5
         # Direction: the cache-local allocator is never slower than 6.4-6.12's.

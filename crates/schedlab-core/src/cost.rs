@@ -105,6 +105,9 @@ pub struct CacheSizes {
     pub l2_kib: u32,
     /// Last-level cache per LLC domain, KiB.
     pub llc_kib: u32,
+    /// Time every core of an LLC must have spent in a power-down idle state before the
+    /// LLC itself loses its contents (flushed and power-gated), µs; 0 = never.
+    pub llc_flush_after_idle_us: f64,
 }
 
 /// Every cost the simulator charges on a machine.
@@ -118,6 +121,9 @@ pub struct CostTable {
     /// Cache misses a core keeps in flight at once (memory-level parallelism):
     /// a refill of N lines costs about N × latency / this.
     pub miss_parallelism: f64,
+    /// Ownership transfers (lines another cache holds dirty) a core's store stream keeps
+    /// in flight: a read-modify-write pass over N such lines costs N × transfer / this.
+    pub rfo_parallelism: f64,
     /// Direct cost of a context switch (switch_to, mm switch, no cache effects), ns.
     pub context_switch_ns: f64,
     /// Sending an IPI (APIC write / GIC SGI), ns, paid by the sender.

@@ -26,6 +26,8 @@ pub enum Insn {
     RunExp(Ns),
     /// Sleep this long.
     Sleep(Ns),
+    /// poll() with no descriptors and this timeout.
+    Poll(Ns),
     /// Sleep an exponentially distributed time with this mean.
     SleepExp(Ns),
     /// schedule_timeout() for this long.
@@ -168,6 +170,7 @@ impl Program {
                 OpSpec::Run(d) => Insn::Run(d.0),
                 OpSpec::RunExp(d) => Insn::RunExp(d.0),
                 OpSpec::Sleep(d) => Insn::Sleep(d.0),
+                OpSpec::Poll(d) => Insn::Poll(d.0),
                 OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
                 OpSpec::SleepTimeout(d) => Insn::SleepTimeout(d.0),
                 OpSpec::ModTimer(m) => Insn::ModTimer {

@@ -308,6 +308,7 @@ impl Simulator {
             if rq.tick_stopped {
                 rq.next_tick = 0; // fired: the idle loop reprograms whatever is next
             }
+            self.mm_rq_clock(cpu); // sched_tick() runs in idle too
             self.timer_interrupt(cpu, true);
             if self.rqs[cpu].curr.is_none() && !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
                 self.arm_tick(cpu); // a retained tick keeps firing in idle
@@ -319,6 +320,7 @@ impl Simulator {
         if self.rqs[cpu].curr.is_none() {
             return;
         }
+        self.mm_rq_clock(cpu);
         if let Some(c) = self.rqs[cpu].curr {
             self.mm_tick(cpu, c);
         }

@@ -47,6 +47,11 @@
 
 use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts, TlbPathCosts};
 
+/// No source says a preset's LLC drops its contents while its package is up (AMD's and
+/// Intel's documents describe core C6 writing the core's caches back, not the L3 being
+/// lost): LLCs are kept (`cache.llc_flush_after_idle_us` = 0; a knob for what-ifs).
+const LLC_KEPT: f64 = 0.0;
+
 /// Returns the duration of `cycles` core cycles at `mhz`, in ns.
 fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
     cycles * 1000.0 / mhz
@@ -191,11 +196,14 @@ pub fn zen4_desktop_costs() -> CostTable {
             dram_ns: 63.6,
         },
         // [amd] 32 KiB L1D, 1 MiB L2 per core, 32 MiB L3 per CCX.
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: demand misses a Zen core overlaps; AMD documents 22-24 outstanding
         // L1D misses for Zen 2/3 (Software Optimization Guides), prefetch-free streams
         // of dependent work overlap fewer.
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // [ctxsw] 1,070 ns per thread switch on an 11th-gen Intel desktop core at a
         // similar clock; estimate for Zen 4.
         context_switch_ns: 1100.0,
@@ -233,9 +241,12 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
             dram_ns: 122.0,
         },
         // [amd] 32 KiB L1D, 512 KiB L2 per core, 32 MiB L3 per CCX (one CCX per CCD).
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw]'s 1.07 us scaled up for a ~2-3 GHz server core.
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -276,9 +287,12 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
             dram_ns: 125.0,
         },
         // [amd] 32 KiB L1D, 1 MiB L2 per core.
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -315,10 +329,13 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
             dram_ns: 90.0,
         },
         // Intel: 32 KiB L1D, 1 MiB L2 per core, 1.375 MiB of L3 per core (27.5 MiB).
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: bounded by the 12 L1D fill buffers of Skylake (Intel Optimization
         // Reference Manual).
         miss_parallelism: 10.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -357,10 +374,13 @@ pub fn kunpeng920_costs() -> CostTable {
             dram_ns: 100.0,
         },
         // Huawei: 64 KiB L1D, 512 KiB L2 per core, 1 MiB L3 per core (32 MiB per die).
-        cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a 4-wide out-of-order Armv8.2 core; fewer outstanding misses than
         // the x86 parts.
         miss_parallelism: 8.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw] scaled for a 2.6 GHz core with a narrower pipeline.
         context_switch_ns: 2000.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
@@ -401,10 +421,13 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
             dram_ns: 120.0,
         },
         // Arm: Cortex-X1 64 KiB L1D; the DSU L3 is 4 MiB on both presets.
-        cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024 },
+        cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a mix of in-order A55s (few misses in flight) and out-of-order
         // A7x/X1 cores.
         miss_parallelism: 6.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw] scaled for phone cores.
         context_switch_ns: 2500.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
