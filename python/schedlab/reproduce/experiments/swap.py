@@ -23,7 +23,7 @@ Configurations (pairs, each "before" and "after"):
   TLBI; DSB ISH; TLBI, and 6.5's arch_tlbbatch_should_defer() refuses to batch.
 - `before@dsbN`, `after@dsbN`: the seed's case with the synchronous DSB ISH wait set to N
   ns (`tlb.dsb_sync_override_ns`). No latency of a TLBI + DSB was found published for the
-  Snapdragon 888's DSU and interconnect: the modeled wait (about 120 ns, the `tlb` terms of
+  Snapdragon 888's DSU and interconnect: the modeled wait (about 140 ns, the `tlb` terms of
   `schedlab machines snapdragon-888`) is built from estimates, so this sweep shows how the
   published effect depends on it.
 
