@@ -147,6 +147,10 @@ pub enum OpSpec {
     RunFor(Duration),
     /// Sleep (a timer wakes the task).
     Sleep(Duration),
+    /// Sleep in poll()/select() with this timeout and no file descriptors: an hrtimer
+    /// whose slack is select_estimate_accuracy()'s (0.1 % of the timeout, 0.5 % at
+    /// nice > 0, at most 100 ms, at least the task's timer slack).
+    Poll(Duration),
     /// Sleep for an exponentially distributed time with this mean.
     SleepExp(Duration),
     /// Block in schedule_timeout(): a wheel timer (jiffy granularity) wakes the task.

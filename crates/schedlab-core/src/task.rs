@@ -28,6 +28,8 @@ pub enum Insn {
     RunFor(Ns),
     /// Sleep this long.
     Sleep(Ns),
+    /// poll() with no descriptors and this timeout.
+    Poll(Ns),
     /// Sleep an exponentially distributed time with this mean.
     SleepExp(Ns),
     /// schedule_timeout() for this long.
@@ -220,6 +222,7 @@ impl Program {
                     Insn::SetGroup(names.groups.len() - 1)
                 }
                 OpSpec::Sleep(d) => Insn::Sleep(d.0),
+                OpSpec::Poll(d) => Insn::Poll(d.0),
                 OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
                 OpSpec::SleepTimeout(d) => Insn::SleepTimeout(d.0),
                 OpSpec::ModTimer(m) => Insn::ModTimer {

@@ -109,7 +109,10 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         scenario_name: s.name.clone(),
         seed,
         tick_ns,
-        tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
+        tick_offset: match k.tunables.tick_phase_ns {
+            Some(phase) => phase % tick_ns,
+            None => Stream::new(seed, "tick_phase").below(tick_ns),
+        },
         bw: None,
         bw_nr: Vec::new(),
         bw_window_start: Vec::new(),

@@ -326,6 +326,7 @@ impl Simulator {
             if rq.tick_stopped {
                 rq.next_tick = 0; // fired: the idle loop reprograms whatever is next
             }
+            self.mm_rq_clock(cpu); // sched_tick() runs in idle too
             self.timer_interrupt(cpu, true);
             if self.rqs[cpu].curr.is_none() && !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
                 self.arm_tick(cpu); // a retained tick keeps firing in idle
@@ -337,6 +338,7 @@ impl Simulator {
         if self.rqs[cpu].curr.is_none() {
             return;
         }
+        self.mm_rq_clock(cpu);
         if let Some(c) = self.rqs[cpu].curr {
             self.mm_tick(cpu, c);
         }

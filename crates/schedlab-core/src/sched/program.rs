@@ -18,6 +18,15 @@ use crate::task::{Insn, TaskId, TaskState};
 use crate::time::Ns;
 use crate::timers::{TimerFlags, TimerFn};
 
+/// select_estimate_accuracy() (fs/select.c): the slack of a poll()/select() timeout of
+/// `timeout` ns: 0.1 % of it (0.5 % for nice > 0), at most MAX_SLACK = 100 ms, at least
+/// the task's timer slack (real-time tasks get 0: not modeled here).
+pub(crate) fn select_estimate_accuracy(timeout: Ns, nice: i32, task_slack: Ns) -> Ns {
+    const MAX_SLACK: Ns = 100 * crate::time::NSEC_PER_MSEC;
+    let divfactor = if nice > 0 { 200 } else { 1000 };
+    (timeout / divfactor).min(MAX_SLACK).max(task_slack)
+}
+
 /// Instantaneous steps allowed in a row before a program is declared a busy loop.
 const MAX_INSTANT_STEPS: u32 = 1_000_000;
 
@@ -134,6 +143,11 @@ impl Simulator {
                         self.move_running_task(c, cpu, cpu, Some(to));
                         return false;
                     }
+                }
+                Insn::Poll(d) => {
+                    let slack = select_estimate_accuracy(d, self.tasks[c].nice, self.tasks[c].timer_slack_ns);
+                    self.sleep_slack(c, cpu, d, slack);
+                    return false;
                 }
                 Insn::SleepExp(mean) => {
                     let d = self.rngs[c].exp(mean);
@@ -408,11 +422,16 @@ impl Simulator {
     /// nanosleep(d): the system call arms an hrtimer `d` after it starts (with the
     /// task's timer slack) and blocks.
     fn sleep_for(&mut self, c: TaskId, cpu: usize, d: u64) {
+        self.sleep_slack(c, cpu, d, self.tasks[c].timer_slack_ns);
+    }
+
+    /// A relative hrtimer sleep of `d` with `slack`.
+    fn sleep_slack(&mut self, c: TaskId, cpu: usize, d: u64, slack: Ns) {
         self.syscall_entry(c, cpu);
         let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
         self.tasks[c].overhead_ns += start;
         let soft = self.now + self.tasks[c].overhead_ns + d;
-        self.hrtimer_sleep(c, cpu, soft);
+        self.hrtimer_sleep(c, cpu, soft, slack);
         let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
@@ -423,7 +442,7 @@ impl Simulator {
         let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
         self.tasks[c].overhead_ns += start;
         let soft = deadline.max(self.now + self.tasks[c].overhead_ns);
-        self.hrtimer_sleep(c, cpu, soft);
+        self.hrtimer_sleep(c, cpu, soft, self.tasks[c].timer_slack_ns);
         let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
