@@ -92,6 +92,8 @@ pub struct Tunables {
     /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
     /// review threshold); None = always defer (as merged in 6.5).
     pub tlb_batch_min_cpus: Option<usize>,
+    /// CPUs per shard of the shared runqueue (SHARED_RUNQ_SHARD_SZ, 6 in v2-v4).
+    pub shared_runq_shard_sz: usize,
 }
 
 /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
@@ -139,6 +141,8 @@ pub struct TunableOverrides {
     pub watchdog_thresh: Option<u64>,
     /// See [`Tunables::tlb_batch_min_cpus`].
     pub tlb_batch_min_cpus: Option<usize>,
+    /// See [`Tunables::shared_runq_shard_sz`].
+    pub shared_runq_shard_sz: Option<usize>,
 }
 
 /// A sysctl boolean as written: 0/1 or false/true.
@@ -210,12 +214,18 @@ impl KernelConfig {
             // kernel/watchdog.c: watchdog_thresh = 10.
             watchdog_thresh: o.watchdog_thresh.unwrap_or(10),
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
+            // The series' #define SHARED_RUNQ_SHARD_SZ 6 ("would likely work better as a
+            // configurable knob via debugfs").
+            shared_runq_shard_sz: o.shared_runq_shard_sz.unwrap_or(6),
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));
         }
         if t.sched_min_granularity_ns == 0 || t.sched_base_slice_ns == 0 || t.sched_latency_ns == 0 {
             return Err("kernel.tunables: latency, min_granularity and base_slice must be positive".into());
+        }
+        if t.shared_runq_shard_sz == 0 {
+            return Err("kernel.tunables.shared_runq_shard_sz must be at least 1".into());
         }
         if t.sched_cfs_bandwidth_slice_us == 0 {
             return Err("kernel.tunables.sched_cfs_bandwidth_slice_us must be positive".into());

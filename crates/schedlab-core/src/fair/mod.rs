@@ -58,6 +58,7 @@ impl Simulator {
         q.tasks.push(p);
         let se = &self.tasks[p].se;
         ix.timeline.insert(&mut q.timeline, p, se.vruntime, se.deadline);
+        self.srq_enqueue_entity(cpu, p);
     }
 
     /// Takes `p` off `cpu`'s queue; the list's last task fills its place.
@@ -71,6 +72,7 @@ impl Simulator {
             ix.pos[moved] = i as u32;
         }
         ix.timeline.remove(&mut q.timeline, p);
+        self.swq_remove(p);
     }
 
     /// Takes `p` off `cpu`'s queue keeping the list's order.
@@ -83,6 +85,7 @@ impl Simulator {
             ix.pos[t] = j as u32;
         }
         ix.timeline.remove(&mut q.timeline, p);
+        self.swq_remove(p);
     }
 
     /// The queued task with the smallest vruntime (the timeline's leftmost).
