@@ -437,3 +437,4 @@ from . import cli_bench  # noqa: E402,F401  (registers bench)
 
 if __name__ == "__main__":  # pragma: no cover
     app()
+from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)

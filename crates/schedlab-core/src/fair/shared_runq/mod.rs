@@ -203,15 +203,6 @@ impl SharedRunq {
 }
 
 impl Simulator {
-    /// When `cpu` gets to run kernel code: after the running task's pending kernel time,
-    /// or the idle CPU's handler.
-    fn cpu_clock(&self, cpu: CpuId) -> Ns {
-        match self.rqs[cpu].curr.filter(|&c| self.tasks[c].state == TaskState::Running) {
-            Some(c) => self.now + self.tasks[c].overhead_ns,
-            None => self.irq_until[cpu].max(self.now),
-        }
-    }
-
     /// Kernel time on `cpu`: the running task's, or what runs before the next task.
     fn srq_charge(&mut self, cpu: CpuId, ns: Ns) {
         match self.rqs[cpu].curr.filter(|&c| self.tasks[c].state == TaskState::Running) {
@@ -224,8 +215,10 @@ impl Simulator {
     }
 
     /// `cpu` takes and releases shard `s`'s lock; its CPU pays wait, transfer and hold.
+    /// Acquisitions happen at event time, in the order events run (a CPU's pending
+    /// kernel time is not added: it would let a later event's acquisition jump ahead).
     fn srq_lock(&mut self, s: usize, cpu: CpuId) {
-        let at = self.cpu_clock(cpu);
+        let at = self.now;
         let transfer = match self.swq.shards[s].lock.last_cpu() {
             Some(last) if last != cpu => self.m.cost.cacheline.at(self.m.distance(last, cpu)) as Ns,
             _ => 0,
