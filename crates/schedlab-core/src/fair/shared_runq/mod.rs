@@ -87,6 +87,8 @@ pub struct SharedRunq {
     seq: Vec<u32>,
     /// The CPU doing the current enqueue (the waker in try_to_wake_up); None: the rq's.
     pub(crate) actor: Option<CpuId>,
+    /// Per CPU: when its last shard-lock operation ended.
+    cpu_free: Vec<Ns>,
     enqueues: u64,
 }
 
@@ -216,14 +218,20 @@ impl Simulator {
 
     /// `cpu` takes and releases shard `s`'s lock; its CPU pays wait, transfer and hold.
     /// Acquisitions happen at event time, in the order events run (a CPU's pending
-    /// kernel time is not added: it would let a later event's acquisition jump ahead).
+    /// kernel time is not added: it would let a later event's acquisition jump ahead),
+    /// but a CPU's own lock operations within one event follow each other.
     fn srq_lock(&mut self, s: usize, cpu: CpuId) {
-        let at = self.now;
-        let transfer = match self.swq.shards[s].lock.last_cpu() {
+        let q = &mut self.swq;
+        if q.cpu_free.len() <= cpu {
+            q.cpu_free.resize(self.m.nr_cpus(), 0);
+        }
+        let at = self.now.max(q.cpu_free[cpu]);
+        let transfer = match q.shards[s].lock.last_cpu() {
             Some(last) if last != cpu => self.m.cost.cacheline.at(self.m.distance(last, cpu)) as Ns,
             _ => 0,
         };
-        let ns = self.swq.shards[s].lock.acquire(at, cpu, transfer);
+        let ns = q.shards[s].lock.acquire(at, cpu, transfer);
+        q.cpu_free[cpu] = at + ns;
         self.srq_charge(cpu, ns);
     }
 
