@@ -472,6 +472,7 @@ def reproduce(
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 from . import cli_bench  # noqa: E402,F401  (registers bench)
 from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
+from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
 
 
 def main(argv: Optional[List[str]] = None) -> NoReturn:

@@ -106,6 +106,8 @@ pub struct Tunables {
     /// profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and
     /// Cortex-A510 #2441009 from 6.1).
     pub arm64_repeat_tlbi: Option<bool>,
+    /// CPUs per shard of the shared runqueue (SHARED_RUNQ_SHARD_SZ, 6 in v2-v4).
+    pub shared_runq_shard_sz: usize,
 }
 
 /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
@@ -159,6 +161,8 @@ pub struct TunableOverrides {
     pub kpti: Option<SysctlBool>,
     /// See [`Tunables::arm64_repeat_tlbi`].
     pub arm64_repeat_tlbi: Option<SysctlBool>,
+    /// See [`Tunables::shared_runq_shard_sz`].
+    pub shared_runq_shard_sz: Option<usize>,
 }
 
 /// A sysctl boolean as written: 0/1 or false/true.
@@ -233,12 +237,18 @@ impl KernelConfig {
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
             kpti: o.kpti.map(|b| b.0),
             arm64_repeat_tlbi: o.arm64_repeat_tlbi.map(|b| b.0),
+            // The series' #define SHARED_RUNQ_SHARD_SZ 6 ("would likely work better as a
+            // configurable knob via debugfs").
+            shared_runq_shard_sz: o.shared_runq_shard_sz.unwrap_or(6),
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));
         }
         if t.sched_min_granularity_ns == 0 || t.sched_base_slice_ns == 0 || t.sched_latency_ns == 0 {
             return Err("kernel.tunables: latency, min_granularity and base_slice must be positive".into());
+        }
+        if t.shared_runq_shard_sz == 0 {
+            return Err("kernel.tunables.shared_runq_shard_sz must be at least 1".into());
         }
         if t.sched_cfs_bandwidth_slice_us == 0 {
             return Err("kernel.tunables.sched_cfs_bandwidth_slice_us must be positive".into());

@@ -125,10 +125,14 @@ pub struct HistogramSummary {
     pub min_ns: u64,
     /// Mean, ns.
     pub mean_ns: f64,
+    /// 20th percentile, ns.
+    pub p20_ns: u64,
     /// Median, ns.
     pub p50_ns: u64,
     /// 90th percentile, ns.
     pub p90_ns: u64,
+    /// 95th percentile, ns.
+    pub p95_ns: u64,
     /// 99th percentile, ns.
     pub p99_ns: u64,
     /// 99.9th percentile, ns.
@@ -172,8 +176,10 @@ impl LatencyHistogram {
             count: h.len(),
             min_ns: h.min(),
             mean_ns: h.mean(),
+            p20_ns: h.value_at_quantile(0.20),
             p50_ns: h.value_at_quantile(0.50),
             p90_ns: h.value_at_quantile(0.90),
+            p95_ns: h.value_at_quantile(0.95),
             p99_ns: h.value_at_quantile(0.99),
             p999_ns: h.value_at_quantile(0.999),
             max_ns: h.max(),
@@ -237,4 +243,21 @@ pub struct RunResult {
     pub migrations_by_distance: BTreeMap<String, u64>,
     /// Latency histograms by name ("wakeup_latency").
     pub histograms: BTreeMap<String, HistogramSummary>,
+    /// Per LLC: CPU time idle while a task that could have run there waited in it.
+    pub llcs: Vec<LlcStats>,
+    /// The shared runqueue's locks as lock_stat would show them (absent when off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_runq_locks: Vec<crate::fair::shared_runq::LockStats>,
+}
+
+/// Per-LLC figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LlcStats {
+    /// LLC index.
+    pub llc: usize,
+    /// Its CPUs (cpulist).
+    pub cpus: String,
+    /// CPU time its CPUs were idle while a migratable task waited on one of its
+    /// runqueues (min(idle CPUs, waiting tasks) integrated over time).
+    pub idle_while_waiting_ns: u64,
 }

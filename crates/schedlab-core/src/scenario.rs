@@ -195,6 +195,21 @@ pub enum OpSpec {
     /// Move the task itself into a group ("" or "root": the root group), as writing its
     /// tid to a cgroup's `tasks` file does (sched_move_task()).
     SetGroup(String),
+    /// Write one message to a bounded channel (a pipe or socket write): blocks while
+    /// the channel holds `capacity` unread messages (`{ send = { channel = "r0",
+    /// capacity = 640, wake_at = 600 } }`).
+    Send(SendSpec),
+    /// futex-style post (FUTEX_WAKE of a flag word): wakes one waiter, or leaves the
+    /// flag set for the next wait; posts do not accumulate as signals do.
+    Post(String),
+    /// Wake every task waiting on the channel (a wake-all of a list of waiters).
+    WakeAll(String),
+    /// Take the time (gettimeofday): the start of an interval a `record` step measures.
+    Mark,
+    /// Record into a named latency histogram the time since the task's last `mark`, or
+    /// since the message it last received was sent (`{ record = { histogram = "req",
+    /// since = "message" } }`).
+    Record(RecordSpec),
     /// Take the named mutex (sleeping if held).
     Lock(String),
     /// Release the named mutex, waking one waiter.
@@ -213,6 +228,43 @@ pub enum OpSpec {
     PageOut(PageOutSpec),
     /// End the task.
     Exit,
+}
+
+/// `{ send = { channel = "r0", capacity = 640, wake_at = 600 } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendSpec {
+    /// Channel written (every `send` to one channel must give the same capacity).
+    pub channel: String,
+    /// Unread messages the channel holds before a writer blocks.
+    pub capacity: u64,
+    /// A read that leaves at most this many unread messages wakes the blocked writers
+    /// (default capacity - 1: any freed slot). A pipe frees whole pages, a socket
+    /// wakes writers when its send buffer is three quarters free.
+    pub wake_at: Option<u64>,
+}
+
+/// `{ record = { histogram = "request", since = "mark" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// Histogram name (reported under `histograms`).
+    pub histogram: String,
+    /// Start of the interval: the task's last `mark` (default) or the send time of the
+    /// message it last received.
+    #[serde(default)]
+    pub since: RecordSince,
+}
+
+/// Where a recorded interval starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordSince {
+    /// The task's last `mark` step.
+    #[default]
+    Mark,
+    /// When the message the task last took from a channel was sent.
+    Message,
 }
 
 /// `{ mod_timer = { timer = "vmstat", delay = "1s", pinned = true, deferrable = true, signal = "@work" } }`.

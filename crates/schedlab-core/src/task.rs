@@ -96,6 +96,21 @@ pub enum Insn {
     Wait(usize),
     /// Signal a channel.
     Signal(usize),
+    /// Write one message to a bounded channel.
+    Send(usize),
+    /// futex post on a channel (wake one, or set its flag).
+    Post(usize),
+    /// Wake every waiter of a channel.
+    WakeAll(usize),
+    /// Take the time.
+    Mark,
+    /// Record the time since the mark (or the last message's send time) in histogram `hist`.
+    Record {
+        /// Histogram index (`Names::histograms`).
+        hist: usize,
+        /// Measure from the last received message's send time.
+        since_message: bool,
+    },
     /// Take a mutex.
     Lock(usize),
     /// Release a mutex.
@@ -178,6 +193,10 @@ pub struct Names {
     pub masks: Vec<String>,
     /// Groups named by `set_group` steps, in order ("" = root).
     pub groups: Vec<String>,
+    /// Latency histograms of `record` steps by name.
+    pub histograms: BTreeMap<String, usize>,
+    /// Bounded channels: channel -> (capacity, wake_at), from their `send` steps.
+    pub capacities: BTreeMap<usize, (u64, u64)>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -248,6 +267,30 @@ impl Program {
                 }
                 OpSpec::Wait(c) => Insn::Wait(intern(&mut names.channels, c)),
                 OpSpec::Signal(c) => Insn::Signal(intern(&mut names.channels, c)),
+                OpSpec::Send(w) => {
+                    let ch = intern(&mut names.channels, &w.channel);
+                    let wake_at = w.wake_at.unwrap_or(w.capacity.saturating_sub(1));
+                    if w.capacity == 0 || wake_at >= w.capacity {
+                        return Err(ScenarioError::new(format!("{field}[{i}].send"), "expected capacity >= 1 and wake_at < capacity"));
+                    }
+                    if let Some(&had) = names.capacities.get(&ch) {
+                        if had != (w.capacity, wake_at) {
+                            return Err(ScenarioError::new(
+                                format!("{field}[{i}].send.capacity"),
+                                format!("channel '{}' was given capacity {} (wake_at {}) by another send step", w.channel, had.0, had.1),
+                            ));
+                        }
+                    }
+                    names.capacities.insert(ch, (w.capacity, wake_at));
+                    Insn::Send(ch)
+                }
+                OpSpec::Post(c) => Insn::Post(intern(&mut names.channels, c)),
+                OpSpec::WakeAll(c) => Insn::WakeAll(intern(&mut names.channels, c)),
+                OpSpec::Mark => Insn::Mark,
+                OpSpec::Record(r) => Insn::Record {
+                    hist: intern(&mut names.histograms, &r.histogram),
+                    since_message: r.since == crate::scenario::RecordSince::Message,
+                },
                 OpSpec::Lock(l) => Insn::Lock(intern(&mut names.locks, l)),
                 OpSpec::Unlock(l) => Insn::Unlock(intern(&mut names.locks, l)),
                 OpSpec::WaitChildren => Insn::WaitChildren,
@@ -415,6 +458,10 @@ pub struct Task {
     /// CPU of the task that last woke this one through shared data (a pipe or futex):
     /// the data's lines come from there when it runs.
     pub woken_from: Option<CpuId>,
+    /// Time of the task's last `mark` step.
+    pub mark: Ns,
+    /// Send time of the message the task last took from a channel.
+    pub msg_stamp: Ns,
     /// Statistics.
     pub stats: crate::metrics::TaskStats,
 }

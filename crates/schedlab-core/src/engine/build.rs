@@ -61,7 +61,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             max_idle_balance_cost: migration_cost,
             sd: m.domains[cpu]
                 .iter()
-                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, ..Default::default() })
+                // sd_init() starts NI_RANDOM's statistics at a 50 % success rate.
+                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, newidle_call: 512, newidle_success: 256, newidle_ratio: 512, ..Default::default() })
                 .collect(),
             stats: crate::metrics::CpuStats { cpu, ..Default::default() },
             min_vruntime: crate::fair::VRUNTIME_BASE,
@@ -181,7 +182,10 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         scratch_timers: Vec::new(),
         timer_latency: Default::default(),
         timer_bench_ns: Default::default(),
-        swq: Default::default(),
+        swq: crate::fair::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
+        chan_capacity: Default::default(),
+        sched_rng: Vec::new(),
+        user_hists: Vec::new(),
         queue_index: Default::default(),
         error: None,
         rqs,
@@ -242,6 +246,12 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         }
     }
     sim.chans = vec![Channel::default(); names.channels.len()];
+    for (&ch, &(capacity, wake_at)) in &names.capacities {
+        sim.chans[ch].capacity = capacity;
+        sim.chans[ch].wake_at = wake_at;
+    }
+    sim.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
+    sim.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
     sim.chan_scoped = vec![false; names.channels.len()];
     for (name, &i) in &names.channels {
         sim.chan_scoped[i] = name.starts_with('@');
@@ -386,6 +396,8 @@ impl Simulator {
             periods_late: 0,
             pending_exit_ns: 0,
             woken_from: None,
+            mark: 0,
+            msg_stamp: 0,
             parent,
             family: parent.unwrap_or(tid),
             live_children: 0,
@@ -431,7 +443,13 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
         match insn {
-            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } | Insn::CondSignal(c) | Insn::CondBroadcast(c) => signalled[*c] = true,
+            Insn::Signal(c)
+            | Insn::Send(c)
+            | Insn::Post(c)
+            | Insn::WakeAll(c)
+            | Insn::ModTimer { signal: Some(c), .. }
+            | Insn::CondSignal(c)
+            | Insn::CondBroadcast(c) => signalled[*c] = true,
             _ => {}
         }
     }

@@ -27,6 +27,7 @@ impl Simulator {
 
     /// Returns a description of the first broken invariant, if any.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.swq.check(|p| self.tasks[p].state)?;
         let mut seen = vec![0u32; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut nr = 0;

@@ -40,6 +40,23 @@ pub struct Channel {
     pub tokens: u64,
     /// Tasks blocked in `wait`, FIFO.
     pub waiters: VecDeque<TaskId>,
+    /// Send times of the banked signals, oldest first.
+    pub stamps: VecDeque<Ns>,
+    /// Unread messages a bounded channel holds before `send` blocks (0 = unbounded).
+    pub capacity: u64,
+    /// A read leaving at most this many unread messages wakes the blocked writers.
+    pub wake_at: u64,
+    /// Tasks blocked in `send` on a full channel.
+    pub writers: VecDeque<TaskId>,
+}
+
+/// A latency histogram of `record` steps with its completions per 100 ms.
+#[derive(Default)]
+pub struct UserHistogram {
+    /// The recorded intervals.
+    pub hist: LatencyHistogram,
+    /// Recordings per 100 ms of simulated time.
+    pub per_100ms: Vec<u64>,
 }
 
 /// A sleeping mutex.
@@ -141,6 +158,14 @@ pub struct Counters {
     pub early_timed_wakeups: u64,
     /// Waits with a timeout that timed out.
     pub wait_timeouts: u64,
+    /// Newidle balance domains skipped by NI_RANDOM's die.
+    pub newidle_random_skips: u64,
+    /// Newidle balance domains skipped because shared_runq v4 covers them (<= LLC).
+    pub newidle_domain_skips: u64,
+    /// Newidle load_balance() passes over domains within the LLC.
+    pub newidle_lb_llc: u64,
+    /// Newidle load_balance() passes over domains above the LLC.
+    pub newidle_lb_above_llc: u64,
 }
 
 /// One run in progress.
@@ -229,6 +254,13 @@ pub struct Simulator {
     /// Per-pair times of the timer enqueue micro-benchmark.
     pub(crate) timer_bench_ns: LatencyHistogram,
     pub(crate) swq: crate::fair::shared_runq::SharedRunq,
+    /// Bounded channels as compiled (channel -> capacity, wake_at), for the
+    /// family-scoped copies created at run time.
+    pub(crate) chan_capacity: std::collections::BTreeMap<usize, (u64, u64)>,
+    /// Histograms of `record` steps, by histogram index: (name, data).
+    pub(crate) user_hists: Vec<(String, UserHistogram)>,
+    /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
+    pub(crate) sched_rng: Vec<rng::Stream>,
     /// Positions and timeline nodes of queued tasks (fair/mod.rs).
     pub(crate) queue_index: crate::fair::QueueIndex,
     pub(crate) reporter: Option<Reporter>,
@@ -371,6 +403,18 @@ impl Simulator {
             EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
             EventKind::End => {}
         }
+    }
+
+    /// Processes the next event (tests drive the engine step by step); false when none.
+    #[cfg(test)]
+    pub(crate) fn step(&mut self) -> bool {
+        let Some((t, ev)) = self.q.pop() else { return false };
+        self.now = t;
+        self.events += 1;
+        if ev != EventKind::End {
+            self.dispatch(ev);
+        }
+        true
     }
 
     /// Returns the capacity of a CPU.

@@ -61,6 +61,7 @@ impl Simulator {
         ix.nonempty.set(cpu);
         let se = &self.tasks[p].se;
         ix.timeline.insert(&mut q.timeline, p, se.vruntime, se.deadline);
+        self.srq_enqueue_entity(cpu, p);
     }
 
     /// Takes `p` off `cpu`'s queue; the list's last task fills its place.
@@ -77,6 +78,7 @@ impl Simulator {
             ix.nonempty.clear(cpu);
         }
         ix.timeline.remove(&mut q.timeline, p);
+        self.swq_remove(p);
     }
 
     /// Takes `p` off `cpu`'s queue keeping the list's order.
@@ -92,6 +94,7 @@ impl Simulator {
             ix.nonempty.clear(cpu);
         }
         ix.timeline.remove(&mut q.timeline, p);
+        self.swq_remove(p);
     }
 
     /// The queued task with the smallest vruntime (the timeline's leftmost).

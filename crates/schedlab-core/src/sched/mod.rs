@@ -56,7 +56,10 @@ impl Simulator {
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
         t.woken = true;
+        // The waker's CPU does the enqueue (and takes any shared runqueue lock).
+        self.swq.actor = Some(this_cpu);
         self.activate_task(cpu, p, true);
+        self.swq.actor = None;
         self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU

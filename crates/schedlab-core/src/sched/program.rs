@@ -186,7 +186,7 @@ impl Simulator {
                     let ch = self.resolve_channel(c, ch);
                     self.syscall_entry(c, cpu);
                     if self.chans[ch].tokens > 0 {
-                        self.chans[ch].tokens -= 1;
+                        self.take_token(c, ch, cpu);
                         self.syscall_exit(c, cpu);
                     } else {
                         self.chans[ch].waiters.push_back(c);
@@ -200,6 +200,60 @@ impl Simulator {
                     self.syscall_entry(c, cpu);
                     self.signal_channel(ch, cpu, Some(c));
                     self.syscall_exit(c, cpu);
+                }
+                Insn::Send(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
+                    let chan = &self.chans[ch];
+                    if chan.waiters.is_empty() && chan.tokens >= chan.capacity {
+                        // Full: sleep on the writers' queue and retry the write when woken.
+                        self.tasks[c].pc -= 1;
+                        self.chans[ch].writers.push_back(c);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
+                        return false;
+                    }
+                    self.signal_channel(ch, cpu, Some(c));
+                    self.syscall_exit(c, cpu);
+                }
+                Insn::Post(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
+                    if self.chans[ch].waiters.is_empty() {
+                        // The flag word is set; a later wait returns at once.
+                        let stamp = self.task_clock(c);
+                        let chan = &mut self.chans[ch];
+                        chan.tokens = 1;
+                        chan.stamps.clear();
+                        chan.stamps.push_back(stamp);
+                    } else {
+                        self.signal_channel(ch, cpu, Some(c));
+                    }
+                    self.syscall_exit(c, cpu);
+                }
+                Insn::WakeAll(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    // One clock read for the whole walk, then a futex wake per waiter.
+                    let stamp = self.task_clock(c);
+                    while let Some(w) = self.chans[ch].waiters.pop_front() {
+                        self.syscall_entry(c, cpu);
+                        self.tasks[w].msg_stamp = stamp;
+                        self.try_to_wake_up(w, cpu, Some(c), false);
+                        self.syscall_exit(c, cpu);
+                    }
+                }
+                Insn::Mark => self.tasks[c].mark = self.task_clock(c),
+                Insn::Record { hist, since_message } => {
+                    let now = self.task_clock(c);
+                    let t = &self.tasks[c];
+                    let from = if since_message { t.msg_stamp } else { t.mark };
+                    let h = &mut self.user_hists[hist].1;
+                    h.hist.record(now.saturating_sub(from));
+                    let bin = (now / 100_000_000) as usize;
+                    if h.per_100ms.len() <= bin {
+                        h.per_100ms.resize(bin + 1, 0);
+                    }
+                    h.per_100ms[bin] += 1;
                 }
                 Insn::Lock(l) => {
                     // An uncontended futex lock is a user-space atomic on the lock word.
@@ -225,7 +279,7 @@ impl Simulator {
                     let ch = self.resolve_channel(c, ch);
                     self.syscall_entry(c, cpu);
                     if self.chans[ch].tokens > 0 {
-                        self.chans[ch].tokens -= 1;
+                        self.take_token(c, ch, cpu);
                         self.syscall_exit(c, cpu);
                     } else {
                         self.chans[ch].waiters.push_back(c);
@@ -358,7 +412,8 @@ impl Simulator {
         let next = self.chans.len();
         let id = *self.family_chans.entry(key).or_insert(next);
         if id == next {
-            self.chans.push(Default::default());
+            let (capacity, wake_at) = self.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
+            self.chans.push(crate::engine::Channel { capacity, wake_at, ..Default::default() });
         }
         id
     }
@@ -478,10 +533,39 @@ impl Simulator {
     /// a work item queued from a timer callback): wakes the first waiter or banks a
     /// token.
     pub(crate) fn signal_channel(&mut self, ch: usize, cpu: usize, waker: Option<TaskId>) {
+        let stamp = waker.map_or(self.now, |w| self.task_clock(w));
         match self.chans[ch].waiters.pop_front() {
-            Some(w) => self.try_to_wake_up(w, cpu, waker, waker.is_some()),
-            None => self.chans[ch].tokens += 1,
+            Some(w) => {
+                self.tasks[w].msg_stamp = stamp;
+                self.try_to_wake_up(w, cpu, waker, waker.is_some())
+            }
+            None => {
+                let chan = &mut self.chans[ch];
+                chan.tokens += 1;
+                chan.stamps.push_back(stamp);
+            }
         }
+    }
+
+    /// A wait on `ch` takes a banked message; on a bounded channel, a read that leaves
+    /// it at most `wake_at` full wakes every blocked writer (they retry their write).
+    fn take_token(&mut self, c: TaskId, ch: usize, cpu: usize) {
+        let chan = &mut self.chans[ch];
+        chan.tokens -= 1;
+        self.tasks[c].msg_stamp = chan.stamps.pop_front().unwrap_or(self.now);
+        if !chan.writers.is_empty() && chan.tokens <= chan.wake_at {
+            let writers = std::mem::take(&mut self.chans[ch].writers);
+            for w in writers {
+                self.try_to_wake_up(w, cpu, Some(c), true);
+            }
+        }
+    }
+
+    /// The task's view of the clock: now plus the kernel time it still has to run
+    /// before its next user instruction.
+    #[inline]
+    fn task_clock(&self, c: TaskId) -> Ns {
+        self.now + self.tasks[c].overhead_ns
     }
 
     /// The lock word of mutex `l` moves to this CPU (the atomic on it).
