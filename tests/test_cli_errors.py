@@ -1,6 +1,6 @@
 """Bad scenario files: one line `error: FILE[:LINE:COL]: FIELD: MESSAGE` on stderr, exit 2,
 no traceback. Loading fails before anything runs, or (affinity, waits) building the run
-does, and the error still names the file."""
+does, and the error still names the file and the field's line."""
 
 from __future__ import annotations
 
@@ -25,11 +25,12 @@ CASES = {
     "unknown_generator.toml": ("workload.kind", ":6:8", ["unknown generator", "make"]),
     "bad_generator_param.toml": ("workload.params.jobz", ":7:", ["unknown field", "jobs"]),
     "old_profile.toml": ("kernel.profile", ":6:", ["3.x to 7.x"]),
-    "affinity_no_cpu.toml": ("tasks[0].affinity", None, ["no CPU of '7'"]),
-    "wait_never_signalled.toml": ("tasks[0].program (ping)", None, ["'pnig'", "no signal step or timer"]),
+    "affinity_no_cpu.toml": ("tasks[0].affinity", ":7:12", ["no CPU of '7'"]),
+    "wait_never_signalled.toml": ("tasks[0].program (ping)", ":7:11", ["'pnig'", "no signal step or timer"]),
 }
 
-# Valid as a file; the machine or the programs as a whole make them impossible.
+# Valid as a file; the machine or the programs as a whole make them impossible (found
+# once the run is built; the line and column are those of the field).
 FOUND_BUILDING_THE_RUN = {"affinity_no_cpu.toml", "wait_never_signalled.toml"}
 
 

@@ -2,8 +2,8 @@
 
 Registration, scenarios (validated by the core), the JSON rows of a real quick run against
 the documented schema, and direction checks that fail if the mechanism's effect goes away
-or reverses. Runs are short (fibtest --quick: 2 s, 2 seeds; a 80-CPU fibtest second costs
-a few milliseconds of engine time).
+or reverses. Runs are short (a 80-CPU fibtest second costs a few milliseconds of engine time;
+the quick fixture runs 2 seeds).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from schedlab.results import bandwidth_figures
 from conftest import fake_result
 
 ROW_SCHEMA = schemas.load("reproduce-rows")
-FIB_CONFIGS = ("expiring-4.18-5.3", "no-expiry-5.4", "never-expiring-3.16-4.17")
+FIB_BASE = ("expiring-4.18-5.3", "no-expiry-5.4", "never-expiring-3.16-4.17")
+FIB_CONFIGS = FIB_BASE + tuple(f"{b}{sfx}" for sfx in ("@hz250", "@64cpu", "@64cpu-hz250")
+                               for b in ("expiring-4.18-5.3", "no-expiry-5.4"))
 # Bandwidth switches each configuration's kernel profile must select.
 FIB_MODES = {
     "expiring-4.18-5.3": {"BW_SLICE_EXPIRY": True, "BW_EXPIRY_INVERTED": False, "BW_BURST": False},
@@ -46,16 +48,23 @@ def _bw_features(doc: dict) -> dict:
 def test_experiments_are_registered():
     fib = get("fibtest")
     assert fib.machines == ("xeon-80",) and fib.configs == FIB_CONFIGS and fib.baseline == "expiring-4.18-5.3"
-    assert [m.key for m in fib.metrics] == ["fast_work_ms", "usage_ms", "nr_throttled", "nr_periods"]
-    assert not any(m.calibrate for m in fib.metrics)  # the published figure is a ratio
+    assert [m.key for m in fib.metrics] == ["iterations_m", "fast_work_ms", "usage_ms", "nr_throttled", "nr_periods"]
+    assert not any(m.calibrate for m in fib.metrics)  # the published figures are ratios and another machine's levels
     assert fib.source.seed == "002_ea7a89f00d69f01d.txt" and "80 CPU" in fib.source.table
     assert "almost 30x" in fib.source.note
-    [pub] = fib.published
-    assert (pub.machine, pub.config, pub.metric, pub.value) == ("xeon-80", "no-expiry-5.4 vs expiring-4.18-5.3",
-                                                                 "fast_work_ms", 30.0)
+    assert fib.seeds >= 40  # the tick phase spans the ratio's range: a distribution, not one draw
+    ratios = {(p.config, p.value) for p in fib.published if p.unit == "ratio"}
+    assert ratios == {("no-expiry-5.4 vs expiring-4.18-5.3", 30.0),
+                      ("no-expiry-5.4@hz250 vs expiring-4.18-5.3@hz250", 30.0),
+                      ("no-expiry-5.4@64cpu vs expiring-4.18-5.3@64cpu", 8.06),
+                      ("no-expiry-5.4@64cpu-hz250 vs expiring-4.18-5.3@64cpu-hz250", 8.06)}
+    assert all(p.metric == "iterations_m" for p in fib.published if p.unit == "ratio")
     sc = get("fibtest-scaling")
-    assert sc.configs == tuple(f"{b}@{n}cpu" for n in (8, 16, 40, 80) for b in ("expiring-4.18-5.3", "no-expiry-5.4"))
-    assert sc.published == [] and sc.compare is not None
+    assert sc.configs == tuple(f"{b}@{n}cpu{h}" for h in ("", "/hz250") for n in (8, 16, 40, 64, 80)
+                               for b in ("expiring-4.18-5.3", "no-expiry-5.4"))
+    assert {p.config for p in sc.published} == {f"no-expiry-5.4@{n}cpu{h} vs expiring-4.18-5.3@{n}cpu{h}"
+                                                for n in (64, 80) for h in ("", "/hz250")}
+    assert sc.compare is not None and sc.seeds >= 40
     wi = get("bandwidth-whatif")
     assert len(wi.configs) == 3 * 3 * 3 and wi.published == [] and wi.compare is not None
     assert [m.key for m in wi.metrics] == ["usage_of_quota", "throttled_share", "wakeup_p50_us", "wakeup_p99_us"]
@@ -74,14 +83,21 @@ def test_scenarios_validate_through_the_core(name, quick):
 
 def test_fibtest_scenario_is_the_seeds_case():
     e = get("fibtest")
-    for config in FIB_CONFIGS:
+    for config in FIB_BASE:
         doc = e.scenario("xeon-80", config, quick=False)
         assert doc["machine"] == {"preset": "xeon-80"}
         assert doc["workload"] == {"kind": "fibtest", "params": {"threads": 80, "seconds": 5.0, "quota_us": 10000,
                                                                  "period_us": 100000}}
-        assert doc["run"] == {"duration_s": 5.0}
+        assert doc["run"] == {"duration_s": 5.0} and "tunables" not in doc["kernel"]  # HZ 1000, the default
         features = _bw_features(doc)
         assert {k: features[k] for k in FIB_MODES[config]} == FIB_MODES[config]
+    # The README's machine: 64 threads; the HZ hypothesis.
+    doc = e.scenario("xeon-80", "expiring-4.18-5.3@64cpu-hz250", quick=True)
+    assert doc["workload"]["params"]["threads"] == 64 and doc["kernel"]["tunables"] == {"hz": 250}
+    assert doc["run"] == {"duration_s": 5.0}  # --quick runs fewer seeds, never a shorter test
+    # --background: kernel wakeups on CPU 0.
+    bg = e.with_options({"background": "500"}).scenario("xeon-80", "no-expiry-5.4", quick=True)
+    assert bg["workload"]["params"]["cpu0_background_hz"] == 500.0
     # --machine: one thread per CPU of that machine.
     assert e.scenario("topo(1,2,4,2)", "no-expiry-5.4", quick=True)["workload"]["params"]["threads"] == 16
 
@@ -91,7 +107,8 @@ def test_fibtest_scaling_pins_n_threads_on_the_80_cpu_machine():
     for n in scaling.COUNTS:
         doc = e.scenario("xeon-80", f"no-expiry-5.4@{n}cpu", quick=False)
         assert doc["machine"] == {"preset": "xeon-80"} and doc["workload"]["params"]["threads"] == n
-        assert doc["kernel"]["profile"] == "5.4"
+        assert doc["kernel"] == {"profile": "5.4"}
+        assert e.scenario("xeon-80", f"no-expiry-5.4@{n}cpu/hz250", quick=False)["kernel"]["tunables"] == {"hz": 250}
     assert e.scenario("xeon-80", "expiring-4.18-5.3@8cpu", quick=True)["kernel"]["profile"] == "5.3"
     with pytest.raises(ValueError, match="needs 40 CPUs"):
         e.scenario("ryzen-7950x", "expiring-4.18-5.3@40cpu", quick=True)
@@ -131,25 +148,28 @@ def test_bandwidth_figures():
 
 def test_compare_grouped_keeps_change_rows_within_a_group():
     e = get("fibtest-scaling")
-    runs = {("xeon-80", c): [fake_result(s, workload={"fast_work_ms": (10.0 if c.startswith("exp") else 40.0) * s,
-                                                      "usage_ms": 1.0, "nr_throttled": 1.0, "nr_periods": 1.0})
+    runs = {("xeon-80", c): [fake_result(s, workload={"iterations_m": (10.0 if c.startswith("exp") else 40.0) * s,
+                                                      "fast_work_ms": 1.0, "usage_ms": 1.0, "nr_throttled": 1.0,
+                                                      "nr_periods": 1.0})
                              for s in (1, 2)] for c in e.configs}
     rows = compare(e, runs)
-    changes = [r for r in rows if r.unit == "ratio" and r.metric == "fast_work_ms"]
-    assert [r.config for r in changes] == [f"no-expiry-5.4@{n}cpu vs expiring-4.18-5.3@{n}cpu" for n in scaling.COUNTS]
+    changes = [r for r in rows if r.unit == "ratio" and r.metric == "iterations_m"]
+    names = [f"no-expiry-5.4@{n}cpu{h} vs expiring-4.18-5.3@{n}cpu{h}" for h in ("", "/hz250") for n in scaling.COUNTS]
+    assert [r.config for r in changes] == [x for n in names for x in (n, n + " (ratio of means)")]
     assert all(r.simulated_mean == pytest.approx(4.0) for r in changes)
-    assert rows == compare_grouped(e, runs, scaling.GROUPS)
+    assert all(r.simulated_median == pytest.approx(4.0) for r in changes if "means" not in r.config)
     jsonschema.validate(rows_json(rows), ROW_SCHEMA)
 
 
 @pytest.fixture(scope="module")
 def fibtest_quick_rows():
-    """`schedlab reproduce fibtest --quick --json`, for real (6 runs of 2 s on 80 CPUs)."""
+    """`schedlab reproduce fibtest --quick --seeds 2 --json`, for real (18 runs of 5 s, 64 or 80 CPUs)."""
     from typer.testing import CliRunner
 
     from schedlab.cli import app
 
-    r = CliRunner().invoke(app, ["reproduce", "fibtest", "--quick", "--json", "--workers", "1"], catch_exceptions=False)
+    r = CliRunner().invoke(app, ["reproduce", "fibtest", "--quick", "--seeds", "2", "--json", "--workers", "1"],
+                           catch_exceptions=False)
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)
 
@@ -159,14 +179,20 @@ def test_fibtest_quick_json_rows(fibtest_quick_rows):
     jsonschema.validate(doc, ROW_SCHEMA)
     assert [tuple(d) for d in doc] == [ROW_FIELDS] * len(doc)
     by = {(d["config"], d["metric"]): d for d in doc}
-    change = by[("no-expiry-5.4 vs expiring-4.18-5.3", "fast_work_ms")]
+    change = by[("no-expiry-5.4 vs expiring-4.18-5.3", "iterations_m")]
     assert change["published"] == 30.0 and change["unit"] == "ratio" and change["n_seeds"] == 2
     assert change["simulated_mean"] > 0 and change["ratio"] == pytest.approx(change["simulated_mean"] / 30.0)
+    assert change["simulated_p5"] <= change["simulated_median"] <= change["simulated_p95"]
+    means = by[("no-expiry-5.4 vs expiring-4.18-5.3 (ratio of means)", "iterations_m")]
+    exp, noexp = by[("expiring-4.18-5.3", "iterations_m")], by[("no-expiry-5.4", "iterations_m")]
+    assert means["simulated_mean"] == pytest.approx(noexp["simulated_mean"] / exp["simulated_mean"])
+    assert means["simulated_median"] is None and means["published"] == 30.0
+    assert by[("no-expiry-5.4@64cpu vs expiring-4.18-5.3@64cpu", "iterations_m")]["published"] == 8.06
     assert not any(d["calibrated"] for d in doc)
     for config in FIB_CONFIGS:
         row = by[(config, "fast_work_ms")]
         assert row["published"] is None and row["simulated_mean"] > 0 and row["n_seeds"] == 2
-    assert by[("never-expiring-3.16-4.17 vs expiring-4.18-5.3", "fast_work_ms")]["published"] is None
+    assert by[("never-expiring-3.16-4.17 vs expiring-4.18-5.3", "iterations_m")]["published"] is None
 
 
 def test_fibtest_direction_and_quota(fibtest_quick_rows):
@@ -174,10 +200,10 @@ def test_fibtest_direction_and_quota(fibtest_quick_rows):
     still holds ("while still maintaining correct cpu quota restrictions"): usage stays
     within quota x periods plus the accounting lateness (at most a tick per CPU)."""
     by = {(d["config"], d["metric"]): d["simulated_mean"] for d in fibtest_quick_rows}
-    assert by[("no-expiry-5.4", "fast_work_ms")] > 1.2 * by[("expiring-4.18-5.3", "fast_work_ms")]
-    assert by[("no-expiry-5.4 vs expiring-4.18-5.3", "fast_work_ms")] > 1.2
+    assert by[("no-expiry-5.4", "iterations_m")] > 1.2 * by[("expiring-4.18-5.3", "iterations_m")]
+    assert by[("no-expiry-5.4 vs expiring-4.18-5.3", "iterations_m")] > 1.2
     assert by[("never-expiring-3.16-4.17", "fast_work_ms")] > 1.2 * by[("expiring-4.18-5.3", "fast_work_ms")]
-    quota_ms = 10.0 * 2.0 / 0.1  # 10 ms per 100 ms over the 2 s quick run
+    quota_ms = 10.0 * 5.0 / 0.1  # 10 ms per 100 ms over the 5 s run
     for config in FIB_CONFIGS:
         assert by[(config, "usage_ms")] <= quota_ms + 80 * 1.0
         # A CPU-bound fast thread exhausts the quota in every period.
@@ -191,8 +217,8 @@ def test_fibtest_scaling_quick_rows():
     jsonschema.validate(doc, ROW_SCHEMA)
     by = {(d["config"], d["metric"]): d for d in doc}
     for n in scaling.COUNTS:
-        change = by[(f"no-expiry-5.4@{n}cpu vs expiring-4.18-5.3@{n}cpu", "fast_work_ms")]
-        assert change["published"] is None and change["simulated_mean"] > 1.0
+        change = by[(f"no-expiry-5.4@{n}cpu vs expiring-4.18-5.3@{n}cpu", "iterations_m")]
+        assert change["published"] == {64: 8.06, 80: 30.0}.get(n) and change["simulated_mean"] > 1.0
 
 
 def test_fibtest_scaling_needs_enough_cpus(cli):

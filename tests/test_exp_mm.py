@@ -51,12 +51,13 @@ def test_registered():
     e = get("mm_cid")
     assert e.machines == ("epyc-9654-2s",) and e.baseline == "1-L3:per-cpu"
     assert len(e.configs) == 12 and {c.split(":")[1] for c in e.configs} == {"per-cpu", "mm_cid", "cache-local"}
-    assert [o.flag for o in e.options] == ["--delay-ms", "--idle"] and e.options[0].default == 200
-    assert e.options[1].default == "wfi"
+    assert [o.flag for o in e.options] == ["--delay-ms", "--idle", "--rfo-parallelism", "--llc-flush-ms"]
+    assert e.options[0].default == 200 and e.options[1].default == "governor"
     assert e.source.seed == "003_b5ef3339420889a8.txt" and "200ms" in e.source.table
     s = get("swap")
     assert s.machines == ("snapdragon-888",) and s.baseline == "before"
-    assert s.configs == ("before", "after", "before/idle-off", "after/idle-off")
+    assert s.configs[:6] == ("before", "after", "before/idle-off", "after/idle-off", "before/erratum", "after/erratum")
+    assert set(s.configs[6:]) == {f"{k}@dsb{n}" for k in ("before", "after") for n in swap_mod.DSB_SWEEP_NS}
     assert s.source.seed == "004_7ff82031f40dd91b.txt"
     sw = get("swap-sweep")
     assert sw.machines == ("topo-arm64", "topo-x86_64") and sw.published == []
@@ -107,8 +108,14 @@ def test_other_machines():
 
 def test_full_mm_cid_run_is_the_seeds_benchmark():
     doc = get("mm_cid").scenario("epyc-9654-2s", "all-threads:cache-local", quick=False)
-    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True},
-                             "tunables": {"cpuidle_max_state": 0}}
+    # The governor picks the idle states (a core in CC6 writes its caches back).
+    assert doc["kernel"] == {"profile": "6.13", "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": True}}
+    assert doc["machine"] == {"preset": "epyc-9654-2s"}
+    wfi = apply_options([get("mm_cid")], {"idle": "wfi", "rfo_parallelism": "4", "llc_flush_ms": "500"})[0]
+    w = wfi.scenario("epyc-9654-2s", "1-L3:mm_cid", quick=True)
+    assert w["kernel"]["tunables"] == {"cpuidle_max_state": 1}
+    assert w["machine"]["cost"] == {"rfo_parallelism": 4.0, "cache.llc_flush_after_idle_us": 500000.0}
+    assert wfi.published  # the figures still apply: one measurement, other hypotheses
     assert doc["workload"]["params"] == {"cpus": "0-383", "delay": "200ms", "index": "mm_cid", "area_bytes": 16384,
                                          "warmup": 20000, "loops": 5}
     old = get("mm_cid").scenario("epyc-9654-2s", "1-L3:mm_cid")
@@ -119,15 +126,21 @@ def test_full_mm_cid_run_is_the_seeds_benchmark():
 def test_swap_scenarios():
     e = get("swap")
     before = e.scenario("snapdragon-888", "before")
-    assert before["kernel"] == {"profile": "6.4", "features": {"TLB_BATCH": False}, "tunables": {"cpuidle_max_state": 0}}
+    # The seed's phone kernel predates the Cortex-A55 #2441007 workaround.
+    assert before["kernel"] == {"profile": "6.4", "features": {"TLB_BATCH": False},
+                                "tunables": {"cpuidle_max_state": 0, "arm64_repeat_tlbi": False}}
     assert before["workload"]["params"] == {"cpu": 4, "region_kib": 1024, "iterations": 10000}
     off = e.scenario("snapdragon-888", "after/idle-off")
-    assert off["kernel"]["profile"] == "6.5" and "tunables" not in off["kernel"]  # the governor picks
+    assert off["kernel"]["profile"] == "6.5" and off["kernel"]["tunables"] == {"arm64_repeat_tlbi": False}
+    erratum = e.scenario("snapdragon-888", "after/erratum")
+    assert erratum["kernel"]["tunables"] == {"cpuidle_max_state": 0}  # the kernel decides: on for A55
+    dsb = e.scenario("snapdragon-888", "before@dsb300")
+    assert dsb["machine"] == {"preset": "snapdragon-888", "cost": {"tlb.dsb_sync_override_ns": 300.0}}
     assert e.scenario("topo(1,1,2,1)", "before")["workload"]["params"]["cpu"] == 1  # last CPU of a small machine
     sw = get("swap-sweep")
     pt = sw.scenario("topo-arm64", "50map:batched", quick=False)
     assert pt["machine"]["topo"] == {"sockets": 1, "llcs": 1, "cores": 8, "smt": 1, "arch": "arm64"}
-    assert pt["workload"]["params"]["extra_mappers"] == 49 and pt["workload"]["params"]["kswapd"]
+    assert pt["workload"]["params"]["extra_mappers"] == 49 and pt["workload"]["params"]["memory_reclaim"]
     big = sw.scenario("topo-x86_64", "128cpu:sync", quick=False)
     assert big["machine"]["topo"]["sockets"] * big["machine"]["topo"]["llcs"] * big["machine"]["topo"]["cores"] == 128
     assert "tunables" not in apply_options([sw], {"idle": "off"})[0].scenario("topo-arm64", "8cpu:sync", False)["kernel"]
@@ -140,15 +153,21 @@ def test_swap_scenarios():
 def test_mm_cid_quick_rows(mm_rows):
     jsonschema.validate(mm_rows, ROW_SCHEMA)
     rows = by_key(mm_rows)
-    assert len(mm_rows) == 24
-    scale = {d["scale"] for d in mm_rows if d["unit"] == "ns"}
+    assert len(mm_rows) == 4 * (6 + 9)
+    scale = {d["scale"] for d in mm_rows if d["metric"] == "ns_per_pass" and d["unit"] == "ns"}
     assert len(scale) == 1 and None not in scale  # one factor for the machine
     base = rows[("1-L3:per-cpu", "ns_per_pass")]
     assert base["calibrated"] and base["simulated_mean"] == pytest.approx(1374) and base["published"] == 1374
+    # The factor scales the instruction part only: s x instr + miss = 1374 on the baseline.
+    (s,) = scale
+    instr, miss = rows[("1-L3:per-cpu", "pass_instr_ns")], rows[("1-L3:per-cpu", "pass_miss_ns")]
+    assert s * instr["simulated_mean"] + miss["simulated_mean"] == pytest.approx(1374)
+    assert not instr["calibrated"] and miss["simulated_mean"] > 0
     for t in TOPOLOGIES:
         for i in ("per-cpu", "mm_cid", "cache-local"):
             r = rows[(f"{t}:{i}", "ns_per_pass")]
             assert r["published"] is not None and r["n_seeds"] == 2 and r["calibrated"]
+            assert rows[(f"{t}:{i}", "cow_faults_per_pass")]["simulated_mean"] >= 0
         sp = rows[(f"{t}:mm_cid vs {t}:cache-local", "ns_per_pass")]
         assert sp["unit"] == "ratio" and not sp["calibrated"] and sp["scale"] is None and sp["published"] > 5
         # Direction: the cache-local allocator is never slower than 6.4-6.12's.
@@ -165,18 +184,31 @@ def test_swap_quick_rows(swap_rows):
     assert before["published"] == 14.69 and after["published"] == 13.8
     assert before["calibrated"] and before["simulated_mean"] == pytest.approx(14.69)
     assert rows[("before/idle-off", "elapsed_s")]["published"] == 14.69  # both idle hypotheses vs one run
-    assert rows[("before", "sys_s")]["scale"] == pytest.approx(before["scale"])  # one factor for the times
+    assert rows[("before", "sys_s")]["scale"] == pytest.approx(before["scale"])  # one factor per pair
     assert rows[("before", "ptep_clear_flush_pct")]["published"] == 5.36
     assert not rows[("before", "ptep_clear_flush_pct")]["calibrated"]
+    # The factor scales the instruction part only: calibrated = s x (elapsed - tlb) + tlb.
+    tlb = rows[("before", "tlb_s")]["simulated_mean"]
+    assert 0 < tlb < before["simulated_mean"] and not rows[("before", "tlb_s")]["calibrated"]
     change = rows[("after vs before", "elapsed_s")]
     assert change["published"] == pytest.approx(13.80 / 14.69) and not change["calibrated"]
+    red = rows[("after vs before", "elapsed_reduction_pct")]
+    assert red["published"] == pytest.approx(100 * (1 - 13.80 / 14.69))
     # Direction: on arm64 batching is faster, and pays more when idle CPUs must acknowledge.
-    assert change["simulated_mean"] < 1.0
+    assert change["simulated_mean"] < 1.0 and red["simulated_mean"] > 0
     assert rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"] <= 1.0
     assert change["simulated_mean"] < rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"]
     waits = rows[("after", "tlb_completion_waits")]["simulated_mean"]
     assert waits < rows[("before", "tlb_completion_waits")]["simulated_mean"] / 100
     assert rows[("after", "ptep_clear_flush_pct")]["simulated_mean"] == 0
+    # With the A55 erratum workaround, 6.5 does not batch and each page waits twice.
+    assert rows[("after/erratum vs before/erratum", "elapsed_reduction_pct")]["simulated_mean"] == pytest.approx(0)
+    assert rows[("before/erratum", "tlb_completion_waits")]["simulated_mean"] == 2 * rows[("before", "tlb_completion_waits")]["simulated_mean"]
+    # The DSB sweep: the dearer the synchronous wait, the larger the share and the saving.
+    shares = [rows[(f"before@dsb{n}", "ptep_clear_flush_pct")]["simulated_mean"] for n in swap_mod.DSB_SWEEP_NS]
+    savings = [rows[(f"after@dsb{n} vs before@dsb{n}", "elapsed_reduction_pct")]["simulated_mean"]
+               for n in swap_mod.DSB_SWEEP_NS]
+    assert shares == sorted(shares) and savings == sorted(savings) and shares[0] < shares[-1]
 
 
 # ----------------------------------------------------------------------- options

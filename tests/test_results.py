@@ -88,7 +88,9 @@ def test_trace_paths():
     assert trace_path_for("t.json", "x", 3, "perfetto", True) == "t.seed3.json"
     assert trace_path_for("t.perfetto.json", "x", 3, "perfetto", True) == "t.seed3.perfetto.json"
     assert trace_path_for("out/{seed}.txt", "x", 3, "ftrace", True) == "out/3.txt"
-    assert trace_path_for(None, "pingpong", 3, "perfetto", True) == "pingpong.seed3.perfetto.json"
+    assert trace_path_for(None, "pingpong", 3, "perfetto", True) == "pingpong.seed3.pftrace"
+    assert trace_path_for(None, "pingpong", 3, "json", True) == "pingpong.seed3.perfetto.json"
+    assert trace_path_for("t.trace.txt", "x", 3, "ftrace", True) == "t.seed3.trace.txt"
     assert trace_path_for(None, "", 1, "ftrace", False) == "schedlab.seed1.trace.txt"
 
 

@@ -139,7 +139,7 @@ def test_event_limit_keeps_results_and_warns(cli, tmp_path):
     assert r.exit_code == 3, r.output  # a partial result
     doc = json.loads(r.stdout)
     assert doc["engine"]["stopped_by"] == "max_events" and doc["engine"]["events"] <= 1001
-    assert r.stderr.startswith("warning: seed 1 stopped at run.max_events")
+    assert r.stderr.startswith("warning: seed 1 stopped at its event limit")
 
 
 def test_deadlock_keeps_results_warns_and_exits_3(cli, tmp_path):

@@ -18,7 +18,7 @@ results (``schedlab reproduce``).
 from __future__ import annotations
 
 from . import _core
-from .errors import InternalError, ScenarioError, SchedlabError, SimulationLimitError
+from .errors import InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError
 from .parallel import run_many
 from .results import Result, ResultSet
 from .scenario import Scenario, load_scenario
@@ -38,4 +38,5 @@ __all__ = [
     "ScenarioError",
     "SimulationLimitError",
     "InternalError",
+    "RunInterrupted",
 ]

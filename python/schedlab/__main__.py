@@ -1,5 +1,5 @@
 """``python -m schedlab`` is the ``schedlab`` command."""
 
-from .cli import app
+from .cli import main
 
-app(prog_name="schedlab")
+main()

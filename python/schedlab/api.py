@@ -3,15 +3,53 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, Optional, Union
 
 from . import _core
-from .results import Result
+from .errors import RunInterrupted, ScenarioError, with_location
+from .limits import limits_json
+from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
-__all__ = ["run", "trace_path_for"]
+__all__ = ["run", "trace_path_for", "trace_format_for", "check_seed"]
 
-TRACE_SUFFIX = {"perfetto": ".perfetto.json", "ftrace": ".trace.txt"}
+
+def check_seed(seed: object) -> int:
+    """A seed as the core takes it (0 .. 2**64 - 1), or ValueError naming it."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed: expected a whole number from 0 to 2**64 - 1, got {seed!r}")
+    return seed
+
+#: Trace formats and the suffix of their default file names: Perfetto protobuf, Chrome
+#: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text.
+TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".trace.txt", "perf": ".perf.txt"}
+
+
+def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_format: Optional[str]) -> str:
+    """The trace format to write: ``trace_format`` if given, else from the file's
+    suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text),
+    else Perfetto protobuf."""
+    if trace_format is not None:
+        if trace_format not in TRACE_SUFFIX:
+            raise ValueError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
+        return trace_format
+    if isinstance(trace, (str, os.PathLike)):
+        name = os.fspath(trace).lower()
+        if name.endswith(".json"):
+            return "json"
+        if name.endswith(".perf.txt") or name.endswith(".perf"):
+            return "perf"
+        if name.endswith(".txt"):
+            return "ftrace"
+    return "perfetto"
+
+
+def safe_file_name(name: str) -> str:
+    """A scenario's name as a file name in the current directory: a name from an untrusted
+    file ("../../x", "/etc/x") never leads a default output path out of it."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name or "").strip("._")
+    return cleaned[:100] or "schedlab"
 
 
 def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
@@ -23,15 +61,16 @@ def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed:
     ``<scenario name>.seed<N>.perfetto.json`` (or ``.trace.txt``) in the current directory.
     """
     if template is None:
-        return f"{name or 'schedlab'}.seed{seed}{TRACE_SUFFIX[fmt]}"
+        return f"{safe_file_name(name)}.seed{seed}{TRACE_SUFFIX[fmt]}"
     t = os.fspath(template)
     if "{seed}" in t:
         return t.replace("{seed}", str(seed))
     if not several:
         return t
     root, ext = os.path.splitext(t)
-    if root.endswith(".perfetto"):
-        root, ext = root[: -len(".perfetto")], ".perfetto" + ext
+    for inner in (".perfetto", ".trace", ".perf"):
+        if root.endswith(inner):
+            root, ext = root[: -len(inner)], inner + ext
     return f"{root}.seed{seed}{ext}"
 
 
@@ -40,27 +79,47 @@ def run(
     seed: Optional[int] = None,
     *,
     trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: str = "perfetto",
+    trace_format: Optional[str] = None,
     progress: Optional[Callable[[float], None]] = None,
+    max_events: Optional[int] = None,
+    max_sim_time: Union[str, float, None] = None,
+    max_wall_time: Union[str, float, None] = None,
+    max_memory: Union[str, int, None] = None,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
 
     ``scenario`` is a path (TOML/JSON), a dict or a :class:`Scenario`. ``seed`` defaults
     to the scenario's first seed. ``trace`` is a file path (or True for a default name;
     a scenario with ``[run] trace = true`` gets the default name too): the trace is written
-    there as Perfetto JSON or, with ``trace_format="ftrace"``, as tracefs text.
+    there while the run goes, in ``trace_format``: "perfetto" (protobuf), "json" (Chrome
+    JSON), "ftrace" (tracefs text) or "perf" (``perf script`` text); by default from the
+    file's suffix (:func:`trace_format_for`).
     ``progress(fraction)`` is called now and then from the running thread.
     The GIL is released while the core runs.
+
+    Limits (:mod:`schedlab.limits`): ``max_events``, ``max_sim_time`` and ``max_wall_time``
+    (``"30s"`` or seconds) and ``max_memory`` (``"2GiB"`` or bytes; default: the memory
+    this process can still take) stop the run with a partial result
+    (``engine.partial``); a scenario whose memory estimate exceeds ``max_memory`` is
+    refused before it starts. Ctrl-C stops the run within about a million events and
+    raises :class:`schedlab.RunInterrupted` holding the partial result.
     """
     s = load_scenario(scenario)
     if seed is None:
         seed = s.seeds[0]
-    if trace_format not in TRACE_SUFFIX:
-        raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
+    seed = check_seed(seed)
+    trace_format = trace_format_for(trace, trace_format)
     path = None
     if trace is True or (trace is None and s.trace):
         path = trace_path_for(None, s.name, seed, trace_format, False)
     elif trace not in (None, False):
         path = trace_path_for(trace, s.name, seed, trace_format, False)
-    text = _core.run(s.json, int(seed), path, trace_format, progress, s.origin)
-    return Result.from_json(text, path)
+    limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
+    try:
+        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+    except ScenarioError as e:
+        raise with_location(e) from None
+    res = Result.from_json(text, path)
+    if res.raw.get("engine", {}).get("stopped_by") == "interrupted":
+        raise RunInterrupted(ResultSet([res]))
+    return res

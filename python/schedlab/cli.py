@@ -22,7 +22,8 @@ from rich.panel import Panel
 from rich.table import Table
 
 from . import _core
-from .errors import InternalError, ScenarioError, SchedlabError, SimulationLimitError
+from .errors import InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError
+from .limits import limits_json
 
 app = typer.Typer(
     name="schedlab",
@@ -40,7 +41,9 @@ err = Console(stderr=True, highlight=False)
 
 class TraceFormat(str, enum.Enum):
     perfetto = "perfetto"
+    json = "json"
     ftrace = "ftrace"
+    perf = "perf"
 
 
 class Backend(str, enum.Enum):
@@ -170,7 +173,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
     for p in traces:
         if p:
             out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
-                      if p.endswith(".json") else f"trace written to [bold]{p}[/]")
+                      if p.endswith((".json", ".pftrace")) else f"trace written to [bold]{p}[/]")
 
 
 @app.command()
@@ -179,42 +182,60 @@ def run(
     seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: TraceFormat = typer.Option(TraceFormat.perfetto, "--trace-format", help="perfetto (Chrome JSON, opens in ui.perfetto.dev) or ftrace (tracefs text)."),
+    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How seeds run in parallel."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
+    max_events: Optional[int] = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
+    max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
+    max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
 ) -> None:
-    """Run a scenario file, once per seed."""
+    """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
+
+    A run that stops short of what the scenario asked (a limit, a deadlock) prints what
+    it has, warns and exits with status 3; Ctrl-C does the same with status 130."""
     from ._progress import DelayedProgress
     from .api import run as run_one
     from .parallel import run_many
     from .results import ResultSet
     from .scenario import load_scenario
 
+    interrupted = False
     with errors():
-        s = load_scenario(scenario)
+        s = load_scenario(scenario, machine=machine)
+        for n in s.notes:
+            sys.stderr.write(f"note: {n}\n")
         seeds = list(seed) if seed else s.seeds
-        fmt = trace_format.value
+        fmt = trace_format.value if trace_format is not None else None
         trace_arg = trace if trace is not None else None
-        if len(seeds) == 1:
-            with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
-                res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar.fraction)])
-        else:
-            with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
-                res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
-                               trace_format=fmt, on_done=bar.advance)
+        limits = dict(max_events=max_events, max_sim_time=max_sim_time, max_wall_time=max_wall_time,
+                      max_memory=max_memory)
+        limits_json(**limits)  # a bad value is a usage error before anything runs
+        try:
+            if len(seeds) == 1:
+                with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
+                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar.fraction,
+                                             **limits)])
+            else:
+                with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
+                    res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
+                                   trace_format=fmt, on_done=bar.advance, **limits)
+        except RunInterrupted as e:
+            interrupted = True
+            res = e.results
+            if len(res) == 0:
+                fail("interrupted before any run had a result", 130)
     partial = False
     for r in res:
-        eng = r.raw.get("engine", {})
-        if eng.get("stopped_by") == "max_events":
+        warning = _partial_warning(r.seed, r.raw.get("engine", {}))
+        if warning:
             partial = True
-            sys.stderr.write(f"warning: seed {r.seed} stopped at run.max_events after {eng.get('events', 0):,} events, "
-                             f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated; the figures cover that part only\n")
-        elif eng.get("stopped_by") == "deadlock":
-            partial = True
-            sys.stderr.write(f"warning: seed {r.seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left "
-                             "is blocked and nothing can wake it; the figures cover that part only\n")
+            sys.stderr.write(f"warning: {warning}; the figures cover that part only\n")
+    if interrupted:
+        sys.stderr.write(f"warning: interrupted: {len(res)} of {len(seeds)} seeds have a (partial) result\n")
     if plot is not None:
         from .cli_studies import run_plot
 
@@ -227,8 +248,24 @@ def run(
             sys.stdout.write(res.to_json(wall_time=wall_time, indent=2) + "\n")
     else:
         _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
+    if interrupted:
+        raise typer.Exit(130)
     if partial:
         raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
+
+
+def _partial_warning(seed: int, eng: dict) -> Optional[str]:
+    """What a run that stopped short says about it (None for a whole run)."""
+    at = f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated, {eng.get('events', 0):,} events"
+    return {
+        "max_events": f"seed {seed} stopped at its event limit ({at})",
+        "max_sim_time": f"seed {seed} stopped at its simulated-time limit ({at})",
+        "max_wall_time": f"seed {seed} stopped at its wall-time limit ({at})",
+        "max_memory": f"seed {seed} stopped at its memory limit ({at})",
+        "deadlock": f"seed {seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left is blocked "
+                    "and nothing can wake it" + (f" ({'; '.join(eng['blocked'])})" if eng.get("blocked") else ""),
+        "interrupted": f"seed {seed} was interrupted ({at})",
+    }.get(eng.get("stopped_by", ""))
 
 
 # ------------------------------------------------------------------------ machines
@@ -456,6 +493,30 @@ def reproduce(
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
 from . import cli_bench  # noqa: E402,F401  (registers bench)
 from . import cli_host  # noqa: E402,F401  (registers validate-host)
+from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
+from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
+
+
+def main(argv: Optional[List[str]] = None) -> NoReturn:
+    """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
+    argument, an unknown command) as one line ``error: ...`` and exit status 2, like
+    every other bad input, instead of click's boxed usage text."""
+    try:
+        code = app(args=argv, prog_name="schedlab", standalone_mode=False)
+    except (typer.Abort, KeyboardInterrupt):
+        sys.stderr.write("error: interrupted\n")
+        code = 130
+    except Exception as e:
+        # click's ClickException family (typer vendors click, so matched by its shape).
+        if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):
+            raise
+        message = " ".join(str(e.format_message()).split())
+        ctx = getattr(e, "ctx", None)
+        hint = f" (see '{ctx.command_path} -h')" if ctx is not None and type(e).__name__ != "ClickException" else ""
+        sys.stderr.write(f"error: {message}{hint}\n")
+        code = e.exit_code
+    sys.exit(code if isinstance(code, int) else 0)
+
 
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

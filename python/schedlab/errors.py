@@ -10,6 +10,10 @@ The classes are defined by the Rust bindings (``schedlab._core``, module name
   the one-line form ``ORIGIN:LINE:COL: FIELD: MESSAGE``.
 - :class:`SimulationLimitError` -- a run stopped at its event or wall-time limit.
 - :class:`InternalError` -- an invariant broke inside the simulator (a bug).
+
+And one that is not an error: :class:`RunInterrupted`, the ``KeyboardInterrupt`` that
+Ctrl-C raises out of :func:`schedlab.run` and :func:`schedlab.run_many`, carrying the
+partial results the interrupted runs had (``engine.stopped_by == "interrupted"``).
 """
 
 from __future__ import annotations
@@ -21,8 +25,36 @@ __all__ = [
     "ScenarioError",
     "SimulationLimitError",
     "InternalError",
+    "RunInterrupted",
     "scenario_error",
 ]
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run: ``results`` holds what the runs had when they stopped (each
+    with ``engine.stopped_by == "interrupted"`` and ``engine.partial``; finished seeds
+    are whole), in seed order; runs that had not started are missing."""
+
+    def __init__(self, results):
+        super().__init__("interrupted")
+        self.results = results
+
+
+def with_location(e: ScenarioError) -> ScenarioError:
+    """Adds ``:LINE:COL`` to an error the core found once the run was built (it knows the
+    field, not the line), when its origin is a TOML file that still reads."""
+    origin, field = getattr(e, "origin", ""), getattr(e, "field", "")
+    if getattr(e, "location", "") or not field or not str(origin).lower().endswith(".toml"):
+        return e
+    try:
+        with open(origin, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError):
+        return e
+    from . import _core
+
+    location = _core.toml_location(text, field)
+    return scenario_error(origin, field, e.message, location) if location else e
 
 
 def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:

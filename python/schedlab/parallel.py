@@ -12,14 +12,18 @@ backend never changes a result.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import json
 import multiprocessing
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Union
 
 from . import _core
-from .api import TRACE_SUFFIX, trace_path_for
+from .api import check_seed, trace_format_for, trace_path_for
+from .errors import RunInterrupted, ScenarioError, with_location
+from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
@@ -37,6 +41,7 @@ class Job:
     trace_path: Optional[str] = None
     trace_format: str = "perfetto"
     origin: Optional[str] = None  # the scenario's file, named in its errors
+    limits: Optional[str] = None  # the core's Limits as JSON (schedlab.limits)
 
 
 def _mp_context():
@@ -45,9 +50,34 @@ def _mp_context():
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
 
 
-def run_job(job: Job) -> str:
-    """Runs one job in this process; returns the RunResult JSON text."""
-    return _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin)
+# Ctrl-C in a worker process: a run in progress stops at its next check (the core's
+# progress tick runs this handler) and returns its partial result; a worker between runs
+# starts no other. Nothing raises in a worker, so no traceback reaches the terminal.
+_interrupted = False
+
+
+def _on_sigint(signum, frame) -> None:
+    global _interrupted
+    _interrupted = True
+    _core.interrupt_runs()
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, _on_sigint)
+
+
+def run_job(job: Job) -> Optional[str]:
+    """Runs one job in this process; returns the RunResult JSON text (None in a worker
+    process that was interrupted before the job started)."""
+    if _interrupted:
+        return None
+    return _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+
+
+def _stopped_by(text: Optional[str]) -> Optional[str]:
+    if text is None:
+        return None
+    return json.loads(text).get("engine", {}).get("stopped_by")
 
 
 def default_workers() -> int:
@@ -68,7 +98,9 @@ def map_runs(
     """Runs every job and returns their RunResult JSON texts in job order.
 
     ``on_done(i)`` is called in the calling thread as job ``i`` finishes. The first
-    failure cancels what has not started and is raised.
+    failure cancels what has not started and is raised. Ctrl-C stops the runs in progress
+    at their next check and raises :class:`_Interrupted` with the texts there are (None
+    for jobs that never ran).
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
@@ -77,18 +109,21 @@ def map_runs(
     if n == 0:
         return []
     if backend == "serial" or workers == 1 or n == 1:
-        out = []
+        out: list[Optional[str]] = []
         for i, job in enumerate(jobs):
-            out.append(run_job(job))
+            text = run_job(job)
+            out.append(text)
+            if _stopped_by(text) == "interrupted":
+                raise _Interrupted(out + [None] * (n - len(out)))
             if on_done:
                 on_done(i)
-        return out
+        return [t for t in out if t is not None]
     if backend == "ray":
         return _map_ray(jobs, workers, on_done)
     if backend == "thread":
         pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers)
     else:
-        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_worker_init)
     results: list[Optional[str]] = [None] * n
     with pool:
         futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
@@ -98,11 +133,48 @@ def map_runs(
                 results[i] = fut.result()
                 if on_done:
                     on_done(i)
+        except KeyboardInterrupt:
+            raise _Interrupted(_collect_interrupted(pool, futures, results)) from None
         except BaseException:
             for f in futures:
                 f.cancel()
             raise
+    if any(_stopped_by(r) == "interrupted" for r in results):  # a worker saw the Ctrl-C first
+        raise _Interrupted(results)
     return [r for r in results if r is not None]
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`map_runs`: ``texts`` in job order, None where a job never ran."""
+
+    def __init__(self, texts: list[Optional[str]]):
+        super().__init__("interrupted")
+        self.texts = texts
+
+
+def _collect_interrupted(pool: cf.Executor, futures: dict, results: list[Optional[str]]) -> list[Optional[str]]:
+    """After Ctrl-C in the caller: cancel what has not started, tell the runs in progress
+    to stop (threads share this process's interrupt; worker processes get SIGINT, as a
+    terminal's Ctrl-C already sent them) and gather what they return."""
+    for f in futures:
+        f.cancel()
+    _core.interrupt_runs()
+    if isinstance(pool, cf.ProcessPoolExecutor):
+        # The executor keeps its workers in a private dict; a signal sent with `kill` to
+        # this process alone would otherwise leave them running to the end.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except (OSError, AttributeError):
+                pass
+    for fut, i in futures.items():
+        if fut.cancelled():
+            continue
+        try:
+            results[i] = fut.result(timeout=600)
+        except BaseException:  # a run that failed or vanished adds nothing partial
+            results[i] = None
+    return results
 
 
 def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int], None]]) -> list[str]:
@@ -133,19 +205,23 @@ def run_many(
     workers: Optional[int] = None,
     backend: str = "process",
     trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: str = "perfetto",
+    trace_format: Optional[str] = None,
     on_done: Optional[Callable[[int], None]] = None,
+    max_events: Optional[int] = None,
+    max_sim_time: Union[str, float, None] = None,
+    max_wall_time: Union[str, float, None] = None,
+    max_memory: Union[str, int, None] = None,
 ) -> ResultSet:
     """Runs one scenario with several seeds in parallel; returns a :class:`ResultSet`
     in seed order. ``seeds`` defaults to the scenario's ``[run] seeds``.
 
     ``trace`` as in :func:`schedlab.run`; with several seeds each trace file gets a
-    ``.seed<N>`` suffix (or put ``{seed}`` in the path).
+    ``.seed<N>`` suffix (or put ``{seed}`` in the path). Limits as in :func:`schedlab.run`,
+    for each run; Ctrl-C raises :class:`schedlab.RunInterrupted` with the partial results.
     """
     s = load_scenario(scenario)
     seeds = list(s.seeds if seeds is None else seeds)
-    if trace_format not in TRACE_SUFFIX:
-        raise ValueError(f"unknown trace format '{trace_format}': expected perfetto or ftrace")
+    trace_format = trace_format_for(trace, trace_format)
     several = len(seeds) > 1
     paths: list[Optional[str]] = []
     for seed in seeds:
@@ -155,6 +231,13 @@ def run_many(
             paths.append(trace_path_for(trace, s.name, seed, trace_format, several))  # type: ignore[arg-type]
         else:
             paths.append(None)
-    jobs = [Job(s.json, int(seed), p, trace_format, s.origin) for seed, p in zip(seeds, paths)]
-    texts = map_runs(jobs, workers=workers, backend=backend, on_done=on_done)
+    limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
+    jobs = [Job(s.json, check_seed(seed), p, trace_format, s.origin, limits) for seed, p in zip(seeds, paths)]
+    try:
+        texts = map_runs(jobs, workers=workers, backend=backend, on_done=on_done)
+    except ScenarioError as e:
+        raise with_location(e) from None
+    except _Interrupted as e:
+        partial = [Result.from_json(t, p) for t, p in zip(e.texts, paths) if t is not None]
+        raise RunInterrupted(ResultSet(partial)) from None
     return ResultSet(Result.from_json(t, p) for t, p in zip(texts, paths))

@@ -12,38 +12,73 @@ import copy
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Optional, Union
 
 from . import _core
 from .errors import ScenarioError, scenario_error
 
-__all__ = ["Scenario", "load_scenario", "ScenarioLike"]
+__all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
+
+
+def machine_spec(name: str) -> dict[str, Any]:
+    """A ``[machine]`` table from a name: a preset, ``topo(SOCKETS,LLCS,CORES,SMT)``
+    or ``host``."""
+    n = name.strip()
+    if n == "host":
+        return {"host": True}
+    if n.startswith("topo(") and n.endswith(")"):
+        try:
+            s, l, c, t = (int(x) for x in n[5:-1].split(","))
+        except ValueError:
+            raise ValueError(f"machine '{name}': expected topo(SOCKETS,LLCS,CORES,SMT)") from None
+        return {"topo": {"sockets": s, "llcs": l, "cores": c, "smt": t}}
+    return {"preset": n}
 
 
 class Scenario:
     """A validated scenario, normalized by the core.
 
     ``doc`` is the normalized document (a dict: every default filled in, durations as
-    ``"<N>ns"``); ``json`` is the same as the compact JSON text the core runs.
+    ``"<N>ns"``); ``json`` is the same as the compact JSON text the core runs. ``notes``
+    lists what an rt-app import approximated or left out (empty otherwise).
     """
 
-    __slots__ = ("json", "origin", "_doc")
+    __slots__ = ("json", "origin", "_doc", "notes")
 
-    def __init__(self, normalized_json: str, origin: str):
+    def __init__(self, normalized_json: str, origin: str, notes: Optional[list[str]] = None):
         self.json = normalized_json
         self.origin = origin
         self._doc: dict[str, Any] | None = None
+        self.notes: list[str] = list(notes or [])
 
     # -- constructors -------------------------------------------------------------
     @classmethod
-    def from_toml(cls, text: str, origin: str = "<toml>") -> "Scenario":
-        """Parses TOML text."""
-        return cls(_core.load_scenario(text, "toml", origin), origin)
+    def _load(cls, text: str, fmt: str, origin: str, machine: Optional[str]) -> "Scenario":
+        m = json.dumps(machine_spec(machine)) if machine else None
+        try:
+            normalized, notes = _core.load_scenario(text, fmt, origin, m)
+        except ValueError as e:  # a bad machine name
+            raise scenario_error(origin, "machine", str(e)) from None
+        return cls(normalized, origin, notes)
 
     @classmethod
-    def from_json(cls, text: str, origin: str = "<json>") -> "Scenario":
-        """Parses JSON text."""
-        return cls(_core.load_scenario(text, "json", origin), origin)
+    def from_toml(cls, text: str, origin: str = "<toml>", machine: Optional[str] = None) -> "Scenario":
+        """Parses TOML text (``[workload] rt_app = "file.json"`` reads that file, relative
+        to ``origin``'s directory). ``machine`` (a preset, ``topo(S,L,C,T)`` or ``host``)
+        replaces the scenario's machine."""
+        return cls._load(text, "toml", origin, machine)
+
+    @classmethod
+    def from_json(cls, text: str, origin: str = "<json>", machine: Optional[str] = None) -> "Scenario":
+        """Parses JSON text: a scenario, or an rt-app workload (a ``"tasks"`` object)."""
+        return cls._load(text, "json", origin, machine)
+
+    @classmethod
+    def from_rt_app(cls, text: str, origin: str = "<rt-app>", machine: Optional[str] = None) -> "Scenario":
+        """Imports rt-app JSON (comments, trailing commas and repeated keys welcome).
+        ``machine`` overrides the file's ``"schedlab": {"machine": ...}`` (default: a
+        synthetic 8-CPU machine); ``notes`` says what was approximated."""
+        return cls._load(text, "rtapp", origin, machine)
 
     @classmethod
     def from_dict(cls, doc: Mapping[str, Any], origin: str = "<dict>") -> "Scenario":
@@ -52,11 +87,13 @@ class Scenario:
             text = json.dumps(doc)
         except (TypeError, ValueError) as e:
             raise scenario_error(origin, "", f"not JSON-serializable: {e}") from None
-        return cls(_core.load_scenario(text, "dict", origin), origin)
+        normalized, notes = _core.load_scenario(text, "dict", origin)
+        return cls(normalized, origin, notes)
 
     @classmethod
-    def from_file(cls, path: Union[str, os.PathLike]) -> "Scenario":
-        """Reads a ``.toml`` or ``.json`` file (by extension; TOML otherwise)."""
+    def from_file(cls, path: Union[str, os.PathLike], machine: Optional[str] = None) -> "Scenario":
+        """Reads a ``.toml`` or ``.json`` file (by extension; TOML otherwise); a ``.json``
+        file may be an rt-app workload."""
         origin = os.fspath(path)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -69,8 +106,8 @@ class Scenario:
         except OSError as e:
             raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None
         if origin.lower().endswith(".json"):
-            return cls.from_json(text, origin)
-        return cls.from_toml(text, origin)
+            return cls.from_json(text, origin, machine)
+        return cls.from_toml(text, origin, machine)
 
     # -- views --------------------------------------------------------------------
     @property
@@ -154,8 +191,10 @@ def _change_error(origin: str, field: str, head: str, message: str) -> ScenarioE
 ScenarioLike = Union[Scenario, Mapping[str, Any], str, os.PathLike]
 
 
-def load_scenario(source: ScenarioLike) -> Scenario:
-    """Loads a scenario from a file path, a dict, or returns a :class:`Scenario` as is.
+def load_scenario(source: ScenarioLike, machine: Optional[str] = None) -> Scenario:
+    """Loads a scenario from a file path (TOML, JSON, or an rt-app JSON workload), a
+    dict, or returns a :class:`Scenario` as is. ``machine`` (a preset, ``topo(...)`` or
+    ``host``) replaces the machine of a file's scenario.
 
     Raises :class:`schedlab.ScenarioError` (one-line ``str()``) on any problem.
     """
@@ -164,5 +203,5 @@ def load_scenario(source: ScenarioLike) -> Scenario:
     if isinstance(source, Mapping):
         return Scenario.from_dict(source)
     if isinstance(source, (str, os.PathLike)):
-        return Scenario.from_file(source)
+        return Scenario.from_file(source, machine)
     raise TypeError(f"expected a path, a dict or a Scenario, got {type(source).__name__}")

@@ -21,6 +21,27 @@ pub struct RunOptions {
     /// Checked as often as `progress` is called: once set (by Ctrl-C, say), the run stops
     /// at the next check and ends as "interrupted".
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Limits beyond the scenario's own (`run.max_events`); see [`Limits`].
+    pub limits: Limits,
+}
+
+/// Where a run stops short of what its scenario asked, keeping a partial result (its
+/// `engine.stopped_by` names the limit and `engine.partial` is true). Memory is also
+/// checked before the run is built: a scenario whose estimate exceeds it is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Events (the lower of this and the scenario's `run.max_events`): "max_events".
+    pub max_events: Option<u64>,
+    /// Simulated time, ns: "max_sim_time".
+    pub max_sim_ns: Option<u64>,
+    /// Wall-clock time, ns, checked with the progress ticks (about every million
+    /// events): "max_wall_time".
+    pub max_wall_ns: Option<u64>,
+    /// Memory, bytes; None = the host's available memory (`limits::available_memory`).
+    /// Refused before the run when the estimate exceeds it; "max_memory" when a run
+    /// grows past it (forks, a trace).
+    pub max_memory: Option<u64>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -28,6 +49,7 @@ impl std::fmt::Debug for RunOptions {
         f.debug_struct("RunOptions")
             .field("trace", &self.trace)
             .field("check_invariants", &self.check_invariants)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -37,8 +59,10 @@ impl std::fmt::Debug for RunOptions {
 pub struct RunOutput {
     /// Figures.
     pub result: RunResult,
-    /// The trace, if one was recorded.
+    /// The trace, if one was recorded in memory.
     pub trace: Option<Trace>,
+    /// Why writing the trace failed (the run itself completed).
+    pub trace_error: Option<String>,
 }
 
 /// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.
@@ -66,7 +90,17 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
     Ok(m)
 }
 
-/// Runs a scenario with one seed.
+/// Runs a scenario with one seed (an in-memory trace if asked for).
 pub fn run(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunOutput, SimError> {
-    crate::engine::Simulator::new(scenario, seed, opts.trace || scenario.run.trace)?.run(opts)
+    let mut opts = opts.clone();
+    opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
+    let sink = (opts.trace || scenario.run.trace).then(|| Box::new(crate::trace::Trace::default()) as _);
+    crate::engine::Simulator::build_with(scenario, seed, sink, opts.limits.max_memory)?.run(&opts)
+}
+
+/// Runs a scenario with one seed, streaming its trace into `sink` as it goes.
+pub fn run_traced(scenario: &Scenario, seed: u64, opts: &RunOptions, sink: Box<dyn crate::trace::TraceSink>) -> Result<RunOutput, SimError> {
+    let mut opts = opts.clone();
+    opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
+    crate::engine::Simulator::build_with(scenario, seed, Some(sink), opts.limits.max_memory)?.run(&opts)
 }

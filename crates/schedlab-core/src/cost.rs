@@ -105,6 +105,9 @@ pub struct CacheSizes {
     pub l2_kib: u32,
     /// Last-level cache per LLC domain, KiB.
     pub llc_kib: u32,
+    /// Time every core of an LLC must have spent in a power-down idle state before the
+    /// LLC itself loses its contents (flushed and power-gated), µs; 0 = never.
+    pub llc_flush_after_idle_us: f64,
 }
 
 /// Every cost the simulator charges on a machine.
@@ -118,6 +121,9 @@ pub struct CostTable {
     /// Cache misses a core keeps in flight at once (memory-level parallelism):
     /// a refill of N lines costs about N × latency / this.
     pub miss_parallelism: f64,
+    /// Ownership transfers (lines another cache holds dirty) a core's store stream keeps
+    /// in flight: a read-modify-write pass over N such lines costs N × transfer / this.
+    pub rfo_parallelism: f64,
     /// Direct cost of a context switch (switch_to, mm switch, no cache effects), ns.
     pub context_switch_ns: f64,
     /// Sending an IPI (APIC write / GIC SGI), ns, paid by the sender.
@@ -131,6 +137,59 @@ pub struct CostTable {
     /// The kernel's own code paths around scheduling: entry and exit, interrupts,
     /// timers, wakeups.
     pub kernel: KernelPathCosts,
+    /// TLB maintenance: arm64 broadcast TLBI and DSB (the DVM protocol), x86 INVLPG
+    /// and shootdown IPIs.
+    pub tlb: TlbPathCosts,
+}
+
+/// TLB maintenance costs of a machine (`crate::mm::tlb` turns them into flush times).
+/// Core-local steps are in cycles of the CPU that runs them; interconnect steps in ns.
+/// Distances a DVM message travels are priced from [`CachelineCosts`] (a DVM snoop
+/// crosses the same fabric as a coherence request).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlbPathCosts {
+    /// arm64 `DSB ISHST` before a TLBI: drains the store buffer (the PTE store), cycles.
+    pub dsb_ishst_cycles: f64,
+    /// Issuing one `TLBI ...IS` into the DVM request queue (posted, not waited for), cycles.
+    pub tlbi_issue_cycles: f64,
+    /// `DSB ISH` local part: the issuing PE's own outstanding accesses and TLB, cycles.
+    pub dsb_local_cycles: f64,
+    /// Serialisation at the DVM node: time to send one DVM message to one participant
+    /// (the node emits snoops one after the other), ns.
+    pub dvm_node_ns_per_target: f64,
+    /// Snoop messages per DVM operation per participant (AMBA CHI sends a DVMOp snoop in
+    /// two parts; a DVM Sync in one message pair, counted alike).
+    pub dvm_msgs_per_op: f64,
+    /// DVM operations the node accepts from one requester before the next TLBI stalls.
+    pub dvm_max_outstanding: f64,
+    /// A participant's answer to a DVM Sync once its invalidations are done and nothing
+    /// translated by the old entry is in flight (TLB lookup-and-invalidate, response), ns.
+    pub dvm_ack_ns: f64,
+    /// Extra answer time of a PE idle in WFI (its clock ungated for the snoop), ns.
+    pub dvm_wfi_wake_ns: f64,
+    /// DVM participants outside the CPU clusters that every broadcast reaches (SMMU TBUs
+    /// with broadcast TLB maintenance, GIC ITS), as independent responders.
+    pub dvm_external: f64,
+    /// Round trip from the DVM node to those participants and back, ns.
+    pub dvm_external_rt_ns: f64,
+    /// When > 0, the synchronous `DSB ISH` wait after a TLBI is this many ns instead of the
+    /// modeled one (for sweeps of an unmeasured cost).
+    pub dsb_sync_override_ns: f64,
+    /// `ptep_get_and_clear`: the atomic exchange on the PTE, cycles.
+    pub pte_xchg_cycles: f64,
+    /// x86 local `INVLPG`, cycles.
+    pub invlpg_cycles: f64,
+    /// x86 local full non-global flush (CR3 reload / INVPCID), cycles.
+    pub full_flush_cycles: f64,
+    /// x86 `arch_tlbbatch_add_pending` bookkeeping (cpumask OR, tlb_gen atomic), cycles.
+    pub batch_add_cycles: f64,
+    /// Hot TLB entries a CPU refills after a full flush.
+    pub refill_entries: f64,
+    /// Page-table levels walked per refill.
+    pub walk_levels: f64,
+    /// Page walks in flight at once.
+    pub walkers: f64,
 }
 
 /// Instruction-path costs of kernel code around scheduling, ns on a CPU of capacity

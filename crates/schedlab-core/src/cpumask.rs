@@ -112,6 +112,12 @@ impl CpuMask {
         self.bits.iter().zip(other.bits.iter()).all(|(a, b)| a & !b == 0)
     }
 
+    /// Tells whether the two masks share a CPU (cpumask_intersects).
+    #[inline]
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.bits.iter().zip(other.bits.iter()).any(|(a, b)| a & b != 0)
+    }
+
     /// Iterates the CPUs in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
         self.bits.iter().enumerate().flat_map(|(i, &w)| {

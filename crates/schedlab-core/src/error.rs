@@ -19,7 +19,7 @@ pub struct ScenarioError {
 impl ScenarioError {
     /// Creates an error about `field` with no origin yet.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { origin: String::new(), location: String::new(), field: field.into(), message: message.into() }
+        Self { origin: String::new(), location: String::new(), field: printable(&field.into()), message: printable(&message.into()) }
     }
 
     /// Returns the error with its origin set.
@@ -27,6 +27,15 @@ impl ScenarioError {
         self.origin = origin.to_string();
         self
     }
+}
+
+/// Escapes control characters (a newline in a key or a value a file spelt out) so an
+/// error that echoes them stays one line.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 /// Everything a run can fail with.

@@ -87,7 +87,14 @@ sched_features! {
     MISFIT = Since(4, 20), "asymmetric capacity: a task too big for its CPU (util x 1.25 > capacity) is a misfit that balance and the nohz kick move to a bigger CPU at once (3b1baa6496e6)";
     SIS_ASYM_CAPACITY = Since(5, 7), "asymmetric capacity: wakeups look for an idle CPU the task fits (select_idle_capacity, b7a331615d25)";
     SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";
-    SHARED_RUNQ_STEAL = Always(false), "a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";
+    SHARED_RUNQ_STEAL = Always(false), "v1 only: a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";
+    SHARED_RUNQ_V2 = Always(false), "shared_runq v2 (2023-07): pulled at the top of newidle_balance before its gates, head-only pop if allowed on this CPU";
+    SHARED_RUNQ_ALL = Always(false), "v2: enqueue in __enqueue_entity (every task entering the CFS tree) instead of on wakeup only";
+    SHARED_RUNQ_SHARDS = Always(false), "v2/v4: shard each LLC's queue by shared_runq_shard_sz CPUs (v2: cpu % n; v4: (cpu >> 1) % n)";
+    SHARED_RUNQ_V3 = Always(false), "shared_runq v3 (2023-08): v2 with __enqueue_entity enqueue and ceil(llc/shard_sz) shards indexed (cpu >> 1) % n";
+    SHARED_RUNQ_V3_LLC_SKIP = Always(false), "v3's attempted skip of <= LLC domains in newidle balance: walks every domain anyway, gates avg_idle on the LLC parent's cost";
+    SHARED_RUNQ_V4 = Always(false), "shared_runq v4 (2023-12): enqueue only onto a non-empty rq, pull after the rd->overload gate ignoring avg_idle, skip <= LLC domains";
+    NI_RANDOM = Since(6, 19), "newidle balance runs a domain with probability = its recent success ratio (Peter Zijlstra, Nov 2025, 'Proportional newidle balance')";
     TIMER_PULL = Since(6, 9), "timers stay local; idle CPUs' global timers are pulled by a migrator (timer_migration.c)";
     BW_SLICE_EXPIRY = BeforeOrBetween((3, 16), ((4, 18), (5, 4))), "per-CPU bandwidth slices expire at the period boundary";
     BW_EXPIRY_INVERTED = Between((3, 16), (4, 18)), "3.16-4.17 bug: the expiry test was inverted, so leftovers were extended a tick at a time instead";

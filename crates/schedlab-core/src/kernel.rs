@@ -56,6 +56,10 @@ pub enum FairPolicy {
 pub struct Tunables {
     /// Timer interrupt frequency (CONFIG_HZ).
     pub hz: u32,
+    /// Phase of the tick grid: the first tick fires this long after boot (modulo the
+    /// tick period), on every CPU (no skew_tick). None: drawn from the seed, as a
+    /// boot's timing would be.
+    pub tick_phase_ns: Option<Ns>,
     /// CFS targeted preemption latency (`latency_ns`).
     pub sched_latency_ns: Ns,
     /// CFS minimum preemption granularity (`min_granularity_ns`).
@@ -92,6 +96,18 @@ pub struct Tunables {
     /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
     /// review threshold); None = always defer (as merged in 6.5).
     pub tlb_batch_min_cpus: Option<usize>,
+    /// arm64 KPTI (kernel unmapped at EL0): every user TLB flush issues a second TLBI for
+    /// the user ASID. None = off: every arm64 CPU of the presets reports CSV3 or is on the
+    /// kernel's kpti_safe_list; a KASLR kernel on CPUs without E0PD (kaslr_requires_kpti,
+    /// e.g. Android GKI on Cortex-A78/X1) runs with it on.
+    pub kpti: Option<bool>,
+    /// ARM64_WORKAROUND_REPEAT_TLBI (TLBI; DSB ISH; TLBI for every TLBI, and no batched
+    /// flush in 6.5+). None = as the kernel decides: on if any CPU has an erratum the
+    /// profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and
+    /// Cortex-A510 #2441009 from 6.1).
+    pub arm64_repeat_tlbi: Option<bool>,
+    /// CPUs per shard of the shared runqueue (SHARED_RUNQ_SHARD_SZ, 6 in v2-v4).
+    pub shared_runq_shard_sz: usize,
 }
 
 /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
@@ -101,6 +117,8 @@ pub struct Tunables {
 pub struct TunableOverrides {
     /// See [`Tunables::hz`].
     pub hz: Option<u32>,
+    /// See [`Tunables::tick_phase_ns`].
+    pub tick_phase_ns: Option<Ns>,
     /// See [`Tunables::sched_latency_ns`].
     #[serde(alias = "latency_ns")]
     pub sched_latency_ns: Option<Ns>,
@@ -139,6 +157,12 @@ pub struct TunableOverrides {
     pub watchdog_thresh: Option<u64>,
     /// See [`Tunables::tlb_batch_min_cpus`].
     pub tlb_batch_min_cpus: Option<usize>,
+    /// See [`Tunables::kpti`].
+    pub kpti: Option<SysctlBool>,
+    /// See [`Tunables::arm64_repeat_tlbi`].
+    pub arm64_repeat_tlbi: Option<SysctlBool>,
+    /// See [`Tunables::shared_runq_shard_sz`].
+    pub shared_runq_shard_sz: Option<usize>,
 }
 
 /// A sysctl boolean as written: 0/1 or false/true.
@@ -187,6 +211,7 @@ impl KernelConfig {
         let base_slice = if version >= KernelVersion::new(6, 15) { 700_000 } else { 750_000 };
         let t = Tunables {
             hz: o.hz.unwrap_or(1000),
+            tick_phase_ns: o.tick_phase_ns,
             sched_latency_ns: o.sched_latency_ns.unwrap_or(6_000_000 * factor),
             sched_min_granularity_ns: o.sched_min_granularity_ns.unwrap_or(750_000 * factor),
             sched_wakeup_granularity_ns: o.sched_wakeup_granularity_ns.unwrap_or(1_000_000 * factor),
@@ -210,12 +235,20 @@ impl KernelConfig {
             // kernel/watchdog.c: watchdog_thresh = 10.
             watchdog_thresh: o.watchdog_thresh.unwrap_or(10),
             tlb_batch_min_cpus: o.tlb_batch_min_cpus,
+            kpti: o.kpti.map(|b| b.0),
+            arm64_repeat_tlbi: o.arm64_repeat_tlbi.map(|b| b.0),
+            // The series' #define SHARED_RUNQ_SHARD_SZ 6 ("would likely work better as a
+            // configurable knob via debugfs").
+            shared_runq_shard_sz: o.shared_runq_shard_sz.unwrap_or(6),
         };
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));
         }
         if t.sched_min_granularity_ns == 0 || t.sched_base_slice_ns == 0 || t.sched_latency_ns == 0 {
             return Err("kernel.tunables: latency, min_granularity and base_slice must be positive".into());
+        }
+        if t.shared_runq_shard_sz == 0 {
+            return Err("kernel.tunables.shared_runq_shard_sz must be at least 1".into());
         }
         if t.sched_cfs_bandwidth_slice_us == 0 {
             return Err("kernel.tunables.sched_cfs_bandwidth_slice_us must be positive".into());

@@ -20,6 +20,7 @@
 //! | [`workload`] | task programs and benchmark generators |
 //! | [`metrics`], [`trace`] | schedstat/cpu.stat counters, sched tracepoints |
 //! | [`scenario`] | the run description (TOML/JSON) |
+//! | [`interchange`] | rt-app JSON in and out, ftrace / perf script traces in and replayed |
 
 #![warn(missing_docs)]
 
@@ -34,6 +35,7 @@ pub mod engine;
 pub mod error;
 pub mod fair;
 pub mod features;
+pub mod interchange;
 pub mod kernel;
 pub mod metrics;
 pub mod mm;

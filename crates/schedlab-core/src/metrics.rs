@@ -129,10 +129,14 @@ pub struct HistogramSummary {
     pub min_ns: u64,
     /// Mean, ns.
     pub mean_ns: f64,
+    /// 20th percentile, ns.
+    pub p20_ns: u64,
     /// Median, ns.
     pub p50_ns: u64,
     /// 90th percentile, ns.
     pub p90_ns: u64,
+    /// 95th percentile, ns.
+    pub p95_ns: u64,
     /// 99th percentile, ns.
     pub p99_ns: u64,
     /// 99.9th percentile, ns.
@@ -176,8 +180,10 @@ impl LatencyHistogram {
             count: h.len(),
             min_ns: h.min(),
             mean_ns: h.mean(),
+            p20_ns: h.value_at_quantile(0.20),
             p50_ns: h.value_at_quantile(0.50),
             p90_ns: h.value_at_quantile(0.90),
+            p95_ns: h.value_at_quantile(0.95),
             p99_ns: h.value_at_quantile(0.99),
             p999_ns: h.value_at_quantile(0.999),
             max_ns: h.max(),
@@ -195,8 +201,17 @@ pub struct EngineStats {
     pub sim_ns: Ns,
     /// Wall-clock time of the run.
     pub wall_ns: u64,
-    /// Why the run ended: "duration", "workload_done", "max_events".
+    /// Why the run ended: "duration" or "workload_done" as the scenario asked; or short of
+    /// it, "max_events", "max_sim_time", "max_wall_time", "max_memory" (a limit),
+    /// "deadlock" (every task left blocked for good) or "interrupted" (cancelled).
     pub stopped_by: String,
+    /// The figures cover only part of what the scenario asked (any `stopped_by` but
+    /// "duration" and "workload_done").
+    pub partial: bool,
+    /// With "deadlock": the tasks left blocked and what each waits on ("a waits on
+    /// channel 'b-done'"), at most 8 and a count of the others.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<String>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.
@@ -232,4 +247,21 @@ pub struct RunResult {
     pub migrations_by_distance: BTreeMap<String, u64>,
     /// Latency histograms by name ("wakeup_latency").
     pub histograms: BTreeMap<String, HistogramSummary>,
+    /// Per LLC: CPU time idle while a task that could have run there waited in it.
+    pub llcs: Vec<LlcStats>,
+    /// The shared runqueue's locks as lock_stat would show them (absent when off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shared_runq_locks: Vec<crate::fair::shared_runq::LockStats>,
+}
+
+/// Per-LLC figures.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LlcStats {
+    /// LLC index.
+    pub llc: usize,
+    /// Its CPUs (cpulist).
+    pub cpus: String,
+    /// CPU time its CPUs were idle while a migratable task waited on one of its
+    /// runqueues (min(idle CPUs, waiting tasks) integrated over time).
+    pub idle_while_waiting_ns: u64,
 }

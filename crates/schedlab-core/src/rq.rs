@@ -68,6 +68,12 @@ pub struct DomainState {
     pub max_newidle_lb_cost: Ns,
     /// When `max_newidle_lb_cost` last decayed.
     pub last_decay_max_lb_cost: Ns,
+    /// NI_RANDOM: newidle balances counted (sd->newidle_call).
+    pub newidle_call: u32,
+    /// NI_RANDOM: their weighted successes (sd->newidle_success).
+    pub newidle_success: u32,
+    /// NI_RANDOM: the success ratio out of 1024 (sd->newidle_ratio).
+    pub newidle_ratio: u32,
 }
 
 /// One CPU's runqueue.

@@ -162,8 +162,15 @@ pub enum OpSpec {
     Run(Duration),
     /// Compute for an exponentially distributed time with this mean.
     RunExp(Duration),
+    /// Spin until this much wall-clock time has passed since the step began, however
+    /// much work that is and whether or not the task was preempted (rt-app `runtime`).
+    RunFor(Duration),
     /// Sleep (a timer wakes the task).
     Sleep(Duration),
+    /// Sleep in poll()/select() with this timeout and no file descriptors: an hrtimer
+    /// whose slack is select_estimate_accuracy()'s (0.1 % of the timeout, 0.5 % at
+    /// nice > 0, at most 100 ms, at least the task's timer slack).
+    Poll(Duration),
     /// Sleep for an exponentially distributed time with this mean.
     SleepExp(Duration),
     /// Block in schedule_timeout(): a wheel timer (jiffy granularity) wakes the task.
@@ -189,6 +196,40 @@ pub enum OpSpec {
     Wait(String),
     /// Signal the named channel, waking one waiter (or banking a token).
     Signal(String),
+    /// pthread_cond_wait(): release `mutex` (if given), block until the condition
+    /// variable is signalled or broadcast (a signal nobody waits for is lost), then take
+    /// `mutex` again.
+    CondWait(CondWaitSpec),
+    /// pthread_cond_signal(): wake one waiter of the condition variable, if any.
+    CondSignal(String),
+    /// pthread_cond_broadcast(): wake every waiter of the condition variable.
+    CondBroadcast(String),
+    /// Rendezvous: block until every task whose program uses this barrier has reached
+    /// it (rt-app `barrier`).
+    Barrier(String),
+    /// sched_yield().
+    Yield,
+    /// sched_setaffinity() of the task itself to a cpulist ("0-3,8"); a task running
+    /// outside the new mask moves at once.
+    SetAffinity(String),
+    /// Move the task itself into a group ("" or "root": the root group), as writing its
+    /// tid to a cgroup's `tasks` file does (sched_move_task()).
+    SetGroup(String),
+    /// Write one message to a bounded channel (a pipe or socket write): blocks while
+    /// the channel holds `capacity` unread messages (`{ send = { channel = "r0",
+    /// capacity = 640, wake_at = 600 } }`).
+    Send(SendSpec),
+    /// futex-style post (FUTEX_WAKE of a flag word): wakes one waiter, or leaves the
+    /// flag set for the next wait; posts do not accumulate as signals do.
+    Post(String),
+    /// Wake every task waiting on the channel (a wake-all of a list of waiters).
+    WakeAll(String),
+    /// Take the time (gettimeofday): the start of an interval a `record` step measures.
+    Mark,
+    /// Record into a named latency histogram the time since the task's last `mark`, or
+    /// since the message it last received was sent (`{ record = { histogram = "req",
+    /// since = "message" } }`).
+    Record(RecordSpec),
     /// Take the named mutex (sleeping if held).
     Lock(String),
     /// Release the named mutex, waking one waiter.
@@ -207,6 +248,43 @@ pub enum OpSpec {
     PageOut(PageOutSpec),
     /// End the task.
     Exit,
+}
+
+/// `{ send = { channel = "r0", capacity = 640, wake_at = 600 } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SendSpec {
+    /// Channel written (every `send` to one channel must give the same capacity).
+    pub channel: String,
+    /// Unread messages the channel holds before a writer blocks.
+    pub capacity: u64,
+    /// A read that leaves at most this many unread messages wakes the blocked writers
+    /// (default capacity - 1: any freed slot). A pipe frees whole pages, a socket
+    /// wakes writers when its send buffer is three quarters free.
+    pub wake_at: Option<u64>,
+}
+
+/// `{ record = { histogram = "request", since = "mark" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSpec {
+    /// Histogram name (reported under `histograms`).
+    pub histogram: String,
+    /// Start of the interval: the task's last `mark` (default) or the send time of the
+    /// message it last received.
+    #[serde(default)]
+    pub since: RecordSince,
+}
+
+/// Where a recorded interval starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordSince {
+    /// The task's last `mark` step.
+    #[default]
+    Mark,
+    /// When the message the task last took from a channel was sent.
+    Message,
 }
 
 /// `{ mod_timer = { timer = "vmstat", delay = "1s", pinned = true, deferrable = true, signal = "@work" } }`.
@@ -254,6 +332,17 @@ pub struct KernelTimerSpec {
     pub work: Duration,
 }
 
+/// `{ cond_wait = { cond = "queue", mutex = "m" } }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondWaitSpec {
+    /// Condition variable (its own namespace).
+    pub cond: String,
+    /// Mutex released while waiting and taken again after.
+    #[serde(default)]
+    pub mutex: Option<String>,
+}
+
 /// `{ wait_timeout = { channel = "req", timeout = "10ms" } }`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -274,6 +363,11 @@ pub struct PeriodicSpec {
     /// (a late task restarts the grid from now).
     #[serde(default)]
     pub mode: PeriodicMode,
+    /// rt-app's `timer` exactly (src/rt-app.c, rtapp_timer): the grid starts at the
+    /// task's start, not at its first periodic step, and a late period does not sleep
+    /// ("relative": the grid restarts at the late time).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rt_app: bool,
 }
 
 /// How a periodic step treats lateness (rt-app's timer `mode`).
@@ -410,7 +504,12 @@ pub struct TaskSpec {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     /// Generator name (`schedlab workloads` lists them).
+    #[serde(default)]
     pub kind: String,
+    /// An rt-app JSON file (relative to the scenario's file) whose threads are the
+    /// workload, instead of a generator; loading the scenario reads it in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_app: Option<String>,
     /// Generator parameters; each generator validates its own.
     #[serde(default)]
     pub params: serde_json::Map<String, serde_json::Value>,
@@ -497,7 +596,7 @@ impl Scenario {
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e))?;
         let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             let mut err = toml_error(text, origin, &inner);
             err.field = field;
@@ -511,13 +610,13 @@ impl Scenario {
     pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let field = e.path().to_string();
+            let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             ScenarioError {
                 origin: origin.to_string(),
                 location: format!(":{}:{}", inner.line(), inner.column()),
                 field,
-                message: strip_position(&inner.to_string()),
+                message: crate::error::printable(&strip_position(&inner.to_string())),
             }
         })?;
         s.validate().map_err(|e| e.with_origin(origin))?;
@@ -553,6 +652,15 @@ impl Scenario {
                 ));
             }
         }
+        if let Some(w) = &self.workload {
+            match (&w.rt_app, w.kind.is_empty()) {
+                (Some(_), false) => return Err(ScenarioError::new("workload", "give kind (a generator) or rt_app (a file), not both")),
+                (None, true) => {
+                    return Err(ScenarioError::new("workload.kind", "expected a generator name (`schedlab workloads` lists them) or rt_app = \"file.json\""))
+                }
+                _ => {}
+            }
+        }
         if self.workload.is_none() && self.tasks.is_empty() {
             return Err(ScenarioError::new("workload", "the scenario has no workload: give [workload] or [[tasks]]"));
         }
@@ -560,6 +668,12 @@ impl Scenario {
         match r.duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => {
                 return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
+            }
+            Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
+                return Err(ScenarioError::new(
+                    "run.duration_s",
+                    format!("{d} s is longer than the {} s a run may be", crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
+                ))
             }
             None if r.until.is_none() => {
                 return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\""))
@@ -644,7 +758,7 @@ fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> ScenarioError {
         origin: origin.to_string(),
         location,
         field: String::new(),
-        message: e.message().trim().to_string(),
+        message: crate::error::printable(e.message().trim()),
     }
 }
 

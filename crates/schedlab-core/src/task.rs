@@ -24,8 +24,12 @@ pub enum Insn {
     Run(Ns),
     /// Compute an exponentially distributed amount with this mean.
     RunExp(Ns),
+    /// Spin for this much wall-clock time.
+    RunFor(Ns),
     /// Sleep this long.
     Sleep(Ns),
+    /// poll() with no descriptors and this timeout.
+    Poll(Ns),
     /// Sleep an exponentially distributed time with this mean.
     SleepExp(Ns),
     /// schedule_timeout() for this long.
@@ -59,7 +63,28 @@ pub enum Insn {
         period: Ns,
         /// Restart the grid when late.
         relative: bool,
+        /// rt-app's timer: grid from the task's start; a late period does not sleep.
+        rt_app: bool,
     },
+    /// Release mutex `lock` (if any) and wait on condition variable `ch`.
+    CondWait {
+        /// Channel of the condition variable.
+        ch: usize,
+        /// Mutex released while waiting.
+        lock: Option<usize>,
+    },
+    /// Wake one waiter of a condition variable.
+    CondSignal(usize),
+    /// Wake every waiter of a condition variable.
+    CondBroadcast(usize),
+    /// Rendezvous at a barrier.
+    Barrier(usize),
+    /// sched_yield().
+    Yield,
+    /// Set the task's own affinity (index into `Names::masks`).
+    SetAffinity(usize),
+    /// Move the task into a group (index into `Names::groups`).
+    SetGroup(usize),
     /// The enqueue micro-benchmark.
     TimerBench {
         /// Enqueue/dequeue pairs.
@@ -71,6 +96,21 @@ pub enum Insn {
     Wait(usize),
     /// Signal a channel.
     Signal(usize),
+    /// Write one message to a bounded channel.
+    Send(usize),
+    /// futex post on a channel (wake one, or set its flag).
+    Post(usize),
+    /// Wake every waiter of a channel.
+    WakeAll(usize),
+    /// Take the time.
+    Mark,
+    /// Record the time since the mark (or the last message's send time) in histogram `hist`.
+    Record {
+        /// Histogram index (`Names::histograms`).
+        hist: usize,
+        /// Measure from the last received message's send time.
+        since_message: bool,
+    },
     /// Take a mutex.
     Lock(usize),
     /// Release a mutex.
@@ -147,6 +187,16 @@ pub struct Names {
     pub regions: BTreeMap<String, usize>,
     /// Task-private timers by name.
     pub timers: BTreeMap<String, usize>,
+    /// Barriers by name.
+    pub barriers: BTreeMap<String, usize>,
+    /// Affinity masks of `set_affinity` steps, in order.
+    pub masks: Vec<String>,
+    /// Groups named by `set_group` steps, in order ("" = root).
+    pub groups: Vec<String>,
+    /// Latency histograms of `record` steps by name.
+    pub histograms: BTreeMap<String, usize>,
+    /// Bounded channels: channel -> (capacity, wake_at), from their `send` steps.
+    pub capacities: BTreeMap<usize, (u64, u64)>,
 }
 
 fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
@@ -167,7 +217,31 @@ impl Program {
             let insn = match op {
                 OpSpec::Run(d) => Insn::Run(d.0),
                 OpSpec::RunExp(d) => Insn::RunExp(d.0),
+                OpSpec::RunFor(d) => Insn::RunFor(d.0),
+                OpSpec::CondWait(w) => {
+                    let ch = intern(&mut names.channels, &format!("cond:{}", w.cond));
+                    let lock = w.mutex.as_ref().map(|m| intern(&mut names.locks, m));
+                    self.insns.push(Insn::CondWait { ch, lock });
+                    if let Some(l) = lock {
+                        self.insns.push(Insn::Lock(l)); // taken again on the way out
+                    }
+                    continue;
+                }
+                OpSpec::CondSignal(c) => Insn::CondSignal(intern(&mut names.channels, &format!("cond:{c}"))),
+                OpSpec::CondBroadcast(c) => Insn::CondBroadcast(intern(&mut names.channels, &format!("cond:{c}"))),
+                OpSpec::Barrier(b) => Insn::Barrier(intern(&mut names.barriers, b)),
+                OpSpec::Yield => Insn::Yield,
+                OpSpec::SetAffinity(m) => {
+                    crate::cpumask::CpuMask::parse_list(m).map_err(|e| ScenarioError::new(format!("{field}[{i}].set_affinity"), e))?;
+                    names.masks.push(m.clone());
+                    Insn::SetAffinity(names.masks.len() - 1)
+                }
+                OpSpec::SetGroup(g) => {
+                    names.groups.push(if g == "root" { String::new() } else { g.clone() });
+                    Insn::SetGroup(names.groups.len() - 1)
+                }
                 OpSpec::Sleep(d) => Insn::Sleep(d.0),
+                OpSpec::Poll(d) => Insn::Poll(d.0),
                 OpSpec::SleepExp(d) => Insn::SleepExp(d.0),
                 OpSpec::SleepTimeout(d) => Insn::SleepTimeout(d.0),
                 OpSpec::ModTimer(m) => Insn::ModTimer {
@@ -183,7 +257,7 @@ impl Program {
                     if p.period.0 == 0 {
                         return Err(ScenarioError::new(format!("{field}[{i}].periodic.period"), "expected a positive duration"));
                     }
-                    Insn::Periodic { period: p.period.0, relative: p.mode == crate::scenario::PeriodicMode::Relative }
+                    Insn::Periodic { period: p.period.0, relative: p.mode == crate::scenario::PeriodicMode::Relative, rt_app: p.rt_app }
                 }
                 OpSpec::TimerBench(b) => {
                     if b.reps == 0 {
@@ -193,6 +267,30 @@ impl Program {
                 }
                 OpSpec::Wait(c) => Insn::Wait(intern(&mut names.channels, c)),
                 OpSpec::Signal(c) => Insn::Signal(intern(&mut names.channels, c)),
+                OpSpec::Send(w) => {
+                    let ch = intern(&mut names.channels, &w.channel);
+                    let wake_at = w.wake_at.unwrap_or(w.capacity.saturating_sub(1));
+                    if w.capacity == 0 || wake_at >= w.capacity {
+                        return Err(ScenarioError::new(format!("{field}[{i}].send"), "expected capacity >= 1 and wake_at < capacity"));
+                    }
+                    if let Some(&had) = names.capacities.get(&ch) {
+                        if had != (w.capacity, wake_at) {
+                            return Err(ScenarioError::new(
+                                format!("{field}[{i}].send.capacity"),
+                                format!("channel '{}' was given capacity {} (wake_at {}) by another send step", w.channel, had.0, had.1),
+                            ));
+                        }
+                    }
+                    names.capacities.insert(ch, (w.capacity, wake_at));
+                    Insn::Send(ch)
+                }
+                OpSpec::Post(c) => Insn::Post(intern(&mut names.channels, c)),
+                OpSpec::WakeAll(c) => Insn::WakeAll(intern(&mut names.channels, c)),
+                OpSpec::Mark => Insn::Mark,
+                OpSpec::Record(r) => Insn::Record {
+                    hist: intern(&mut names.histograms, &r.histogram),
+                    since_message: r.since == crate::scenario::RecordSince::Message,
+                },
                 OpSpec::Lock(l) => Insn::Lock(intern(&mut names.locks, l)),
                 OpSpec::Unlock(l) => Insn::Unlock(intern(&mut names.locks, l)),
                 OpSpec::WaitChildren => Insn::WaitChildren,
@@ -354,6 +452,8 @@ pub struct Task {
     pub waiting_on: Option<usize>,
     /// Next period boundary of its periodic step (None until the first).
     pub period_next: Option<Ns>,
+    /// End of the current `run_for` step (wall clock).
+    pub run_until: Option<Ns>,
     /// Periods that started late (the work of the previous one overran).
     pub periods_late: u64,
     /// Kernel time owed when the task next runs: the exit half of the system call it
@@ -369,6 +469,10 @@ pub struct Task {
     /// CPU of the task that last woke this one through shared data (a pipe or futex):
     /// the data's lines come from there when it runs.
     pub woken_from: Option<CpuId>,
+    /// Time of the task's last `mark` step.
+    pub mark: Ns,
+    /// Send time of the message the task last took from a channel.
+    pub msg_stamp: Ns,
     /// Statistics.
     pub stats: crate::metrics::TaskStats,
 }

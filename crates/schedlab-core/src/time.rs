@@ -18,6 +18,14 @@ pub fn tick_nsec(hz: u32) -> Ns {
     NSEC_PER_SEC / hz as Ns
 }
 
+/// The longest duration a scenario may write (10^6 s, 11.6 days): sums of a few stay far
+/// from the clock's 2^64 ns, and runs stop at [`MAX_SIM_NS`] at the latest.
+pub const MAX_DURATION_NS: Ns = 1_000_000 * NSEC_PER_SEC;
+
+/// The simulated time no run goes past (2^62 ns, 146 years): the clock plus any duration
+/// a scenario may write stays below 2^64 ns.
+pub const MAX_SIM_NS: Ns = 1 << 62;
+
 /// Parses a duration with an explicit unit ("10ms", "2.5s", "100us", "750ns").
 ///
 /// Returns a message naming what was expected when the text has no known unit.
@@ -40,7 +48,11 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
     if !value.is_finite() || value < 0.0 {
         return Err(format!("'{t}' must be a non-negative duration"));
     }
-    Ok((value * scale).round() as Ns)
+    let ns = (value * scale).round();
+    if ns > MAX_DURATION_NS as f64 {
+        return Err(format!("'{t}' is longer than the {} s a duration may be", MAX_DURATION_NS / NSEC_PER_SEC));
+    }
+    Ok(ns as Ns)
 }
 
 #[cfg(test)]

@@ -163,7 +163,11 @@ fn traces_open_as_perfetto_json_and_ftrace_text() {
     let events = doc["traceEvents"].as_array().unwrap();
     let slices: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
     assert!(slices.len() >= 40, "one slice per run of ping or pong");
-    assert!(slices.iter().all(|e| e["tid"].as_u64().unwrap() < 2 && e["dur"].as_f64().unwrap() >= 0.0));
+    // Slices sit on the task's own thread track (tid = pid), their CPU in args.
+    assert!(slices.iter().all(|e| e["tid"] == e["args"]["pid"] && e["args"]["cpu"].as_u64().unwrap() < 2 && e["dur"].as_f64().unwrap() >= 0.0));
+    // Perfetto fills its CPU scheduling tracks from the embedded ftrace text.
+    let sys = doc["systemTraceEvents"].as_str().unwrap();
+    assert!(sys.lines().filter(|l| l.contains("sched_switch:")).count() >= 40);
     let mut text = Vec::new();
     trace.write_ftrace(&mut text).unwrap();
     let text = String::from_utf8(text).unwrap();

@@ -115,7 +115,7 @@ fn play(policy: CidPolicy, nr_cpus: usize, threads: &[(usize, u16)], ops: &[Op],
             Op::ReturnToUser { cpu } => {
                 if let Some(t) = running[cpu % nr_cpus].filter(|&t| pending[t]) {
                     pending[t] = false;
-                    st.run_scan_work(t, now);
+                    st.run_scan_work(t, now, &|_| now);
                 }
             }
             Op::Advance { ns } => now += ns,
@@ -197,7 +197,7 @@ proptest! {
             let cid = st.switch_mm_cid(t, None, Some(t), now).unwrap();
             prop_assert_eq!(cid, *first[t].get_or_insert(cid), "thread {} after {} ns", t, delay);
             if scan && st.tick(t, t, now + 1) {
-                st.run_scan_work(t, now + 2);
+                st.run_scan_work(t, now + 2, &|_| now + 2);
             }
             st.switch_mm_cid(t, Some(t), None, now + 3);
         }
@@ -229,7 +229,7 @@ fn lazy_put_keeps_the_cpu_cid_until_the_scan_reclaims_it() {
     let t = 200 * MS;
     assert_eq!(st.switch_mm_cid(0, None, Some(0), t), Some(1));
     assert!(st.tick(0, 0, t + 1));
-    let r = st.run_scan_work(0, t + 2);
+    let r = st.run_scan_work(0, t + 2, &|_| t + 2);
     assert!(r.ran && r.cids_released == 1);
     assert_eq!(st.pcpu_cid(mm, 1), PcpuCid::Unset);
     // Weight is now 1 and thread 0 holds cid 1: flagged lazy, freed at its switch-out.
@@ -296,7 +296,7 @@ fn legacy_reassigns_lowest_first_after_the_expiry_and_cache_local_does_not() {
                     CidPolicy::CacheLocal => assert_eq!(cid, t as u32, "recent cid reused"),
                 }
                 assert!(st.tick(t, t, now + 4 * MS));
-                assert!(st.run_scan_work(t, now + 4 * MS).ran);
+                assert!(st.run_scan_work(t, now + 4 * MS, &|_| now + 4 * MS).ran);
                 st.switch_mm_cid(t, Some(t), None, now + 5 * MS);
             }
         }
@@ -328,7 +328,7 @@ fn cache_local_6_13_can_exceed_the_bound_after_exits_until_the_scan() {
     assert_eq!(st.switch_mm_cid(1, None, Some(2), 70), Some(1));
     assert_eq!((st.cids_in_use(mm), st.mm_users(mm)), (2, 1));
     assert!(st.tick(1, 2, 200 * MS));
-    st.run_scan_work(2, 200 * MS);
+    st.run_scan_work(2, 200 * MS, &|_| 200 * MS);
     st.switch_mm_cid(1, Some(2), None, 200 * MS + 1);
     assert_eq!(st.switch_mm_cid(1, None, Some(2), 200 * MS + 2), Some(1));
     assert_eq!(st.cids_in_use(mm), 1, "the scan reclaimed the stale slot");
@@ -383,7 +383,11 @@ fn touch_cost_grows_with_the_distance_the_data_comes_from() {
         .collect();
     assert!(costs.windows(2).all(|w| w[0] <= w[1]), "{costs:?}");
     assert!(costs[0] < costs[2] && costs[2] < costs[3] && costs[3] < costs[4], "{costs:?}");
-    assert!(cost_from(None) > costs[2], "never-written data comes from DRAM");
+    // Never-written data: a copy-on-write fault per page (priced by the engine), after
+    // which the page's lines are this core's.
+    let mut fresh = CidCache::new(&m, p.clone());
+    let first = fresh.touch((0, 0), 0, AREA, 0);
+    assert_eq!((first.cow_faults, first.lines_by_distance[0], first.miss_ns), (4, 256, 0));
     // A second touch on the same core is cheaper than one after the other socket wrote.
     let mut c = CidCache::new(&m, p.clone());
     c.touch((0, 0), 0, AREA, 0);
@@ -392,6 +396,54 @@ fn touch_cost_grows_with_the_distance_the_data_comes_from() {
     let after_remote = c.touch((0, 0), 0, AREA, 3_000);
     assert!(again.ns < after_remote.ns);
     assert_eq!(after_remote.lines_by_distance[4], 256);
+}
+
+#[test]
+fn the_first_write_to_each_pool_page_is_a_copy_on_write_fault() {
+    let m = topo(1, 1, 4, 1);
+    let mut c = CidCache::new(&m, CacheParams::for_machine(&m));
+    // 16 KiB = 4 pages: each faults once, whoever writes it first.
+    assert_eq!(c.touch((0, 0), 0, AREA, 0).cow_faults, 4);
+    assert_eq!(c.touch((0, 0), 0, AREA, 1_000).cow_faults, 0);
+    assert_eq!(c.touch((0, 0), 1, AREA, 2_000).cow_faults, 0);
+    // Another slot of the pool (another cid or CPU) has pages of its own.
+    assert_eq!(c.touch((0, 1), 1, AREA, 3_000).cow_faults, 4);
+    // A half-size area touches (and faults) only its own pages.
+    assert_eq!(c.touch((0, 2), 2, AREA / 2, 4_000).cow_faults, 2);
+    assert_eq!(c.touch((0, 2), 2, AREA, 5_000).cow_faults, 2);
+}
+
+#[test]
+fn lines_another_l3_holds_cost_an_ownership_transfer_each() {
+    // A pass over lines last written on another L3 pays, per line, the cost table's
+    // cross-LLC transfer latency (one transfer in flight at a time, the default
+    // rfo_parallelism = 1); lines still in the own L2 cost nothing beyond the loop.
+    let m = topo(1, 2, 4, 1); // LLC 0: CPUs 0-3, LLC 1: CPUs 4-7
+    let p = CacheParams::for_machine(&m);
+    let mut c = CidCache::new(&m, p.clone());
+    c.touch((0, 0), 0, AREA, 0);
+    let own = c.touch((0, 0), 0, AREA, 1_000);
+    assert_eq!((own.lines_by_distance[0], own.miss_ns), (256, 0));
+    c.touch((0, 0), 4, AREA, 2_000);
+    let remote = c.touch((0, 0), 0, AREA, 3_000);
+    assert_eq!(remote.lines_by_distance[3], 256);
+    let want = 256.0 * m.cost.cacheline.same_package_ns / p.rfo_parallelism;
+    assert!((remote.miss_ns as f64 - want).abs() <= 1.0, "{} vs {want}", remote.miss_ns);
+    assert_eq!(remote.instr_ns, own.instr_ns);
+    // More transfers in flight overlap them.
+    let mut p4 = p.clone();
+    p4.rfo_parallelism = 4.0;
+    let mut c4 = CidCache::new(&m, p4);
+    c4.touch((0, 0), 4, AREA, 0);
+    assert!(c4.touch((0, 0), 0, AREA, 1_000).miss_ns * 3 < remote.miss_ns);
+    // Written back to the own L3 (the writer's core powered down): an L3 stream, far
+    // cheaper than taking the lines from another L3.
+    let mut c = CidCache::new(&m, p.clone());
+    c.touch((0, 0), 1, AREA, 0);
+    c.core_power_down(1, 10);
+    let l3 = c.touch((0, 0), 0, AREA, 1_000);
+    assert_eq!(l3.lines_by_distance[2], 256);
+    assert!(l3.miss_ns > 0 && l3.miss_ns * 4 < remote.miss_ns, "{} vs {}", l3.miss_ns, remote.miss_ns);
 }
 
 // ---------------------------------------------------------------------------------
@@ -496,7 +548,7 @@ fn intermittent(
                 q.push(Reverse((now + busy, Ev::End(w, burst[w]))));
             }
             Ev::Tick(w, b) if b == burst[w] && st.tick(cpus[w], w, now) => {
-                let r = st.run_scan_work(w, now);
+                let r = st.run_scan_work(w, now, &|_| now);
                 timed_scans += (r.ran && phase[w] >= 3) as usize;
             }
             Ev::Tick(..) => {}

@@ -1,10 +1,37 @@
-//! Properties over random small scenarios: no task is lost or on two CPUs at once
-//! (checked after every event by the engine in debug builds, and at the end here),
-//! CPU time is conserved, and runs are deterministic.
+//! Properties over random scenarios, every invariant family checked after every event:
+//!
+//! | family | where it is checked |
+//! |---|---|
+//! | task conservation (no task lost, none on two runqueues) | `Simulator::check_invariants` |
+//! | one CPU per running task (and task_cpu matches) | `Simulator::check_invariants` |
+//! | CPU-time conservation (busy + idle = time; task time = busy time) | here, at the end |
+//! | quota conservation per period (use between refills within the pool) | `bw_check_window` |
+//! | cid uniqueness (no two running threads of one mm share a cid) | `MmCidState::check_invariants` |
+//! | every armed timer fires once (wheel and hrtimers) | `Timers::check`, `Hrtimers::check` |
+//! | tmigr migrator invariants (a migrator per active group) | `Tmigr::check` |
+//!
+//! and determinism (a second run gives the same figures). CI runs 48 scenarios; the
+//! long mode runs many more, across every preset and profile:
+//!
+//! ```text
+//! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test properties -- --nocapture
+//! ```
+//!
+//! It prints its seed first (and again with any failure); `SCHEDLAB_PROPTEST_SEED=N`
+//! replays a run, with the failing scenario's text shrunk by proptest.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 
 use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use schedlab_core::api::{run, RunOptions};
+use schedlab_core::topology::presets::PRESET_NAMES;
 use schedlab_core::Scenario;
+
+/// One profile per era the model distinguishes (bandwidth expiry modes, burst, CFS and
+/// EEVDF, mm_cid and its cache-local form, the timer pull model), and the range's ends.
+const PROFILES: &[&str] = &["3.0", "3.10", "3.16", "4.14", "4.18", "5.4", "5.10", "5.14", "5.15", "6.1", "6.4", "6.5", "6.6", "6.9", "6.12", "6.13", "6.18", "7.0"];
 
 fn step() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -20,61 +47,131 @@ fn step() -> impl Strategy<Value = String> {
             "{{ mod_timer = {{ timer = \"w\", delay = \"{ms}ms\", pinned = {pinned}, deferrable = {def}, signal = \"ch1\" }} }}"
         )),
         Just("{ del_timer = \"w\" }".to_string()),
+        (1u32..10).prop_map(|ms| format!("{{ wait_timeout = {{ channel = \"ch2\", timeout = \"{ms}ms\" }} }}")),
+        (500u32..5000).prop_map(|us| format!("{{ periodic = {{ period = \"{us}us\" }} }}")),
+        (1u32..32, any::<bool>()).prop_map(|(kib, cid)| format!(
+            "{{ touch_area = {{ bytes = {}, index = \"{}\" }} }}", kib * 1024, if cid { "mm_cid" } else { "cpu_id" }
+        )),
     ]
 }
 
-fn scenario() -> impl Strategy<Value = String> {
-    let tasks = prop::collection::vec((prop::collection::vec(step(), 1..5), 1usize..4, any::<bool>(), -5i32..6), 1..5);
-    let kernel = (0usize..4, any::<bool>(), any::<bool>(), 0usize..4);
-    (1usize..3, 1usize..3, 1usize..4, 1usize..3, kernel, tasks, prop::bool::ANY).prop_map(
-        |(sockets, llcs, cores, smt, (profile, teo, migration, timers), tasks, quota)| {
-            // 5.15: CFS and the push model; 6.6: EEVDF, push; 6.9: the pull model; 6.18:
-            // the task-based bandwidth throttle.
-            let mut s = format!(
-                "[machine]\ntopo = {{ sockets = {sockets}, llcs = {llcs}, cores = {cores}, smt = {smt} }}\n\
-                 [kernel]\nprofile = \"{}\"\ntunables = {{ cpuidle_governor = \"{}\", timer_migration = {} }}\n",
-                ["5.15", "6.6", "6.9", "6.18"][profile],
-                if teo { "teo" } else { "menu" },
-                migration as u8
-            );
-            for t in 0..timers {
-                s += &format!(
-                    "[[timers]]\nname = \"k{t}\"\nperiod = \"{}ms\"\nper_cpu = {}\ndeferrable = {}\nwork = \"3us\"\n",
-                    [3, 7, 20, 1][t],
-                    t % 2 == 1,
-                    t == 2
-                );
-            }
-            if quota {
-                // A limited group, and a weighted group nested in it.
-                s += "[[groups]]\nname = \"g\"\ncfs_quota_us = 5000\ncfs_period_us = 20000\n";
-                s += "[[groups]]\nname = \"h\"\nparent = \"g\"\ncpu_weight = 300\n";
-            }
-            for (i, (steps, count, pinned, nice)) in tasks.iter().enumerate() {
-                s += &format!(
-                    "[[tasks]]\nname = \"t{i}\"\ncount = {count}\nnice = {nice}\n{}{}program = [{{ loop = {{ body = [{}, {{ run = \"10us\" }}] }} }}]\n",
-                    if *pinned { "affinity = \"0\"\n" } else { "" },
-                    if quota && i % 2 == 0 { ["group = \"g\"\n", "group = \"h\"\n"][i % 4 / 2] } else { "" },
-                    steps.join(", ")
-                );
-            }
-            s += "[[templates]]\nname = \"child\"\nprogram = [{ run_exp = \"200us\" }, { signal = \"ch0\" }]\n";
-            // Every channel has a signaller: a wait nothing signals is a scenario error.
-            s += "[[tasks]]\nname = \"signaller\"\nprogram = [{ loop = { body = [{ sleep = \"1ms\" }, { signal = \"ch1\" }, { signal = \"ch2\" }] } }]\n";
-            s += "[run]\nduration_s = 0.05\n";
-            s
-        },
-    )
+fn machine() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => (1usize..3, 1usize..3, 1usize..4, 1usize..3).prop_map(|(sockets, llcs, cores, smt)| format!(
+            "topo = {{ sockets = {sockets}, llcs = {llcs}, cores = {cores}, smt = {smt} }}"
+        )),
+        1 => prop::sample::select(PRESET_NAMES).prop_map(|p| format!("preset = \"{p}\"")),
+    ]
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+type TaskDraw = (Vec<String>, usize, bool, i32, bool);
 
-    #[test]
-    fn random_scenarios_keep_every_task_and_conserve_time(text in scenario()) {
-        let s = Scenario::from_toml_str(&text, "<prop>").unwrap();
+fn scenario() -> impl Strategy<Value = String> {
+    let task = (prop::collection::vec(step(), 1..5), 1usize..4, any::<bool>(), -5i32..6, any::<bool>());
+    let tasks = prop::collection::vec(task, 1..5);
+    // The pull model forced on most of the time, so its hierarchy gets about half the
+    // scenarios (and the push model the rest).
+    let pull = prop_oneof![3 => Just(Some(true)), 1 => Just(Some(false)), 1 => Just(None)];
+    let migration = prop_oneof![4 => Just(true), 1 => Just(false)];
+    let kernel = (prop::sample::select(PROFILES), any::<bool>(), migration, 0usize..4, pull);
+    let groups = (1u64..40, 1u64..5, any::<bool>(), 0u64..3);
+    (machine(), kernel, tasks, groups).prop_map(|(machine, (profile, teo, migration, timers, pull), tasks, groups)| {
+        render(&machine, profile, teo, migration, timers, pull, &tasks, groups)
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(machine: &str, profile: &str, teo: bool, migration: bool, timers: usize, pull: Option<bool>, tasks: &[TaskDraw], groups: (u64, u64, bool, u64)) -> String {
+    // mm_cid on every profile (the allocator's invariants hold whatever the policy);
+    // the timer pull model as the profile has it, or forced either way.
+    let pull = pull.map_or(String::new(), |p| format!(", TIMER_PULL = {p}"));
+    let mut s = format!(
+        "[machine]\n{machine}\n[kernel]\nprofile = \"{profile}\"\nfeatures = {{ MM_CID = true{pull} }}\n\
+         tunables = {{ cpuidle_governor = \"{}\", timer_migration = {} }}\n",
+        if teo { "teo" } else { "menu" },
+        migration as u8
+    );
+    for t in 0..timers {
+        s += &format!(
+            "[[timers]]\nname = \"k{t}\"\nperiod = \"{}ms\"\nper_cpu = {}\ndeferrable = {}\nwork = \"3us\"\n",
+            [3, 7, 20, 1][t],
+            t % 2 == 1,
+            t == 2
+        );
+    }
+    // A group with a quota (5.14+: sometimes a burst), and a child with its own quota and
+    // weight (a group entity under a limited one).
+    let (quota_ms, period_mult, nested, burst) = groups;
+    // At most one CPU's worth: a quota beyond the whole machine is refused as a typo.
+    let period_us = quota_ms * 1000 * period_mult;
+    s += &format!("[[groups]]\nname = \"g\"\ncfs_quota_us = {}\ncfs_period_us = {}\n", quota_ms * 1000, period_us.min(1_000_000));
+    if burst > 0 && profile != "3.0" {
+        s += &format!("cfs_burst_us = {}\n", quota_ms * 1000 * burst / 3);
+    }
+    if nested {
+        s += "[[groups]]\nname = \"h\"\nparent = \"g\"\ncpu_max = \"2000 10000\"\ncpu_weight = 300\n";
+    }
+    for (i, (steps, count, pinned, nice, shared)) in tasks.iter().enumerate() {
+        let group = match i % 3 {
+            0 => "group = \"g\"\n",
+            1 if nested => "group = \"h\"\n",
+            _ => "",
+        };
+        s += &format!(
+            "[[tasks]]\nname = \"t{i}\"\ncount = {count}\nnice = {nice}\n{}{group}{}program = [{{ loop = {{ body = [{}, {{ run = \"10us\" }}] }} }}]\n",
+            if *pinned { "affinity = \"0\"\n" } else { "" },
+            if *shared { "process = \"p\"\n" } else { "" },
+            steps.join(", ")
+        );
+    }
+    // Threads of one process touching per-cid data: the cid family in every scenario.
+    s += "[[tasks]]\nname = \"rseq\"\ncount = 3\nprocess = \"p\"\nprogram = [{ loop = { body = [{ touch_area = { bytes = 4096, index = \"mm_cid\" } }, { run = \"200us\" }, { sleep = \"300us\" }] } }]\n";
+    s += "[[templates]]\nname = \"child\"\nprogram = [{ run_exp = \"200us\" }, { signal = \"ch0\" }]\n";
+    // Every channel has a signaller: a wait nothing signals is a scenario error.
+    s += "[[tasks]]\nname = \"signaller\"\nprogram = [{ loop = { body = [{ sleep = \"1ms\" }, { signal = \"ch1\" }, { signal = \"ch2\" }] } }]\n";
+    s += "[run]\nduration_s = 0.05\n";
+    s
+}
+
+/// (cases, seed): 48 cases by default; SCHEDLAB_LONG_PROPTEST=N runs N (10,000 if N is
+/// not a number above 1); SCHEDLAB_PROPTEST_SEED replays a run.
+fn config() -> (u32, u64, bool) {
+    let long = std::env::var("SCHEDLAB_LONG_PROPTEST").ok();
+    let cases = long.as_deref().map_or(48, |v| v.parse().ok().filter(|&n| n > 1).unwrap_or(10_000));
+    let seed = std::env::var("SCHEDLAB_PROPTEST_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
+        if long.is_some() {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+        } else {
+            0x5eed // CI: the same 48 scenarios every time
+        }
+    });
+    (cases, seed, long.is_some())
+}
+
+#[derive(Default)]
+struct Tally {
+    scenarios: AtomicU64,
+    events: AtomicU64,
+    quota_periods: AtomicU64,
+    cid_scenarios: AtomicU64,
+    timer_scenarios: AtomicU64,
+    tmigr_scenarios: AtomicU64,
+}
+
+#[test]
+fn random_scenarios_keep_every_invariant() {
+    let (cases, seed, long) = config();
+    eprintln!("properties: {cases} scenarios, SCHEDLAB_PROPTEST_SEED={seed}");
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let cfg = Config { cases, failure_persistence: None, max_shrink_iters: 2000, ..Config::default() };
+    let mut runner = TestRunner::new_with_rng(cfg, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let tally = Tally::default();
+    let wall = Instant::now();
+    let outcome = runner.run(&scenario(), |text| {
+        let s = Scenario::from_toml_str(&text, "<prop>").map_err(|e| TestCaseError::fail(e.to_string()))?;
         let checked = RunOptions { check_invariants: true, ..Default::default() };
-        let a = run(&s, 5, &checked).unwrap().result;
+        let a = run(&s, 5, &checked).map_err(|e| TestCaseError::fail(e.to_string()))?.result;
         let end = a.engine.sim_ns;
         for c in &a.cpus {
             prop_assert_eq!(c.busy_ns + c.idle_ns, end, "CPU {} time is conserved", c.cpu);
@@ -82,8 +179,39 @@ proptest! {
         let ran: u64 = a.tasks.iter().map(|t| t.run_ns).sum();
         let busy: u64 = a.cpus.iter().map(|c| c.busy_ns).sum();
         prop_assert_eq!(ran, busy, "every busy ns belongs to one task");
-        let b = run(&s, 5, &RunOptions::default()).unwrap().result;
+        let b = run(&s, 5, &RunOptions::default()).map_err(|e| TestCaseError::fail(e.to_string()))?.result;
         prop_assert_eq!(serde_json::to_value(&a.tasks).unwrap(), serde_json::to_value(&b.tasks).unwrap());
         prop_assert_eq!(a.engine.events, b.engine.events);
+        tally.scenarios.fetch_add(1, Relaxed);
+        tally.events.fetch_add(a.engine.events, Relaxed);
+        tally.quota_periods.fetch_add(a.groups.iter().map(|g| g.nr_periods).sum(), Relaxed);
+        let get = |k: &str| a.summary.get(k).copied().unwrap_or(0.0);
+        if a.features.get("MM_CID") == Some(&true) {
+            tally.cid_scenarios.fetch_add(1, Relaxed);
+        }
+        if get("timer_expiries") + get("hrtimer_expiries") > 0.0 {
+            tally.timer_scenarios.fetch_add(1, Relaxed);
+        }
+        if a.features.get("TIMER_PULL") == Some(&true) && a.kernel.tunables.timer_migration && a.nr_cpus > 1 {
+            tally.tmigr_scenarios.fetch_add(1, Relaxed);
+        }
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}\nreplay with SCHEDLAB_LONG_PROPTEST={cases} SCHEDLAB_PROPTEST_SEED={seed}");
+    }
+    if long {
+        eprintln!(
+            "properties: {} scenarios passed (seed {seed}), {} events, {:.0} s wall; every scenario checked task conservation, \
+             one CPU per running task, CPU-time conservation, quota windows ({} bandwidth periods), cid uniqueness ({} with mm_cid), \
+             timer accounting ({} with expiries), tmigr ({} on the pull model's hierarchy)",
+            tally.scenarios.load(Relaxed),
+            tally.events.load(Relaxed),
+            wall.elapsed().as_secs_f64(),
+            tally.quota_periods.load(Relaxed),
+            tally.cid_scenarios.load(Relaxed),
+            tally.timer_scenarios.load(Relaxed),
+            tally.tmigr_scenarios.load(Relaxed),
+        );
     }
 }

@@ -192,8 +192,9 @@ fn x86_process_that_ran_on_one_cpu_sends_no_ipi() {
         }
         let (s, b) = (sync.page_out(3, 64, &ms, &IdleCpus::none()), bat.page_out(3, 64, &ms, &IdleCpus::none()));
         assert_eq!(s, b, "no remote CPU: x86 never defers");
-        let invlpg = bat.tlb.invlpg_ns(3);
-        assert_eq!(s.flush_ns, if path == ReclaimPath::MadvPageout { 64 * invlpg } else { 0 });
+        // ptep_clear_flush: the PTE exchange, and INVLPG where the mm is loaded.
+        let (invlpg, xchg) = (bat.tlb.invlpg_ns(3), bat.tlb.pte_xchg_ns(3));
+        assert_eq!(s.flush_ns, 64 * xchg + if path == ReclaimPath::MadvPageout { 64 * invlpg } else { 0 });
     }
     // A second CPU that is idle (lazy TLB) makes x86 defer, but gets no IPI.
     let (_, bat) = before_after(&m, ReclaimPath::MadvPageout);

@@ -7,7 +7,7 @@
 mod errors;
 mod locate;
 
-use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
@@ -16,6 +16,9 @@ use schedlab_core::api::{self, RunOptions};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine, SdFlags};
+use schedlab_core::interchange::timeline::{self, Timelines};
+use schedlab_core::interchange::{replay, rt_app, trace_text};
+use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
 
 use crate::errors::{no_panic, panic_message, scenario_error, sim_error};
@@ -24,21 +27,46 @@ fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| errors::InternalError::new_err(format!("cannot serialize: {e}")))
 }
 
-/// Parses and checks a scenario the way a run would, returning it or the first error.
-fn load(text: &str, format: &str, origin: &str) -> Result<Scenario, CoreScenarioError> {
-    let mut scenario = match format {
-        "toml" => Scenario::from_toml_str(text, origin),
-        "json" => Scenario::from_json_str(text, origin),
-        // JSON made from a Python dict: positions would point into generated text.
-        "dict" => Scenario::from_json_str(text, origin).map_err(|mut e| {
-            e.location.clear();
-            e
-        }),
-        other => {
-            return Err(CoreScenarioError::new("format", format!("unknown format '{other}': expected toml, json or dict"))
-                .with_origin(origin))
+/// Parses and checks a scenario the way a run would, returning it (with the notes of
+/// an rt-app import) or the first error. `machine` (a MachineSpec as JSON) replaces the
+/// scenario's machine.
+fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result<(Scenario, Vec<String>), CoreScenarioError> {
+    let machine: Option<MachineSpec> = match machine {
+        Some(m) => Some(serde_json::from_str(m).map_err(|e| CoreScenarioError::new("machine", e.to_string()).with_origin(origin))?),
+        None => None,
+    };
+    let rt_app = format == "rtapp" || (format == "json" && rt_app::looks_like_rt_app(text));
+    let mut notes = Vec::new();
+    let mut scenario = if rt_app {
+        let imp = rt_app::import(text, origin, &rt_app::RtAppOptions { machine: machine.clone() }).map_err(CoreScenarioError::from)?;
+        notes = imp.notes;
+        imp.scenario
+    } else {
+        let mut s = match format {
+            "toml" => Scenario::from_toml_str(text, origin),
+            "json" => Scenario::from_json_str(text, origin),
+            // JSON made from a Python dict: positions would point into generated text.
+            "dict" => Scenario::from_json_str(text, origin).map_err(|mut e| {
+                e.location.clear();
+                e
+            }),
+            other => {
+                return Err(CoreScenarioError::new("format", format!("unknown format '{other}': expected toml, json, rtapp or dict"))
+                    .with_origin(origin))
+            }
+        }?;
+        if let Some(m) = machine {
+            s.machine = m;
+            s.validate().map_err(|e| e.with_origin(origin))?;
         }
-    }?;
+        s
+    };
+    if scenario.workload.as_ref().is_some_and(|w| w.rt_app.is_some()) {
+        let base = if origin.starts_with('<') { std::path::PathBuf::from(".") } else {
+            std::path::Path::new(origin).parent().map(|p| p.to_path_buf()).unwrap_or_default()
+        };
+        notes.extend(rt_app::expand_workload(&mut scenario, &base).map_err(|e| if e.origin.is_empty() { e.with_origin(origin) } else { e })?);
+    }
     // What serde and Scenario::validate cannot see: the machine and the tunables.
     let machine = api::build_machine(&scenario.machine).map_err(|e| e.with_origin(origin))?;
     let version = KernelVersion::parse(&scenario.kernel.profile)
@@ -54,7 +82,17 @@ fn load(text: &str, format: &str, origin: &str) -> Result<Scenario, CoreScenario
     if scenario.name.is_empty() {
         scenario.name = default_name(origin);
     }
-    Ok(scenario)
+    Ok((scenario, notes))
+}
+
+/// toml_location(text, field) -> str | None
+///
+/// ":LINE:COL" of a dotted field ("tasks[0].affinity") in TOML text, for errors found
+/// once the run is built (the core reports them without a position); None if absent.
+#[pyfunction]
+fn toml_location(text: &str, field: &str) -> Option<String> {
+    let field = field.split(" (").next().unwrap_or(field);
+    locate::toml_field(text, field).map(|(line, col)| format!(":{line}:{col}"))
 }
 
 /// Names an unnamed scenario after its file ("examples/pingpong.toml" -> "pingpong").
@@ -65,17 +103,20 @@ fn default_name(origin: &str) -> String {
     std::path::Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// load_scenario(text, format="toml", origin="<string>") -> str
+/// load_scenario(text, format="toml", origin="<string>", machine=None) -> (str, list[str])
 ///
-/// Parses and validates a scenario (format "toml", "json", or "dict" for JSON made from a
-/// Python dict) and returns it as normalized JSON. Raises schedlab.ScenarioError.
+/// Parses and validates a scenario (format "toml", "json", "rtapp", or "dict" for JSON
+/// made from a Python dict; "json" text that is an rt-app file is imported as one) and
+/// returns it as normalized JSON, with the notes of an rt-app import (what was
+/// approximated or left out). `machine` (MachineSpec JSON) replaces the scenario's
+/// machine. Raises schedlab.ScenarioError.
 #[pyfunction]
-#[pyo3(signature = (text, format = "toml", origin = "<string>"))]
-fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
-    no_panic("load_scenario", || match load(text, format, origin) {
-        Ok(s) => to_json(&s),
+#[pyo3(signature = (text, format = "toml", origin = "<string>", machine = None))]
+fn load_scenario(text: &str, format: &str, origin: &str, machine: Option<&str>) -> PyResult<(String, Vec<String>)> {
+    no_panic("load_scenario", || match load(text, format, origin, machine) {
+        Ok((s, notes)) => Ok((to_json(&s)?, notes)),
         Err(mut e) => {
-            if format == "toml" && e.location.is_empty() {
+            if format == "toml" && e.location.is_empty() && e.origin == origin {
                 if let Some((line, col)) = locate::toml_field(text, &e.field) {
                     e.location = format!(":{line}:{col}");
                 }
@@ -85,11 +126,25 @@ fn load_scenario(text: &str, format: &str, origin: &str) -> PyResult<String> {
     })
 }
 
-/// Run options that stop the engine on Ctrl-C. Python's handler only flags the signal
-/// while the run holds no GIL, so the run checks for it now and then (with the progress
-/// callback, which raises it too) and stops; the caller raises KeyboardInterrupt once
-/// the engine has returned and the flag is set.
+/// Bumped by `interrupt_runs()`: every run in this process that started before stops at
+/// its next check (threads other than the main one never see a signal themselves).
+static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
+
+/// interrupt_runs() -> None
+///
+/// Stops every run of this process at its next check (about every million events); each
+/// returns its partial result with `engine.stopped_by = "interrupted"`.
+#[pyfunction]
+fn interrupt_runs() {
+    INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Run options that stop the engine on Ctrl-C or `interrupt_runs()`. Python's handler
+/// only flags the signal while the run holds no GIL, so the run checks for it now and
+/// then (with the progress callback, which raises it too) and stops; the returned flag
+/// says whether it was asked to.
 fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::atomic::AtomicBool>) {
+    let epoch = INTERRUPTS.load(Ordering::SeqCst);
     let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let interrupted = cancel.clone();
     let opts = RunOptions {
@@ -100,7 +155,7 @@ fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::ato
                     None => None,
                 }
                 .or_else(|| py.check_signals().err());
-                if stop.is_some() {
+                if stop.is_some() || INTERRUPTS.load(Ordering::SeqCst) != epoch {
                     interrupted.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
             })
@@ -111,15 +166,93 @@ fn interruptible(progress: Option<Py<PyAny>>) -> (RunOptions, Arc<std::sync::ato
     (opts, cancel)
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None) -> str
+/// rt_app_export(scenario_json, seed=1) -> (str, list[str])
+///
+/// The scenario's tasks as rt-app JSON (pretty-printed), and notes on what rt-app
+/// does not carry as schedlab runs it.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seed = 1))]
+fn rt_app_export(scenario_json: &str, seed: u64) -> PyResult<(String, Vec<String>)> {
+    no_panic("rt_app_export", || {
+        let s = Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))?;
+        let e = schedlab_core::interchange::rt_app_export::export(&s, seed).map_err(|e| scenario_error(&e))?;
+        let text = serde_json::to_string_pretty(&e.doc).map_err(|e| errors::InternalError::new_err(e.to_string()))?;
+        Ok((text, e.notes))
+    })
+}
+
+fn parse_trace(text: &str, origin: &str) -> PyResult<(Timelines, &'static str)> {
+    let parsed = trace_text::parse(text, origin).map_err(|e| scenario_error(&CoreScenarioError::from(e)))?;
+    Ok((timeline::build(&parsed), parsed.flavour))
+}
+
+/// trace_timelines(text, origin="<string>") -> str
+///
+/// Reads ftrace or perf-script text and returns JSON: {flavour, start_ns, end_ns,
+/// nr_cpus, warnings, tasks: [{pid, comm, first_seen_ns, forked_by, exit_ns, runs:
+/// [[cpu, start, end]], sleeps: [[start, end, woken_by]], run_ns, sleep_ns, wait_ns}]}.
+#[pyfunction]
+#[pyo3(signature = (text, origin = "<string>"))]
+fn trace_timelines(text: &str, origin: &str) -> PyResult<String> {
+    no_panic("trace_timelines", || {
+        let (tl, flavour) = parse_trace(text, origin)?;
+        let tasks: Vec<serde_json::Value> = tl
+            .tasks
+            .values()
+            .map(|t| {
+                serde_json::json!({
+                    "pid": t.pid, "comm": t.comm, "first_seen_ns": t.first_seen, "forked_by": t.forked_by, "exit_ns": t.exit,
+                    "runs": t.runs.iter().map(|r| [r.cpu as u64, r.start, r.end]).collect::<Vec<_>>(),
+                    "sleeps": t.sleeps.iter().map(|s| serde_json::json!([s.start, s.end, s.woken_by])).collect::<Vec<_>>(),
+                    "run_ns": t.runs.iter().map(|r| r.end.saturating_sub(r.start)).sum::<u64>(),
+                    "sleep_ns": t.sleeps.iter().filter_map(|s| s.end.map(|e| e.saturating_sub(s.start))).sum::<u64>(),
+                    "wait_ns": t.wait_ns,
+                })
+            })
+            .collect();
+        to_json(&serde_json::json!({
+            "flavour": flavour, "start_ns": tl.start, "end_ns": tl.end, "nr_cpus": tl.nr_cpus,
+            "warnings": tl.warnings, "tasks": tasks,
+        }))
+    })
+}
+
+/// trace_replay(text, origin, machine_json, source_machine=None, name="replay") -> (str, str)
+///
+/// A scenario (normalized JSON) replaying the trace's tasks on `machine_json` (a
+/// MachineSpec), run bursts scaled by the capacities of `source_machine` (a preset or
+/// "topo(...)" the trace was taken on; default: capacity 1024 everywhere), and the
+/// trace's warnings as JSON.
+#[pyfunction]
+#[pyo3(signature = (text, origin, machine_json, source_machine = None, name = "replay"))]
+fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Option<&str>, name: &str) -> PyResult<(String, String)> {
+    no_panic("trace_replay", || {
+        let (tl, _) = parse_trace(text, origin)?;
+        let machine: MachineSpec = serde_json::from_str(machine_json).map_err(|e| PyValueError::new_err(format!("machine: {e}")))?;
+        let source_capacity = match source_machine {
+            Some(m) => find_machine(m)?.cpus.iter().map(|c| c.capacity).collect(),
+            None => Vec::new(),
+        };
+        let s = replay::to_scenario(&tl, machine, &replay::ReplayOptions { source_capacity }, name);
+        s.validate().map_err(|e| scenario_error(&e.with_origin(origin)))?;
+        Ok((to_json(&s)?, to_json(&tl.warnings)?))
+    })
+}
+
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
-/// `trace_path`, records a trace and writes it there ("perfetto": Chrome JSON that
-/// ui.perfetto.dev opens; "ftrace": tracefs text). `progress(fraction)` is called now
-/// and then. `origin` (the scenario's file) names the file in errors found while
-/// building the run. The GIL is released during the run.
+/// `trace_path`, streams a trace there while the run goes ("perfetto": Perfetto
+/// protobuf; "json": Chrome JSON with the ftrace text embedded; "ftrace": tracefs
+/// text with ns timestamps; "perf": `perf script --ns` text). `progress(fraction)` is
+/// called now and then. `origin` (the scenario's file) names the file in errors found
+/// while building the run. `limits` is JSON of `schedlab_core::api::Limits`
+/// (`max_events`, `max_sim_ns`, `max_wall_ns`, `max_memory`). Ctrl-C (or a
+/// KeyboardInterrupt from the progress callback, or `interrupt_runs()`) stops the run at
+/// its next check: the result then says `"stopped_by": "interrupted"`. The GIL is
+/// released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -129,16 +262,20 @@ fn run(
     trace_format: &str,
     progress: Option<Py<PyAny>>,
     origin: Option<String>,
+    limits: Option<&str>,
 ) -> PyResult<String> {
-    if !matches!(trace_format, "perfetto" | "ftrace") {
-        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto or ftrace")));
-    }
+    let Some(format) = TraceFormat::parse(trace_format) else {
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
+    };
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
     })?;
-    let (mut opts, cancel) = interruptible(progress);
-    opts.trace = trace_path.is_some();
-    let ftrace = trace_format == "ftrace";
+    let limits: api::Limits = match limits {
+        Some(text) => serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?,
+        None => api::Limits::default(),
+    };
+    let (mut opts, _) = interruptible(progress);
+    opts.limits = limits;
     enum Outcome {
         Done(String),
         Sim(schedlab_core::SimError),
@@ -147,23 +284,22 @@ fn run(
     }
     let outcome = py.detach(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let out = match api::run(&scenario, seed, &opts) {
+            let result = match &trace_path {
+                Some(path) => {
+                    let sink = match schedlab_core::trace::file_sink(std::path::Path::new(path), format) {
+                        Ok(s) => s,
+                        Err(e) => return Outcome::Io(format!("cannot write trace {path}: {e}")),
+                    };
+                    api::run_traced(&scenario, seed, &opts, sink)
+                }
+                None => api::run(&scenario, seed, &opts),
+            };
+            let out = match result {
                 Ok(out) => out,
                 Err(e) => return Outcome::Sim(e),
             };
-            if let (Some(path), Some(trace)) = (&trace_path, &out.trace) {
-                let written = std::fs::File::create(path).and_then(|f| {
-                    let mut w = std::io::BufWriter::new(f);
-                    if ftrace {
-                        trace.write_ftrace(&mut w)?;
-                    } else {
-                        trace.write_perfetto_json(&mut w)?;
-                    }
-                    w.flush()
-                });
-                if let Err(e) = written {
-                    return Outcome::Io(format!("cannot write trace {path}: {e}"));
-                }
+            if let (Some(path), Some(e)) = (&trace_path, &out.trace_error) {
+                return Outcome::Io(format!("cannot write trace {path}: {e}"));
             }
             match serde_json::to_string(&out.result) {
                 Ok(s) => Outcome::Done(s),
@@ -173,9 +309,7 @@ fn run(
         r.unwrap_or_else(|p| Outcome::Panic(panic_message(&p)))
     });
     match outcome {
-        Outcome::Done(_) if cancel.load(std::sync::atomic::Ordering::Relaxed) => {
-            Err(pyo3::exceptions::PyKeyboardInterrupt::new_err("run interrupted"))
-        }
+        // Interrupted runs return what they have; Python raises schedlab.RunInterrupted.
         Outcome::Done(s) => Ok(s),
         Outcome::Sim(schedlab_core::SimError::Scenario(e)) if e.origin.is_empty() => {
             Err(scenario_error(&e.with_origin(origin.as_deref().unwrap_or("<scenario>"))))
@@ -379,5 +513,8 @@ mod _core {
     #[pymodule_export]
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
-    use super::{bench_case, bench_cases, bench_heap, features, kernel, load_scenario, machine, machines, run, version, workloads};
+    use super::{
+        bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
+        run, toml_location, trace_replay, trace_timelines, version, workloads,
+    };
 }

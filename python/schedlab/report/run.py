@@ -35,8 +35,9 @@ def trace_slices(path: str | Path) -> list[tuple[int, int, int, str, int]]:
     for e in events:
         if e.get("ph") == "X":
             start = round(float(e["ts"]) * 1000)
-            out.append((int(e.get("tid", 0)), start, start + round(float(e.get("dur", 0)) * 1000),
-                        str(e.get("name", "")), int(e.get("args", {}).get("pid", -1))))
+            args = e.get("args", {})
+            out.append((int(args.get("cpu", e.get("tid", 0))), start, start + round(float(e.get("dur", 0)) * 1000),
+                        str(e.get("name", "")), int(args.get("pid", -1))))
     out.sort(key=lambda s: (s[1], s[0]))
     return out
 

@@ -1,7 +1,9 @@
 """Comparison of simulated figures with published ones: the rows `schedlab reproduce` prints.
 
 Per (machine, configuration, metric): published figure, simulated mean and spread
-(sample standard deviation) over seeds, and their ratio. Per non-baseline
+(sample standard deviation) over seeds, the median and the 5th/95th percentiles of the
+per-seed values (where the model says the outcome varies from run to run, a published
+single run is judged against that range), and the ratio of mean to published. Per non-baseline
 configuration, one more row per metric: the change "CONFIG vs BASELINE" as a ratio,
 simulated as the mean over seeds of the paired per-seed ratio (the same seeds run in
 every configuration). A metric marked ``calibrate`` on an experiment whose baseline has
@@ -19,11 +21,13 @@ from typing import Any, Optional, Sequence
 from ..results import figure
 from .registry import Experiment
 
-__all__ = ["Row", "compare", "compare_grouped", "ROW_FIELDS", "mean_std", "seed_values", "value_row", "change_row"]
+__all__ = ["Row", "compare", "compare_grouped", "ROW_FIELDS", "mean_std", "quantile", "seed_values", "value_row",
+           "change_row", "ratio_of_means_row"]
 
 # The stable JSON fields of a row, in order (docs/schema.md).
 ROW_FIELDS = ("experiment", "machine", "config", "metric", "unit", "published", "simulated_mean",
-              "simulated_std", "n_seeds", "calibrated", "ratio", "scale")
+              "simulated_std", "n_seeds", "calibrated", "ratio", "scale", "simulated_median", "simulated_p5",
+              "simulated_p95")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,9 @@ class Row:
     calibrated: bool
     ratio: Optional[float]
     scale: Optional[float]
+    simulated_median: Optional[float] = None
+    simulated_p5: Optional[float] = None
+    simulated_p95: Optional[float] = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +62,23 @@ def mean_std(values: Sequence[float]) -> tuple[Optional[float], Optional[float]]
         return m, 0.0
     var = sum((v - m) ** 2 for v in vals) / (len(vals) - 1)
     return m, math.sqrt(var)
+
+
+def quantile(values: Sequence[float], q: float) -> Optional[float]:
+    """The ``q`` quantile (0..1) of ``values``, linearly interpolated between order
+    statistics (numpy's default); None if empty."""
+    vals = sorted(v for v in values if v is not None and math.isfinite(v))
+    if not vals:
+        return None
+    pos = q * (len(vals) - 1)
+    lo = int(math.floor(pos))
+    hi = min(lo + 1, len(vals) - 1)
+    return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+
+
+def _spread(vals: Sequence[float]) -> dict[str, Optional[float]]:
+    return {"simulated_median": quantile(vals, 0.5), "simulated_p5": quantile(vals, 0.05),
+            "simulated_p95": quantile(vals, 0.95)}
 
 
 def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -84,7 +108,7 @@ def value_row(exp: Experiment, machine: str, config: str, metric: str, unit: str
     vals = [v * scale for v in values.values()] if scale is not None else list(values.values())
     m, s = mean_std(vals)
     return Row(exp.name, machine, config, metric, unit, published, m, s, len(vals), scale is not None,
-               _ratio(m, published), scale)
+               _ratio(m, published), scale, **_spread(vals))
 
 
 def change_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
@@ -94,7 +118,20 @@ def change_row(exp: Experiment, machine: str, config: str, base: str, metric: st
     paired = [a[seed] / b[seed] for seed in a if seed in b and b[seed] != 0]
     m, s = mean_std(paired)
     return Row(exp.name, machine, f"{config} vs {base}", metric, "ratio", published, m, s, len(paired), False,
-               _ratio(m, published), None)
+               _ratio(m, published), None, **_spread(paired))
+
+
+def ratio_of_means_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
+                       b: dict[int, float], published: Optional[float]) -> Row:
+    """``"CONFIG vs BASE (ratio of means)"``: mean of ``a`` over mean of ``b`` on the seeds
+    both have. Unlike the mean of per-seed ratios it does not ride a heavy tail of small
+    baselines; it has no spread of its own (std, median and percentiles are null)."""
+    seeds = [s for s in a if s in b]
+    ma, _ = mean_std([a[s] for s in seeds])
+    mb, _ = mean_std([b[s] for s in seeds])
+    m = _ratio(ma, mb)
+    return Row(exp.name, machine, f"{config} vs {base} (ratio of means)", metric, "ratio", published, m, None,
+               len(seeds), False, _ratio(m, published), None)
 
 
 def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> list[Row]:
@@ -120,7 +157,7 @@ def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> lis
                 m, s = mean_std(vals)
                 pub = exp.published_value(machine, config, metric.key)
                 rows.append(Row(exp.name, machine, config, metric.key, metric.unit, pub, m, s, len(vals),
-                                scale is not None, _ratio(m, pub), scale))
+                                scale is not None, _ratio(m, pub), scale, **_spread(vals)))
             base = per_config[exp.baseline]
             for config in exp.configs:
                 if config == exp.baseline:
@@ -134,7 +171,7 @@ def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> lis
                     pub = _ratio(exp.published_value(machine, config, metric.key),
                                  exp.published_value(machine, exp.baseline, metric.key))
                 rows.append(Row(exp.name, machine, name, metric.key, "ratio", pub, m, s, len(paired),
-                                False, _ratio(m, pub), None))
+                                False, _ratio(m, pub), None, **_spread(paired)))
     return rows
 
 

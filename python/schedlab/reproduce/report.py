@@ -36,7 +36,21 @@ def fmt(x: Optional[float], like: Optional[float] = None) -> str:
 def simulated(r: Row) -> str:
     if r.simulated_mean is None:
         return "—"
+    if r.simulated_std is None:
+        return fmt(r.simulated_mean)
     return f"{fmt(r.simulated_mean)} ± {fmt(r.simulated_std, r.simulated_mean)}"
+
+
+def spread(r: Row) -> str:
+    """``median [p5, p95]`` of a row, or "—" (ratio-of-means rows have none)."""
+    if r.simulated_median is None:
+        return "—"
+    like = r.simulated_median
+    return f"{fmt(r.simulated_median)} [{fmt(r.simulated_p5, like)}, {fmt(r.simulated_p95, like)}]"
+
+
+# Seeds from which the table shows each row's median and 5-95 % range.
+SPREAD_MIN_SEEDS = 10
 
 
 def notes(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list[str]:
@@ -68,16 +82,20 @@ def rich_tables(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list:
         mine = [r for r in rows if r.experiment == exp_name and r.machine == machine]
         seeds = max((r.n_seeds for r in mine), default=0)
         short = any(r.n_seeds < seeds for r in mine)
+        show_spread = seeds >= SPREAD_MIN_SEEDS
         title = exps[exp_name].title if exp_name in exps else ""
         t = Table(title=f"[bold]{exp_name}[/] on [bold]{machine}[/]: {title}\n"
                         f"simulated = mean ± std over the {seeds} seeds run"
                         + ("; n = seeds with a value where fewer (the metric is missing from a run, "
                            "or a ratio's baseline is 0 in that seed)" if short else "")
+                        + ("; median [p5, p95] over seeds" if show_spread else "")
                         + "; sim/pub = simulated mean / published", title_justify="left")
         t.add_column("config")
         t.add_column("metric", no_wrap=True)
         t.add_column("published", justify="right", no_wrap=True)
         t.add_column("simulated", justify="right", no_wrap=True)
+        if show_spread:
+            t.add_column("median [p5, p95]", justify="right", no_wrap=True)
         if short:
             t.add_column("n", justify="right", no_wrap=True)
         t.add_column("sim/pub", justify="right", no_wrap=True)
@@ -85,7 +103,8 @@ def rich_tables(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list:
         for r in mine:
             metric = f"{r.metric} (ratio)" if r.unit == "ratio" else (f"{r.metric} [{r.unit}]" if r.unit else r.metric)
             n = [str(r.n_seeds) if r.n_seeds < seeds else ""] if short else []
-            t.add_row(r.config, metric.replace("[", "\\["), fmt(r.published), simulated(r), *n, fmt(r.ratio),
+            sp = [spread(r)] if show_spread else []
+            t.add_row(r.config, metric.replace("[", "\\["), fmt(r.published), simulated(r), *sp, *n, fmt(r.ratio),
                       CAL_MARK if r.calibrated else "")
         tables.append(t)
     return tables
@@ -98,11 +117,12 @@ def markdown(exp: Experiment, rows: Sequence[Row], version: str = "") -> str:
         lines += [exp.description.strip(), ""]
     note = f" ({exp.source.note})" if exp.source.note else ""
     lines += [f"Published figures: {exp.source}{note}.", ""]
-    lines += ["| machine | config | metric | unit | published | simulated (mean ± std) | n seeds | sim/pub | calibrated |",
-              "|---|---|---|---|---:|---:|---:|---:|:---:|"]
+    lines += ["| machine | config | metric | unit | published | simulated (mean ± std) | median [p5, p95] | n seeds | "
+              "sim/pub | calibrated |",
+              "|---|---|---|---|---:|---:|---:|---:|---:|:---:|"]
     for r in rows:
         lines.append(f"| {r.machine} | {r.config} | {r.metric} | {r.unit} | {fmt(r.published)} | {simulated(r)} | "
-                     f"{r.n_seeds} | {fmt(r.ratio)} | {CAL_MARK if r.calibrated else ''} |")
+                     f"{spread(r)} | {r.n_seeds} | {fmt(r.ratio)} | {CAL_MARK if r.calibrated else ''} |")
     extra = [n for n in notes(rows, [exp]) if n.startswith(CAL_MARK)]
     if extra:
         lines += [""] + [f"{n}" for n in extra]

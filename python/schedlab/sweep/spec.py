@@ -214,8 +214,15 @@ def load_spec(path: str | os.PathLike, *, out: Optional[str | os.PathLike] = Non
     if not isinstance(name, str):
         raise _err(origin, "name", "expected a string")
     seeds = _seeds(origin, doc.get("seeds"), base)
+    if out is None and "out" in doc and not isinstance(doc["out"], str):
+        raise _err(origin, "out", "expected a directory path (a string)")
     out_dir = Path(out) if out is not None else Path(doc["out"]) if "out" in doc else p.with_suffix(".sweep")
-    if out is None and "out" in doc and not out_dir.is_absolute():
+    if out is None and "out" in doc:
+        # The file names its own output: only a relative path inside its directory, so a
+        # sweep file from elsewhere never writes outside it (--out chooses any place).
+        if out_dir.is_absolute() or ".." in out_dir.parts:
+            raise _err(origin, "out", f"'{doc['out']}' must be a relative path inside the sweep file's directory "
+                                      "(give another place with --out)")
         out_dir = here / out_dir
     fixed = doc.get("set", {})
     if not isinstance(fixed, dict):

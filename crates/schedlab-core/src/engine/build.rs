@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Channel, Group, Mutex, Simulator, Template, WorkConservation};
+use super::{Barrier, Channel, Group, Mutex, Simulator, Template, WorkConservation};
 use crate::api::build_machine;
 use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
@@ -12,11 +12,13 @@ use crate::rq::{DomainState, Rq};
 use crate::scenario::{Scenario, TaskSpec};
 use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
-use crate::trace::Trace;
+use crate::trace::{TraceMeta, Tracer};
 use super::queue::{EventClass, EventKind, EventQueue};
 use super::rng::Stream;
 
-pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
+/// Builds a run tracing into `sink`; with `memory`, first refuses one whose estimated
+/// size exceeds it.
+pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulator, SimError> {
     s.validate()?;
     let mut m = build_machine(&s.machine)?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
@@ -31,6 +33,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         m.without_clusters();
     }
     let generated = match &s.workload {
+        Some(w) if w.rt_app.is_some() => {
+            return Err(ScenarioError::new("workload.rt_app", "the rt-app file is read when the scenario is loaded (interchange::rt_app::expand_workload)").into())
+        }
         Some(w) => Some(crate::workload::generate(w, &m, seed)?),
         None => None,
     };
@@ -45,6 +50,9 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         kernel_timers.extend(g.timers);
         g.reporter
     });
+    if let Some(limit) = memory {
+        check_memory(s, &task_specs, m.nr_cpus(), all_groups.len(), limit)?;
+    }
 
     let nr = m.nr_cpus();
     let tick_ns = tick_nsec(k.tunables.hz);
@@ -56,7 +64,8 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             max_idle_balance_cost: migration_cost,
             sd: m.domains[cpu]
                 .iter()
-                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, ..Default::default() })
+                // sd_init() starts NI_RANDOM's statistics at a 50 % success rate.
+                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, newidle_call: 512, newidle_success: 256, newidle_ratio: 512, ..Default::default() })
                 .collect(),
             stats: crate::metrics::CpuStats { cpu, ..Default::default() },
             ..Default::default()
@@ -106,10 +115,15 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         scenario_name: s.name.clone(),
         seed,
         tick_ns,
-        tick_offset: Stream::new(seed, "tick_phase").below(tick_ns),
+        tick_offset: match k.tunables.tick_phase_ns {
+            Some(phase) => phase % tick_ns,
+            None => Stream::new(seed, "tick_phase").below(tick_ns),
+        },
         bw: None,
         bw_nr: Vec::new(),
         bw_csd_inflight: vec![false; nr],
+        bw_window_start: Vec::new(),
+        bw_violation: None,
         has_smt: m.has_smt(),
         asym_capacity: m.is_asymmetric(),
         max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
@@ -118,7 +132,7 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),
         max_events: s.run.max_events,
-        q: EventQueue::default(),
+        q: EventQueue::new(m.nr_cpus()),
         events: 0,
         tasks: Vec::new(),
         rngs: Vec::new(),
@@ -130,6 +144,11 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         chan_scoped: Vec::new(),
         family_chans: BTreeMap::new(),
         locks: Vec::new(),
+        barriers: Vec::new(),
+        masks: Vec::new(),
+        group_steps: Vec::new(),
+        chan_names: Vec::new(),
+        lock_names: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
@@ -141,7 +160,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
         wakeup_latency: Default::default(),
-        trace: trace.then(|| Trace { nr_cpus: nr, comms: vec!["swapper".into()], ..Default::default() }),
+        trace: sink.map(|sink| {
+            let meta = TraceMeta { nr_cpus: nr, groups: all_groups.iter().map(|g| g.name.clone()).fold(vec!["root".to_string()], |mut v, n| { v.push(n); v }) };
+            Tracer::new(sink, &meta)
+        }),
         reporter,
         mm: Default::default(),
         timers: crate::timers::Timers::new(
@@ -169,7 +191,6 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         scratch_timers: Vec::new(),
         timer_latency: Default::default(),
         timer_bench_ns: Default::default(),
-        swq: Default::default(),
         fg: crate::fair::group::FairGroups::new(
             &group_parents,
             &group_shares,
@@ -177,6 +198,10 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
             feat.has(crate::features::Feature::FAIR_GROUP_SCHED),
             crate::fair::VRUNTIME_BASE,
         ),
+        swq: crate::fair::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
+        chan_capacity: Default::default(),
+        sched_rng: Vec::new(),
+        user_hists: Vec::new(),
         queue_index: Default::default(),
         error: None,
         rqs,
@@ -186,6 +211,11 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
     };
 
     sim.setup_bandwidth(&all_groups)?;
+    // No cpufreq governor: every CPU runs at its top operating point throughout.
+    for cpu in 0..nr {
+        let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
+        sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
+    }
     for (i, t) in task_specs.iter().enumerate() {
         let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
         sim.programs.push(program);
@@ -232,11 +262,49 @@ pub(super) fn build(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, S
         }
     }
     sim.chans = vec![Channel::default(); names.channels.len()];
+    for (&ch, &(capacity, wake_at)) in &names.capacities {
+        sim.chans[ch].capacity = capacity;
+        sim.chans[ch].wake_at = wake_at;
+    }
+    sim.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
+    sim.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
     sim.chan_scoped = vec![false; names.channels.len()];
     for (name, &i) in &names.channels {
         sim.chan_scoped[i] = name.starts_with('@');
     }
     sim.locks = vec![Mutex::default(); names.locks.len()];
+    // A barrier's parties: every task instance whose program uses it.
+    sim.barriers = vec![Barrier::default(); names.barriers.len()];
+    for (i, t) in task_specs.iter().enumerate() {
+        let p = &sim.programs[template_specs.len() + i];
+        let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
+        used.sort_unstable();
+        used.dedup();
+        for b in used {
+            sim.barriers[b].parties += t.count;
+        }
+    }
+    for (i, m) in names.masks.iter().enumerate() {
+        let mask = CpuMask::parse_list(m).expect("checked at compile").and(&all);
+        if mask.is_empty() {
+            return Err(ScenarioError::new("set_affinity", format!("no CPU of '{m}' (step {i}) exists on this machine")).into());
+        }
+        sim.masks.push(mask);
+    }
+    for g in &names.groups {
+        let gi = if g.is_empty() { 0 } else {
+            *group_index.get(g).ok_or_else(|| ScenarioError::new("set_group", format!("unknown group '{g}'")))?
+        };
+        sim.group_steps.push(gi);
+    }
+    sim.chan_names = vec![String::new(); names.channels.len()];
+    for (name, &i) in &names.channels {
+        sim.chan_names[i] = name.clone();
+    }
+    sim.lock_names = vec![String::new(); names.locks.len()];
+    for (name, &i) in &names.locks {
+        sim.lock_names[i] = name.clone();
+    }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
@@ -250,6 +318,23 @@ impl Simulator {
         let mut specs = vec![(None, BandwidthSpec { quota_ns: None, period_ns: 100_000_000, burst_ns: 0 })];
         for (i, g) in groups.iter().enumerate() {
             let spec = BandwidthSpec::from_group(g).map_err(|(f, msg)| ScenarioError::new(format!("groups[{i}].{f}"), msg))?;
+            // A quota the whole machine could not use up is no limit at all: most often a
+            // digit too many (the kernel would take it and never throttle).
+            let cpus = self.m.nr_cpus() as u64;
+            if let Some(q) = spec.quota_ns.filter(|&q| q > spec.period_ns * cpus) {
+                let field = if g.cpu_max.is_some() { "cpu_max" } else { "cfs_quota_us" };
+                return Err(ScenarioError::new(
+                    format!("groups[{i}].{field}"),
+                    format!(
+                        "a quota of {} µs per {} µs period is {:.1} CPUs' worth, more than the machine's {cpus}: it could never throttle (a typo? \"max {}\" is no limit)",
+                        q / 1000,
+                        spec.period_ns / 1000,
+                        q as f64 / spec.period_ns as f64,
+                        spec.period_ns / 1000
+                    ),
+                )
+                .into());
+            }
             specs.push((self.groups[i + 1].parent, spec));
         }
         if specs.iter().all(|(_, s)| s.quota_ns.is_none()) {
@@ -259,6 +344,7 @@ impl Simulator {
         let mode = BandwidthMode::from_features(&self.feat);
         self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
         self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
+        self.bw_window_start = vec![0; specs.len()];
         Ok(())
     }
 
@@ -284,7 +370,7 @@ impl Simulator {
         };
         let first = cpus_allowed.first().expect("non-empty affinity");
         if let Some(t) = &mut self.trace {
-            t.comms.push(name.clone());
+            t.task(self.now, tid + 1, mm, parent.map_or(0, |p| p + 1), &name, nice);
         }
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {
@@ -322,12 +408,15 @@ impl Simulator {
             wheel_timer_fired: false,
             waiting_on: None,
             period_next: None,
+            run_until: None,
             periods_late: 0,
             pending_exit_ns: 0,
             throttle_work: false,
             sched_delayed: false,
             woken_at: 0,
             woken_from: None,
+            mark: 0,
+            msg_stamp: 0,
             parent,
             family: parent.unwrap_or(tid),
             live_children: 0,
@@ -345,6 +434,26 @@ impl Simulator {
     }
 }
 
+/// Refuses a run whose estimated memory exceeds `limit`, naming the task spec (or the
+/// generator) that brings the most tasks, before anything is allocated for them.
+fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, limit: u64) -> Result<(), ScenarioError> {
+    let tasks = specs.iter().fold(0u64, |n, t| n.saturating_add(t.count as u64));
+    let need = super::limits::estimate(tasks, cpus as u64, groups as u64);
+    if need <= limit {
+        return Ok(());
+    }
+    let biggest = specs.iter().enumerate().max_by_key(|(_, t)| t.count).map_or(0, |(i, _)| i);
+    let field = if biggest < s.tasks.len() { format!("tasks[{biggest}].count") } else { "workload".to_string() };
+    Err(ScenarioError::new(
+        field,
+        format!(
+            "{tasks} tasks on {cpus} CPUs would need about {}, more than the memory limit of {} (by default the memory available; --max-memory, or max_memory= from Python)",
+            super::limits::format_bytes(need),
+            super::limits::format_bytes(limit)
+        ),
+    ))
+}
+
 /// A `wait` on a channel that no program's `signal` and no timer's expiry ever signals can
 /// only block forever: it is a scenario error (most often a misspelt name), reported
 /// before anything runs. `programs` holds the templates' programs, then the tasks'.
@@ -353,7 +462,13 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
         match insn {
-            Insn::Signal(c) | Insn::ModTimer { signal: Some(c), .. } => signalled[*c] = true,
+            Insn::Signal(c)
+            | Insn::Send(c)
+            | Insn::Post(c)
+            | Insn::WakeAll(c)
+            | Insn::ModTimer { signal: Some(c), .. }
+            | Insn::CondSignal(c)
+            | Insn::CondBroadcast(c) => signalled[*c] = true,
             _ => {}
         }
     }

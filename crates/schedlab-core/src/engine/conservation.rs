@@ -17,6 +17,9 @@ pub struct WorkConservation {
     pub lost_llc_ns: u128,
     /// Accumulated CPU-ns lost machine-wide.
     pub lost_machine_ns: u128,
+    /// Accumulated CPU-ns lost in each LLC (brought up to date by `advance`).
+    pub lost_per_llc_ns: Vec<u128>,
+    llc_stamp: Vec<Ns>,
     stamp: Ns,
 }
 
@@ -25,11 +28,25 @@ impl WorkConservation {
     pub fn new(llc_sizes: impl Iterator<Item = usize>) -> Self {
         let idle: Vec<u32> = llc_sizes.map(|n| n as u32).collect();
         let total_idle = idle.iter().map(|&n| n as u64).sum();
-        Self { waiting: vec![0; idle.len()], idle, total_idle, ..Default::default() }
+        let n = idle.len();
+        Self { waiting: vec![0; n], idle, total_idle, lost_per_llc_ns: vec![0; n], llc_stamp: vec![0; n], ..Default::default() }
     }
 
-    /// Accumulates the loss up to `now`.
+    /// Accumulates the loss up to `now`, per LLC too.
     pub fn advance(&mut self, now: Ns) {
+        for llc in 0..self.idle.len() {
+            self.advance_llc(now, llc);
+        }
+        self.advance_total(now);
+    }
+
+    fn advance_llc(&mut self, now: Ns, llc: usize) {
+        let dt = (now - self.llc_stamp[llc]) as u128;
+        self.lost_per_llc_ns[llc] += self.idle[llc].min(self.waiting[llc]) as u128 * dt;
+        self.llc_stamp[llc] = now;
+    }
+
+    fn advance_total(&mut self, now: Ns) {
         let dt = (now - self.stamp) as u128;
         if dt > 0 {
             self.lost_llc_ns += self.sum_llc_min as u128 * dt;
@@ -39,7 +56,8 @@ impl WorkConservation {
     }
 
     fn change(&mut self, now: Ns, llc: usize, d_idle: i32, d_waiting: i32) {
-        self.advance(now);
+        self.advance_total(now);
+        self.advance_llc(now, llc);
         let before = self.idle[llc].min(self.waiting[llc]) as u64;
         self.idle[llc] = (self.idle[llc] as i32 + d_idle) as u32;
         self.waiting[llc] = (self.waiting[llc] as i32 + d_waiting) as u32;

@@ -8,6 +8,29 @@ use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
 use crate::topology::Distance;
 
 impl Simulator {
+    /// What each task left blocked waits on, for a deadlock report.
+    fn blocked_tasks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::task::TaskState::Blocked).collect();
+        for &p in blocked.iter().take(8) {
+            let name = &self.tasks[p].name;
+            let on = if let Some(c) = self.chans.iter().position(|c| c.waiters.contains(&p)) {
+                format!("channel '{}'", self.chan_names.get(c).map_or("?", |s| s.as_str()))
+            } else if let Some(l) = self.locks.iter().position(|m| m.waiters.contains(&p)) {
+                format!("mutex '{}'", self.lock_names.get(l).map_or("?", |s| s.as_str()))
+            } else if self.tasks[p].live_children > 0 {
+                format!("its {} children", self.tasks[p].live_children)
+            } else {
+                "nothing it can name".to_string()
+            };
+            out.push(format!("{name} waits on {on}"));
+        }
+        if blocked.len() > 8 {
+            out.push(format!("and {} more", blocked.len() - 8));
+        }
+        out
+    }
+
     pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
         // Account the time up to now of whatever is running, and open idle/busy spans.
         for cpu in 0..self.m.nr_cpus() {
@@ -75,6 +98,18 @@ impl Simulator {
         put("newidle_pulls", self.rqs.iter().map(|r| r.stats.newidle_pulls).sum::<u64>() as f64);
         put("idle_while_waiting_llc_seconds", self.wc.lost_llc_ns as f64 / 1e9);
         put("idle_while_waiting_machine_seconds", self.wc.lost_machine_ns as f64 / 1e9);
+        let locks = self.swq.lock_stats();
+        put("shared_runq_pulls", self.rqs.iter().map(|r| r.stats.shared_runq_pulls).sum::<u64>() as f64);
+        put("shared_runq_enqueues", self.swq.enqueues() as f64);
+        put("shared_runq_lock_acquisitions", locks.iter().map(|l| l.acquisitions).sum::<u64>() as f64);
+        put("shared_runq_lock_contended", locks.iter().map(|l| l.contended).sum::<u64>() as f64);
+        let wait: u64 = locks.iter().map(|l| l.wait_ns).sum();
+        put("shared_runq_lock_wait_seconds", wait as f64 / 1e9);
+        put("shared_runq_lock_wait_per_lock_ms", if locks.is_empty() { 0.0 } else { wait as f64 / locks.len() as f64 / 1e6 });
+        put("newidle_random_skips", c.newidle_random_skips as f64);
+        put("newidle_domain_skips", c.newidle_domain_skips as f64);
+        put("newidle_lb_llc", c.newidle_lb_llc as f64);
+        put("newidle_lb_above_llc", c.newidle_lb_above_llc as f64);
         put("timers_armed", c.timers_armed as f64);
         put("timers_pushed", c.timers_pushed as f64);
         put("timer_same_bucket", c.timer_same_bucket as f64);
@@ -116,6 +151,20 @@ impl Simulator {
         if bench.count > 0 {
             histograms.insert("timer_bench".to_string(), bench);
         }
+        // `record` steps: the intervals, and completions per second counted over 100 ms
+        // bins (complete bins only), as a histogram of rates.
+        let last_bin = (self.now / 100_000_000) as usize;
+        for (name, h) in &self.user_hists {
+            histograms.insert(name.clone(), h.hist.summary());
+            let mut rates = crate::metrics::LatencyHistogram::default();
+            for &n in h.per_100ms.iter().take(last_bin) {
+                rates.record(n * 10);
+            }
+            for _ in h.per_100ms.len()..last_bin {
+                rates.record(0);
+            }
+            histograms.insert(format!("{name}_per_second"), rates.summary());
+        }
         let touch = self.mm.touch_area.summary();
         if touch.count > 0 {
             histograms.insert("touch_area".to_string(), touch);
@@ -128,7 +177,10 @@ impl Simulator {
             nr_cpus: self.m.nr_cpus(),
             kernel: self.k.clone(),
             features: self.feat.to_map(),
-            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string() },
+            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
+                partial: !matches!(stopped_by, "duration" | "workload_done"),
+                blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
+            },
             summary,
             workload: BTreeMap::new(),
             tasks: self.tasks.iter().map(|t| t.stats.clone()).collect(),
@@ -136,10 +188,25 @@ impl Simulator {
             groups,
             migrations_by_distance,
             histograms,
+            llcs: (0..self.m.llc_span.len())
+                .map(|l| crate::metrics::LlcStats {
+                    llc: l,
+                    cpus: self.m.llc_span[l].to_list(),
+                    idle_while_waiting_ns: self.wc.lost_per_llc_ns[l] as u64,
+                })
+                .collect(),
+            shared_runq_locks: locks,
         };
         if let Some(report) = &self.reporter {
             result.workload = report(&result);
         }
-        RunOutput { result, trace: self.trace.take() }
+        let (trace, trace_error) = match self.trace.take() {
+            Some(t) => {
+                let (sink, err) = t.finish(self.now);
+                (sink.into_memory(), err.map(|e| e.to_string()))
+            }
+            None => (None, None),
+        };
+        RunOutput { result, trace, trace_error }
     }
 }

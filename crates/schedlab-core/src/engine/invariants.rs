@@ -5,7 +5,10 @@
 //! tasks; pinned tasks are on allowed CPUs; every pending timer sits in the base its
 //! record names; in the timer migration hierarchy every group with an active child has
 //! a migrator among its active children; a CPU with a stopped tick is idle and has its
-//! next timer event programmed.
+//! next timer event programmed; every wheel timer and hrtimer armed is pending, was
+//! cancelled or fired, once; no two running threads of one mm hold one cid; a group
+//! with a quota used no more between two refills than the pool and the per-CPU slices
+//! could hold (`Simulator::bw_check_window`).
 
 use super::Simulator;
 use crate::task::TaskState;
@@ -24,6 +27,7 @@ impl Simulator {
 
     /// Returns a description of the first broken invariant, if any.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.swq.check(|p| self.tasks[p].state)?;
         let mut seen = vec![0u32; self.tasks.len()];
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut nr = 0;
@@ -40,6 +44,9 @@ impl Simulator {
                     return Err(format!("task {p} queued on CPU {cpu}: vruntime/deadline changed since it was queued"));
                 }
                 nr += 1;
+            }
+            if self.queue_index.nonempty.test(cpu) == rq.queue.is_empty() {
+                return Err(format!("CPU {cpu}: the mask of CPUs with queued tasks is stale"));
             }
             let root = self.root_cfs(cpu);
             if rq.queue.len() != nr {
@@ -79,6 +86,10 @@ impl Simulator {
         }
         self.check_fair()?;
         self.timers.check()?;
+        self.mm.check()?;
+        if let Some(e) = &self.bw_violation {
+            return Err(e.clone());
+        }
         for (cpu, rq) in self.rqs.iter().enumerate() {
             if rq.tick_stopped && rq.curr.is_some() {
                 return Err(format!("CPU {cpu} runs a task with its tick stopped"));

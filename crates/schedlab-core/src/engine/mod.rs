@@ -13,6 +13,7 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod limits;
 
 use std::collections::VecDeque;
 
@@ -27,7 +28,7 @@ use crate::scenario::Scenario;
 use crate::task::{Program, Task, TaskId};
 use crate::time::Ns;
 use crate::topology::Machine;
-use crate::trace::Trace;
+use crate::trace::Tracer;
 use crate::workload::Reporter;
 use queue::{EventClass, EventKind, EventQueue};
 use rng::Stream;
@@ -39,6 +40,23 @@ pub struct Channel {
     pub tokens: u64,
     /// Tasks blocked in `wait`, FIFO.
     pub waiters: VecDeque<TaskId>,
+    /// Send times of the banked signals, oldest first.
+    pub stamps: VecDeque<Ns>,
+    /// Unread messages a bounded channel holds before `send` blocks (0 = unbounded).
+    pub capacity: u64,
+    /// A read leaving at most this many unread messages wakes the blocked writers.
+    pub wake_at: u64,
+    /// Tasks blocked in `send` on a full channel.
+    pub writers: VecDeque<TaskId>,
+}
+
+/// A latency histogram of `record` steps with its completions per 100 ms.
+#[derive(Default)]
+pub struct UserHistogram {
+    /// The recorded intervals.
+    pub hist: LatencyHistogram,
+    /// Recordings per 100 ms of simulated time.
+    pub per_100ms: Vec<u64>,
 }
 
 /// A sleeping mutex.
@@ -50,6 +68,15 @@ pub struct Mutex {
     pub waiters: VecDeque<TaskId>,
     /// CPU that last wrote the lock word.
     pub last_cpu: Option<usize>,
+}
+
+/// A barrier: tasks wait until `parties` of them have arrived.
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    /// Tasks whose programs use it.
+    pub parties: usize,
+    /// Tasks blocked at it.
+    pub waiters: Vec<TaskId>,
 }
 
 /// A task template that `fork` instantiates.
@@ -131,6 +158,14 @@ pub struct Counters {
     pub early_timed_wakeups: u64,
     /// Waits with a timeout that timed out.
     pub wait_timeouts: u64,
+    /// Newidle balance domains skipped by NI_RANDOM's die.
+    pub newidle_random_skips: u64,
+    /// Newidle balance domains skipped because shared_runq v4 covers them (<= LLC).
+    pub newidle_domain_skips: u64,
+    /// Newidle load_balance() passes over domains within the LLC.
+    pub newidle_lb_llc: u64,
+    /// Newidle load_balance() passes over domains above the LLC.
+    pub newidle_lb_above_llc: u64,
 }
 
 /// One run in progress.
@@ -146,6 +181,10 @@ pub struct Simulator {
     pub(crate) bw_nr: Vec<u32>,
     /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
     pub(crate) bw_csd_inflight: Vec<bool>,
+    /// Per group: its usage at the last refill of its pool (the quota invariant's window).
+    pub(crate) bw_window_start: Vec<Ns>,
+    /// The first window in which a group used more than its quota allows, if any.
+    pub(crate) bw_violation: Option<String>,
     pub(crate) has_smt: bool,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
@@ -172,6 +211,14 @@ pub struct Simulator {
     /// Family-scoped channels: (family, channel name) -> channel.
     pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
     pub(crate) locks: Vec<Mutex>,
+    pub(crate) barriers: Vec<Barrier>,
+    /// Masks of set_affinity steps.
+    pub(crate) masks: Vec<crate::cpumask::CpuMask>,
+    /// Group index of each set_group step.
+    pub(crate) group_steps: Vec<usize>,
+    /// Channel and mutex names by index (to name what deadlocked tasks wait on).
+    pub(crate) chan_names: Vec<String>,
+    pub(crate) lock_names: Vec<String>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
@@ -186,7 +233,7 @@ pub struct Simulator {
     pub(crate) wc: WorkConservation,
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
-    pub(crate) trace: Option<Trace>,
+    pub(crate) trace: Option<Tracer>,
     pub(crate) mm: crate::sched::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
@@ -217,6 +264,13 @@ pub struct Simulator {
     pub(crate) swq: crate::fair::shared_runq::SharedRunq,
     /// Every cfs_rq (root and groups, per CPU) and group entity (fair/group.rs).
     pub(crate) fg: crate::fair::group::FairGroups,
+    /// Bounded channels as compiled (channel -> capacity, wake_at), for the
+    /// family-scoped copies created at run time.
+    pub(crate) chan_capacity: std::collections::BTreeMap<usize, (u64, u64)>,
+    /// Histograms of `record` steps, by histogram index: (name, data).
+    pub(crate) user_hists: Vec<(String, UserHistogram)>,
+    /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
+    pub(crate) sched_rng: Vec<rng::Stream>,
     /// Positions and timeline nodes of queued tasks (fair/mod.rs).
     pub(crate) queue_index: crate::fair::QueueIndex,
     pub(crate) reporter: Option<Reporter>,
@@ -226,7 +280,23 @@ pub struct Simulator {
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.
     pub fn new(s: &Scenario, seed: u64, trace: bool) -> Result<Simulator, SimError> {
-        build::build(s, seed, trace)
+        Self::build_with(s, seed, trace.then(|| Box::new(crate::trace::Trace::default()) as _), None)
+    }
+
+    /// Builds a run whose trace streams into `sink`.
+    pub fn with_sink(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<Simulator, SimError> {
+        Self::build_with(s, seed, sink, None)
+    }
+
+    /// Builds a run tracing into `sink`, refusing first one whose estimated memory
+    /// exceeds `memory` bytes (see [`limits::estimate`]).
+    pub fn build_with(
+        s: &Scenario,
+        seed: u64,
+        sink: Option<Box<dyn crate::trace::TraceSink>>,
+        memory: Option<u64>,
+    ) -> Result<Simulator, SimError> {
+        build::build(s, seed, sink, memory)
     }
 
     /// Runs to the end condition and returns the figures.
@@ -236,6 +306,10 @@ impl Simulator {
             self.q.push(end, EventClass::Segment, EventKind::End);
         }
         let horizon = self.end.unwrap_or(0).max(1) as f64;
+        if let Some(n) = opts.limits.max_events {
+            self.max_events = self.max_events.min(n);
+        }
+        let max_sim = limits::sim_limit(opts.limits.max_sim_ns);
         let stopped_by;
         loop {
             if self.until_done && self.live_tasks == 0 {
@@ -255,6 +329,11 @@ impl Simulator {
                 break;
             };
             debug_assert!(t >= self.now, "time went backwards");
+            if t > max_sim {
+                self.now = self.now.max(max_sim);
+                stopped_by = "max_sim_time";
+                break;
+            }
             self.now = t;
             self.events += 1;
             if ev == EventKind::End {
@@ -281,20 +360,29 @@ impl Simulator {
                     stopped_by = "interrupted";
                     break;
                 }
+                if let Some(limit) = self.over_limit(opts, &wall) {
+                    stopped_by = limit;
+                    break;
+                }
             }
         }
         Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
     }
 
-    /// Processes the next event (tests that watch the state between events); false when
-    /// there is none.
-    #[cfg(test)]
-    pub(crate) fn step(&mut self) -> bool {
-        let Some((t, ev)) = self.q.pop() else { return false };
-        self.now = t;
-        self.events += 1;
-        self.dispatch(ev);
-        true
+    /// The wall-time and memory limits, checked with the progress ticks.
+    fn over_limit(&self, opts: &RunOptions, wall: &std::time::Instant) -> Option<&'static str> {
+        if opts.limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
+            return Some("max_wall_time");
+        }
+        if let Some(max) = opts.limits.max_memory {
+            let records = self.trace.as_ref().map_or(0, |t| t.buffered_records());
+            let need = limits::estimate(self.tasks.len() as u64, self.m.nr_cpus() as u64, self.groups.len() as u64)
+                .saturating_add(records.saturating_mul(limits::per_trace_record_bytes()));
+            if need > max {
+                return Some("max_memory");
+            }
+        }
+        None
     }
 
     fn dispatch(&mut self, ev: EventKind) {
@@ -326,6 +414,18 @@ impl Simulator {
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
             EventKind::End => {}
         }
+    }
+
+    /// Processes the next event (tests drive the engine step by step); false when none.
+    #[cfg(test)]
+    pub(crate) fn step(&mut self) -> bool {
+        let Some((t, ev)) = self.q.pop() else { return false };
+        self.now = t;
+        self.events += 1;
+        if ev != EventKind::End {
+            self.dispatch(ev);
+        }
+        true
     }
 
     /// Returns the capacity of a CPU.

@@ -1,13 +1,19 @@
-//! The event queue: a binary heap ordered by (time, event class, sequence).
+//! The event queue: events ordered by (time, event class, sequence).
 //!
-//! Model: cancellation is lazy. Events carry the generation of the thing they belong
-//! to (a CPU's segment, a task's sleep); a popped event whose generation is stale is
+//! Model: every CPU keeps its own short sorted list of the events that belong to it (its
+//! segment end, tick, hrtimer expiries, interrupts, reschedules), and a heap holds the
+//! machine's (task starts, bandwidth timers, the end). A tournament tree over these
+//! sources' earliest keys finds the next event in log2(CPUs) steps over a few
+//! kilobytes, where one heap of every event would be large and scattered. Keys are
+//! unique (the sequence), so the order is exactly that of a single heap.
+//! Cancellation is lazy. Events carry the generation of the thing they belong to (a
+//! CPU's segment, a task's sleep); a popped event whose generation is stale is
 //! dropped, which keeps every operation O(log n) with no search. Events due at the
-//! current instant (a local resched) skip the heap: they wait in a FIFO that is
-//! drained before the heap, in the order they were posted.
+//! current instant (a local resched) skip all this: they wait in a FIFO that is
+//! drained first, in the order they were posted.
 
 use std::cmp::Reverse;
-use dary_heap::QuaternaryHeap as BinaryHeap;
+use std::collections::BinaryHeap;
 
 use crate::time::Ns;
 
@@ -102,25 +108,131 @@ impl Ord for Entry {
     }
 }
 
+/// A match of the tournament: a source and its earliest key, the key's halves kept
+/// apart so that a node is 24 bytes (the tree of a 384-CPU machine fits in 24 KiB).
+#[derive(Clone, Copy, Debug)]
+struct Contender {
+    time: u64,
+    order: u64,
+    source: u32,
+}
+
+impl Contender {
+    #[inline]
+    fn new(key: u128, source: usize) -> Self {
+        Contender { time: (key >> 64) as u64, order: key as u64, source: source as u32 }
+    }
+
+    #[inline]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.order as u128
+    }
+
+    #[inline]
+    fn before(&self, other: &Contender) -> bool {
+        (self.time, self.order) < (other.time, other.order)
+    }
+}
+
 /// The pending events of a run.
-#[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<Entry>>,
+    /// Per CPU: its events sorted latest first (a CPU holds a handful, so the earliest
+    /// is popped from the end and an insert shifts little).
+    cpus: Vec<Vec<Entry>>,
+    /// The machine's events (task starts can be many: a heap).
+    machine: BinaryHeap<Reverse<Entry>>,
+    /// Tournament tree over the sources (a power of two of leaves): node `n` (1 = root)
+    /// holds the source with the least key below it, and that key; nodes
+    /// `size..2*size` are the sources themselves (key EMPTY when a source has none).
+    tree: Vec<Contender>,
+    size: usize,
     now: std::collections::VecDeque<EventKind>,
     now_time: Ns,
     seq: u64,
 }
 
 const SEQ_BITS: u32 = 62;
+const EMPTY: u128 = u128::MAX;
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::new(0)
+    }
+}
 
 impl EventQueue {
+    /// An empty queue for a machine of `nr_cpus` CPUs.
+    pub fn new(nr_cpus: usize) -> Self {
+        let sources = nr_cpus + 1;
+        let size = sources.next_power_of_two();
+        let mut tree = vec![Contender::new(EMPTY, 0); 2 * size];
+        for (i, c) in tree[size..].iter_mut().enumerate() {
+            c.source = i as u32;
+        }
+        // Every node starts with a source of its own subtree (all empty: the leftmost).
+        for n in (1..size).rev() {
+            tree[n] = tree[2 * n];
+        }
+        EventQueue {
+            cpus: vec![Vec::new(); nr_cpus],
+            machine: BinaryHeap::new(),
+            tree,
+            size,
+            now: Default::default(),
+            now_time: 0,
+            seq: 0,
+        }
+    }
+
+    /// Source `s`'s earliest key became `key`: replays its matches up to the root. Each
+    /// level reads only the sibling's stored winner, so the walk does not wait on itself.
+    #[inline]
+    fn fix(&mut self, s: usize, key: u128) {
+        let mut n = self.size + s;
+        let mut cur = Contender::new(key, s);
+        self.tree[n] = cur;
+        while n > 1 {
+            let sib = self.tree[n ^ 1];
+            if sib.before(&cur) {
+                cur = sib;
+            }
+            n >>= 1;
+            self.tree[n] = cur;
+        }
+    }
+
+    /// The source an event belongs to: its CPU (index), or the machine's (nr_cpus).
+    #[inline]
+    fn source(&self, kind: &EventKind) -> usize {
+        let machine = self.cpus.len();
+        match *kind {
+            EventKind::SegmentEnd { cpu, .. }
+            | EventKind::Hrtimer { cpu, .. }
+            | EventKind::TimerIrq { cpu, .. }
+            | EventKind::Tick { cpu, .. }
+            | EventKind::Resched { cpu }
+            | EventKind::BwCsd { cpu } => (cpu as usize).min(machine),
+            EventKind::TaskStart { .. } | EventKind::Bandwidth { .. } | EventKind::End => machine,
+        }
+    }
+
     /// Schedules `kind` at `time`.
     #[inline]
     pub fn push(&mut self, time: Ns, class: EventClass, kind: EventKind) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let key = (time as u128) << 64 | (class as u128) << SEQ_BITS | self.seq as u128;
-        self.heap.push(Reverse(Entry { key, kind }));
+        let s = self.source(&kind);
+        match self.cpus.get_mut(s) {
+            Some(q) => {
+                let at = q.partition_point(|e| e.key > key);
+                q.insert(at, Entry { key, kind });
+            }
+            None => self.machine.push(Reverse(Entry { key, kind })),
+        }
+        if key < self.tree[self.size + s].key() {
+            self.fix(s, key);
+        }
     }
 
     /// Schedules `kind` at the instant of the last popped event, after what is already
@@ -136,21 +248,35 @@ impl EventQueue {
         if let Some(kind) = self.now.pop_front() {
             return Some((self.now_time, kind));
         }
-        let e = self.heap.pop().map(|Reverse(e)| ((e.key >> 64) as Ns, e.kind));
-        if let Some((t, _)) = e {
-            self.now_time = t;
+        let top = self.tree[1];
+        if top.key() == EMPTY {
+            return None;
         }
-        e
+        let s = top.source as usize;
+        let (e, next) = match self.cpus.get_mut(s) {
+            Some(q) => {
+                let e = q.pop().expect("a source with a key has an event");
+                (e, q.last().map_or(EMPTY, |next| next.key))
+            }
+            None => {
+                let Reverse(e) = self.machine.pop().expect("a source with a key has an event");
+                (e, self.machine.peek().map_or(EMPTY, |Reverse(next)| next.key))
+            }
+        };
+        self.fix(s, next);
+        let t = (e.key >> 64) as Ns;
+        self.now_time = t;
+        Some((t, e.kind))
     }
 
     /// Returns the number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
-        self.heap.len() + self.now.len()
+        self.cpus.iter().map(Vec::len).sum::<usize>() + self.machine.len() + self.now.len()
     }
 
     /// Tells whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.now.is_empty()
+        self.now.is_empty() && self.tree[1].key() == EMPTY
     }
 }
 
@@ -178,7 +304,7 @@ mod tests {
     #[test]
     fn matches_a_binary_heap_on_random_pushes() {
         let mut rng = crate::engine::rng::Stream::new(3, "queue-test");
-        let mut q = EventQueue::default();
+        let mut q = EventQueue::new(5);
         let mut reference = std::collections::BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
         for round in 0..20_000u64 {
@@ -191,7 +317,13 @@ mod tests {
                 };
                 let class = if rng.below(2) == 0 { EventClass::Segment } else { EventClass::Tick };
                 seq += 1;
-                let kind = EventKind::TaskStart { task: (round * 8 + seq % 8) as u32 };
+                let id = (round * 8 + seq % 8) as u32;
+                // Spread over every CPU's heap (7 and 8 are beyond the machine: its own).
+                let kind = match rng.below(3) {
+                    0 => EventKind::TaskStart { task: id },
+                    1 => EventKind::SegmentEnd { cpu: (id % 9), gen: id },
+                    _ => EventKind::Tick { cpu: (id % 9), gen: id },
+                };
                 q.push(now + dt, class, kind);
                 reference.push(std::cmp::Reverse((now + dt, class, seq, kind.clone_key())));
             }
@@ -214,6 +346,8 @@ mod tests {
         fn clone_key(&self) -> u32 {
             match *self {
                 EventKind::TaskStart { task } => task,
+                EventKind::SegmentEnd { gen, .. } => gen,
+                EventKind::Tick { gen, .. } => 1 << 31 | gen,
                 _ => u32::MAX,
             }
         }

@@ -197,11 +197,14 @@ impl Simulator {
         if imbalance == 0 {
             return None;
         }
-        let src = self
-            .group_cpus(bgid)
-            // migrate_task: any rq with tasks (its running one may need active balance);
-            // migrate_load: one with a queued task to detach.
-            .filter(|&c| c != cpu && if by_tasks { self.rqs[c].nr_running > 0 } else { !self.rqs[c].queue.is_empty() })
+        // migrate_task: any rq with tasks (its running one may need active balance);
+        // migrate_load: one with a queued task to detach (walk only those, from the mask
+        // kept with the queues).
+        let group = self.load_sums.group(bgid).mask;
+        let candidates = if by_tasks { group } else { group.and(&self.queue_index.nonempty) };
+        let src = candidates
+            .iter()
+            .filter(|&c| c != cpu && (!by_tasks || self.rqs[c].nr_running > 0))
             .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.cpu_load_avg(c) * 1024 / self.capacity(c) })?;
         Some(Plan { src, imbalance, by_tasks, misfit: false })
     }
@@ -424,6 +427,10 @@ impl Simulator {
     /// sched_balance_newidle(): a CPU about to idle tries to pull work; true if it did.
     pub(crate) fn sched_balance_newidle(&mut self, cpu: CpuId) -> bool {
         self.rqs[cpu].stats.newidle_attempts += 1;
+        // shared_runq v2/v3 pull first, before idle_stamp and every gate.
+        if self.srq_newidle_top(cpu) {
+            return true;
+        }
         self.mark_idle_stamp(cpu);
         self.update_blocked_averages(cpu);
         let domains = self.m.domains[cpu].len();
@@ -431,19 +438,32 @@ impl Simulator {
             return false;
         }
         let avg_idle = self.rqs[cpu].avg_idle;
+        // rd->overload: some CPU has more than one task, or a misfit.
+        if self.nr_overloaded == 0 && self.nr_misfit == 0 {
+            self.rqs[cpu].stats.newidle_skips += 1;
+            return false;
+        }
+        // shared_runq v4 pulls once rd->overload is set, ignoring avg_idle.
+        if self.srq_newidle_overloaded(cpu) {
+            self.rqs[cpu].idle_stamp = 0;
+            return true;
+        }
         let gate = if self.feat.has(Feature::NEWIDLE_SD_COST_GATE) {
-            self.rqs[cpu].sd[0].max_newidle_lb_cost
+            self.srq_gate_level(cpu).map_or(0, |l| self.rqs[cpu].sd[l].max_newidle_lb_cost)
         } else {
             self.k.tunables.sched_migration_cost_ns
         };
-        // rd->overload: some CPU has more than one task, or a misfit.
-        if (self.nr_overloaded == 0 && self.nr_misfit == 0) || avg_idle < gate {
+        if avg_idle < gate {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }
         let mut curr_cost: Ns = 0;
         let mut pulled = 0;
         for level in 0..domains {
+            if self.srq_skips_level(cpu, level) {
+                self.counters.newidle_domain_skips += 1;
+                continue;
+            }
             self.decay_newidle_cost(cpu, level);
             if avg_idle < curr_cost + self.rqs[cpu].sd[level].max_newidle_lb_cost {
                 break;
@@ -451,7 +471,16 @@ impl Simulator {
             if !self.m.domains[cpu][level].flags.has(SdFlags::BALANCE_NEWIDLE) {
                 continue;
             }
+            let Some(weight) = self.ni_random_gate(cpu, level) else { continue };
             let (moved, cost) = self.load_balance(cpu, level, IdleType::NewlyIdle);
+            if self.m.domains[cpu][level].flags.has(SdFlags::SHARE_LLC) {
+                self.counters.newidle_lb_llc += 1;
+            } else {
+                self.counters.newidle_lb_above_llc += 1;
+            }
+            if cost > 0 && self.feat.has(Feature::NI_RANDOM) {
+                self.update_newidle_stats(cpu, level, weight * (moved > 0) as u32);
+            }
             let st = &mut self.rqs[cpu].sd[level];
             if cost > st.max_newidle_lb_cost {
                 st.max_newidle_lb_cost = cost;
@@ -474,6 +503,39 @@ impl Simulator {
             }
         }
         pulled > 0
+    }
+
+    /// NI_RANDOM: throw a 1024-sided die and balance this domain only below 1 + its
+    /// success ratio; returns the success weight (1024 / (1 + ratio), rounded), or None
+    /// when the domain is skipped (recorded as a failure). Without NI_RANDOM: weight 1.
+    fn ni_random_gate(&mut self, cpu: CpuId, level: usize) -> Option<u32> {
+        if !self.feat.has(Feature::NI_RANDOM) {
+            return Some(1);
+        }
+        if self.sched_rng.is_empty() {
+            let seed = self.seed;
+            self.sched_rng = (0..self.m.nr_cpus()).map(|c| crate::engine::rng::Stream::new(seed, &format!("sched_rng:{c}"))).collect();
+        }
+        let d1k = self.sched_rng[cpu].below(1024) as u32;
+        let weight = 1 + self.rqs[cpu].sd[level].newidle_ratio;
+        if d1k > weight {
+            self.update_newidle_stats(cpu, level, 0);
+            self.counters.newidle_random_skips += 1;
+            return None;
+        }
+        Some((1024 + weight / 2) / weight)
+    }
+
+    /// update_newidle_stats(): the success ratio over the last ~1024 attempts.
+    fn update_newidle_stats(&mut self, cpu: CpuId, level: usize, success: u32) {
+        let st = &mut self.rqs[cpu].sd[level];
+        st.newidle_call += 1;
+        st.newidle_success += success;
+        if st.newidle_call >= 1024 {
+            st.newidle_ratio = st.newidle_success;
+            st.newidle_call /= 2;
+            st.newidle_success /= 2;
+        }
     }
 
     /// update_newidle_cost()'s decay: max_newidle_lb_cost loses 1% per second.

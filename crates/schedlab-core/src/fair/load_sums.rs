@@ -18,6 +18,8 @@ use crate::topology::Machine;
 pub struct GroupSums {
     /// CPUs of the group.
     pub cpus: Vec<CpuId>,
+    /// The same CPUs as a mask.
+    pub mask: crate::cpumask::CpuMask,
     /// Runnable tasks on its CPUs.
     pub nr_running: usize,
     /// Sum of their weights.
@@ -41,8 +43,9 @@ pub struct GroupSums {
 #[derive(Clone, Debug, Default)]
 pub struct LoadSums {
     groups: Vec<GroupSums>,
-    /// Group ids of each (CPU, level), in the domain's group order.
-    sd_groups: Vec<Vec<Vec<u32>>>,
+    /// Group ids of each (CPU, level), in the domain's group order (shared, as the
+    /// domains share their group lists).
+    sd_groups: Vec<Vec<std::sync::Arc<[u32]>>>,
     /// Groups each CPU belongs to (one per level at most, deduplicated).
     cpu_groups: Vec<Vec<u32>>,
     cpu_nr_running: Vec<u32>,
@@ -64,12 +67,15 @@ impl LoadSums {
         let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
         let mut groups: Vec<GroupSums> = Vec::new();
         let mut cpu_groups = vec![Vec::new(); m.nr_cpus()];
+        let mut by_list: std::collections::HashMap<*const crate::cpumask::CpuMask, std::sync::Arc<[u32]>> =
+            Default::default();
         let sd_groups = m
             .domains
             .iter()
             .map(|doms| {
                 doms.iter()
                     .map(|sd| {
+                        let list = by_list.entry(sd.groups.as_ptr()).or_insert_with(|| {
                         sd.groups
                             .iter()
                             .map(|g| {
@@ -84,12 +90,15 @@ impl LoadSums {
                                         weight: cpus.len(),
                                         capacity: cpus.iter().map(|&c| m.cpus[c].capacity as u64).sum(),
                                         cpus,
+                                        mask: *g,
                                         ..Default::default()
                                     });
                                     id
                                 })
                             })
                             .collect()
+                        });
+                        list.clone()
                     })
                     .collect()
             })

@@ -48,6 +48,8 @@ pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
 pub(crate) struct QueueIndex {
     pos: Vec<u32>,
     pub(crate) timeline: timeline::Timeline,
+    /// CPUs with at least one queued task (what find_busiest_queue can pull from).
+    pub(crate) nonempty: crate::cpumask::CpuMask,
 }
 
 impl Simulator {
@@ -65,6 +67,8 @@ impl Simulator {
         }
         ix.pos[p] = q.tasks.len() as u32;
         q.tasks.push(p);
+        ix.nonempty.set(cpu);
+        self.srq_enqueue_entity(cpu, p);
     }
 
     /// Takes `p` off `cpu`'s list; the list's last task fills its place.
@@ -77,6 +81,10 @@ impl Simulator {
         if let Some(&moved) = q.tasks.get(i) {
             ix.pos[moved] = i as u32;
         }
+        if q.tasks.is_empty() {
+            ix.nonempty.clear(cpu);
+        }
+        self.swq_remove(p);
     }
 
     /// __enqueue_entity(): `e` joins its cfs_rq's tree.

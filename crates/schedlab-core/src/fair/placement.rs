@@ -255,26 +255,36 @@ impl Simulator {
             }
             let pct = sd.imbalance_pct as u64;
             let local = sd.groups[sd.local_group];
-            let score = |s: &Self, g: &CpuMask| -> (u64, u64) {
-                let cpus = g.and(&allowed);
-                let n = cpus.weight().max(1) as u64;
-                let idle = cpus.iter().filter(|&c| s.rqs[c].is_idle()).count() as u64;
-                let running: u64 = cpus.iter().map(|c| s.rqs[c].nr_running as u64).sum();
-                // Fewer runnable tasks per CPU first, then more idle CPUs.
+            let gids = self.load_sums.sd_groups(cpu, level);
+            // Fewer runnable tasks per CPU first, then more idle CPUs. A group the task
+            // may wholly use is scored from the sums kept for load balance (the kernel
+            // adds up its CPUs: the same figures).
+            let score = |s: &Self, i: usize| -> (u64, u64) {
+                let g = &sd.groups[i];
+                let (n, idle, running) = if g.is_subset(&allowed) {
+                    let sums = s.load_sums.group(gids[i]);
+                    (sums.weight as u64, sums.idle_cpus as u64, sums.nr_running as u64)
+                } else {
+                    let cpus = g.and(&allowed);
+                    let idle = cpus.iter().filter(|&c| s.rqs[c].is_idle()).count() as u64;
+                    let running: u64 = cpus.iter().map(|c| s.rqs[c].nr_running as u64).sum();
+                    (cpus.weight() as u64, idle, running)
+                };
+                let n = n.max(1);
                 (running * 1024 / n, n - idle)
             };
-            let mut best = (local, score(self, &local));
-            for g in &sd.groups {
-                if g.and(&allowed).is_empty() {
+            let local_score = score(self, sd.local_group);
+            let mut best = (local, local_score);
+            for (i, g) in sd.groups.iter().enumerate() {
+                if !g.intersects(&allowed) {
                     continue;
                 }
-                let s = score(self, g);
+                let s = score(self, i);
                 if s < best.1 {
                     best = (*g, s);
                 }
             }
             // Stay local unless the idlest group is clearly (imbalance_pct) less loaded.
-            let local_score = score(self, &local);
             if best.0 != local && local_score.0 * 100 <= best.1 .0 * pct && local_score.0 != 0 {
                 best.0 = local;
             }

@@ -25,10 +25,9 @@
 //! to that task, which frees it at its next switch.
 //!
 //! Simplifications, each deliberate:
-//! - The remote `rq->clock` the scan compares against is the simulated `now`. The
-//!   kernel reads the remote runqueue's clock, which on a NOHZ-idle CPU is refreshed
-//!   only by that CPU's wakeups and by the nohz idle balance / blocked-load updates;
-//!   the difference only delays a reclaim the simulator makes on time.
+//! - The remote `rq->clock` the scan compares against is the caller's (the engine passes
+//!   each CPU's clock as of its last schedule() or tick: a NOHZ-idle CPU's clock stands
+//!   still, so its slot ages only once something updates its clock).
 //! - jiffies are `now / TICK_NSEC` (the engine's tick grid).
 //! - execve (sched_mm_cid_before/after_execve) and the ~6.15 shrinking of
 //!   `max_nr_cid` are not modeled. mm_users counts threads only.
@@ -477,8 +476,9 @@ impl MmCidState {
         true
     }
 
-    /// Runs the queued compaction work of `tid` (task_mm_cid_work, on return to user).
-    pub fn run_scan_work(&mut self, tid: Tid, now: Ns) -> ScanReport {
+    /// Runs the queued compaction work of `tid` (task_mm_cid_work, on return to user);
+    /// `rq_clock(cpu)` is each CPU's rq->clock as the scan reads it (racy, remote).
+    pub fn run_scan_work(&mut self, tid: Tid, now: Ns, rq_clock: &dyn Fn(CpuId) -> Ns) -> ScanReport {
         let j = self.jiffies(now);
         let delay = self.scan_delay_jiffies;
         let Some(t) = self.threads.get_mut(tid).and_then(Option::as_mut) else { return ScanReport::default() };
@@ -499,11 +499,12 @@ impl MmCidState {
         let mut released = 0;
         // sched_mm_cid_remote_clear_old: free slots not used for 100 ms.
         for cpu in 0..self.nr_cpus {
+            let clock = rq_clock(cpu);
             if self.curr_uses_mm(cpu, mm) {
-                self.mms[mm].pcpu[cpu].time = now;
+                self.mms[mm].pcpu[cpu].time = clock;
                 continue;
             }
-            if now < self.mms[mm].pcpu[cpu].time + SCHED_MM_CID_PERIOD_NS {
+            if clock < self.mms[mm].pcpu[cpu].time + SCHED_MM_CID_PERIOD_NS {
                 continue;
             }
             released += self.remote_clear(mm, cpu) as usize;

@@ -18,12 +18,33 @@
 //!               DRAM
 //! ```
 //!
-//! A touch from CPU `c` pays, for each of the area's cache lines, the latency of the
-//! place the line is in as seen from `c` (cost table, by sharing distance): own core's
-//! L1/L2, SMT sibling, same L3 (peer L2 or the L3 itself), another L3 of the socket,
-//! the other socket, DRAM. The lines then move to `c`'s core (a write invalidates
-//! every other copy). Pass time = base + Σ lines × (latency − own-core latency) /
-//! miss parallelism, the cost table's refill rule ([`crate::cost::CostTable::refill_ns`]).
+//! A pass increments every byte: a load and a store per 16-byte vector, so each line must
+//! end up *owned* (Modified) by `c`'s core. What that costs depends on where the line is:
+//!
+//! ```text
+//!  place of the line                  what the RMW needs           overlap
+//!  own core (L1/L2), SMT sibling      nothing                      -
+//!  own LLC, no core holding it        L3 hit, exclusive            stream prefetch
+//!  DRAM (the page's NUMA node)        memory read, exclusive       stream prefetch
+//!  another core's L1/L2 (same LLC),   ownership transfer from the  the store queue's
+//!  another LLC, the other socket      holder (a core-to-core       ownership requests
+//!                                     "bounce", the cost table)    in flight
+//! ```
+//!
+//! Stream prefetchers run ahead on reads of lines nobody else owns, but stop at 4 KiB
+//! page boundaries: the first lines of each page are demand misses, the rest overlap up
+//! to the machine's `miss_parallelism`. Lines another cache holds dirty must change
+//! owner before the store to them can commit; stores commit in order from a 64-entry
+//! store queue (Zen 4: Chips and Cheese, "AMD's Zen 4, Part 2: Memory Subsystem"), so
+//! the transfers overlap at most `rfo_parallelism` deep: estimate 1 (no published store
+//! prefetch for Zen; the issue's own reading of the seed's table: about one unoverlapped
+//! remote latency per line), a knob (the cost table's `rfo_parallelism`).
+//!
+//! Areas come from a librseq `rseq_mempool` with default attributes: COW_INIT, each
+//! per-CPU slot a private copy-on-write mapping of a memfd that holds the initial values.
+//! The first write to each 4 KiB page of a slot takes a copy-on-write fault (the engine
+//! prices it: fault path, page copy, and the flush of the read-only PTE), and the copy
+//! lands on the writer's NUMA node: later misses to DRAM read it there (local or remote).
 //!
 //! Sources for the residency rules:
 //! - Deep core C-states flush the core's private caches: AMD, "Processor Programming
@@ -37,10 +58,22 @@
 //!   Intel server LLCs since Skylake-SP likewise receive L2 victims.
 //! - Capacities (L2 per core, LLC per domain) come from the machine's cost table.
 //!
-//! What is not modeled: partial residency inside an area, prefetchers, coherence
-//! directory effects, the first-touch page fault of a never-written area (it is
-//! charged as DRAM), and background OS activity on an otherwise idle machine (report
-//! it with [`CidCache::note_other_work`] if the engine models it).
+//! Prefetch and transfer latencies:
+//! - Stream prefetchers do not cross 4 KiB pages: Intel 64 and IA-32 Optimization
+//!   Reference Manual ("the streamer ... within a 4K page"); AMD's Family 19h Software
+//!   Optimization Guide describes its stream prefetchers on physical addresses, which
+//!   pages bound. `prefetch_restart_lines` (2, estimate) demand misses per page.
+//! - Ownership transfers: the cost table's core-to-core latencies by distance (its
+//!   sources in `topology/preset_costs.rs`), which include the directory (probe filter)
+//!   lookup on the way; an L3 hit is priced as the same-LLC transfer (an estimate from
+//!   above: Zen 4's L3 load-to-use is about 50 cycles, below the 23 ns bounce).
+//! - DRAM on another node: the local `dram_ns` plus the socket crossing
+//!   (`other_package_ns` - `same_package_ns`), an estimate.
+//!
+//! What is not modeled: partial residency inside an area, the hardware's exact MOESI
+//! states (a line read Shared then upgraded pays two transfers on some parts; priced as
+//! one), and background OS activity on an otherwise idle machine (report it with
+//! [`CidCache::note_other_work`] if the engine models it).
 
 use std::collections::BTreeMap;
 
@@ -79,8 +112,14 @@ pub struct CacheParams {
     pub cycles_per_vector: f64,
     /// Fixed cost of one pass outside the loop (reading the clock twice), ns.
     pub pass_overhead_ns: f64,
-    /// Cache misses a core keeps in flight.
+    /// Cache misses a core keeps in flight for a prefetched stream.
     pub miss_parallelism: f64,
+    /// Ownership transfers of lines held by other caches in flight at once.
+    pub rfo_parallelism: f64,
+    /// Lines at the start of each 4 KiB page fetched before the prefetcher runs ahead.
+    pub prefetch_restart_lines: u64,
+    /// Page size, bytes (copy-on-write and prefetch granularity).
+    pub page_bytes: u64,
 }
 
 impl CacheParams {
@@ -108,6 +147,10 @@ impl CacheParams {
             cycles_per_vector: 1.0,
             pass_overhead_ns: 40.0,
             miss_parallelism: machine.cost.miss_parallelism,
+            rfo_parallelism: machine.cost.rfo_parallelism,
+            // estimate, see the module header.
+            prefetch_restart_lines: 2,
+            page_bytes: 4096,
         }
     }
 }
@@ -115,10 +158,16 @@ impl CacheParams {
 /// Cost of one touch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PassCost {
-    /// Time of the pass, ns.
+    /// Time of the pass without copy-on-write faults, ns (`instr_ns` + `miss_ns`).
     pub ns: Ns,
+    /// The instructions' part: the loop with every line in L1, and the clock reads.
+    pub instr_ns: Ns,
+    /// The memory part: lines fetched or transferred from elsewhere.
+    pub miss_ns: Ns,
     /// Lines fetched from each place, indexed as [`PLACES`].
     pub lines_by_distance: [u64; 6],
+    /// Pages written for the first time (a copy-on-write fault each, priced by the caller).
+    pub cow_faults: u32,
 }
 
 /// Where an area is at some moment.
@@ -142,6 +191,8 @@ struct Lru {
     last_active: Ns,
     /// Last time the cache lost its contents to a power-down state.
     power_down: Option<Ns>,
+    /// LLC only: (every core powered down since, contents lost at), unless used between.
+    llc_down: Option<(Ns, Ns)>,
 }
 
 impl Lru {
@@ -176,6 +227,7 @@ impl Lru {
     /// than the threshold.
     fn flushed_by(&self, idle: Option<Ns>, now: Ns) -> bool {
         self.power_down.is_some_and(|t| t > self.last_active && t <= now)
+            || self.llc_down.is_some_and(|(from, at)| self.last_active <= from && at <= now)
             || idle.is_some_and(|f| now >= self.last_active.saturating_add(f))
     }
 }
@@ -185,6 +237,8 @@ struct Area {
     writer: CpuId,
     private_seq: Option<u64>,
     llc_seq: Option<u64>,
+    /// NUMA node of each page once written (copy-on-write), None before.
+    page_node: Vec<Option<usize>>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -192,6 +246,7 @@ struct CpuInfo {
     core: usize,
     llc: usize,
     socket: usize,
+    node: usize,
     freq_mhz: u32,
 }
 
@@ -201,6 +256,7 @@ pub struct CidCache {
     params: CacheParams,
     cpus: Vec<CpuInfo>,
     llc_socket: Vec<usize>,
+    node_socket: Vec<usize>,
     lat: CachelineCosts,
     cores: Vec<Lru>,
     llcs: Vec<Lru>,
@@ -213,13 +269,15 @@ impl CidCache {
         let cpus: Vec<CpuInfo> = machine
             .cpus
             .iter()
-            .map(|c| CpuInfo { core: c.core, llc: c.llc, socket: c.socket, freq_mhz: c.freq_mhz.max(1) })
+            .map(|c| CpuInfo { core: c.core, llc: c.llc, socket: c.socket, node: c.node, freq_mhz: c.freq_mhz.max(1) })
             .collect();
         let nr_cores = cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let nr_llcs = cpus.iter().map(|c| c.llc + 1).max().unwrap_or(0);
         let mut llc_socket = vec![0; nr_llcs];
+        let mut node_socket = vec![0; cpus.iter().map(|c| c.node + 1).max().unwrap_or(0)];
         for c in &cpus {
             llc_socket[c.llc] = c.socket;
+            node_socket[c.node] = c.socket;
         }
         let lru = |cap| Lru { cap, ..Lru::default() };
         CidCache {
@@ -228,6 +286,7 @@ impl CidCache {
             params,
             cpus,
             llc_socket,
+            node_socket,
             lat: machine.cost.cacheline.clone(),
             areas: BTreeMap::new(),
         }
@@ -340,27 +399,87 @@ impl CidCache {
         self.cores[core].power_down = Some(at);
     }
 
-    /// The LLC of `cpu` lost its contents to a power-down state at `at`.
-    pub fn llc_power_down(&mut self, cpu: CpuId, at: Ns) {
+    /// Every core of `cpu`'s LLC is powered down from `at`: unless one of them touches
+    /// data again within `delay`, the LLC loses its contents at `at + delay`.
+    pub fn llc_power_down(&mut self, cpu: CpuId, at: Ns, delay: Ns) {
         let llc = self.cpus[cpu].llc;
-        self.llcs[llc].power_down = Some(at);
+        self.llcs[llc].llc_down = Some((at, at + delay));
+    }
+
+    /// Memory time of `lines` lines at place `place` (index into [`PLACES`]) for `cpu`;
+    /// `owned` when another cache holds them dirty (an ownership transfer each), `node`
+    /// the NUMA node of their page (DRAM only). See the module header.
+    fn lines_ns(&self, cpu: CpuId, place: usize, owned: bool, lines: u64, node: Option<usize>) -> f64 {
+        let p = &self.params;
+        if place <= 1 {
+            return 0.0;
+        }
+        if owned {
+            return lines as f64 * self.latency(place) / p.rfo_parallelism.max(1.0);
+        }
+        // Exclusive to us: an L3 hit or a DRAM read, streamed by the prefetcher after its
+        // restart at the page boundary.
+        let lat = if place == 5 { self.dram_ns(cpu, node) } else { self.latency(place) };
+        let first = lines.min(p.prefetch_restart_lines);
+        first as f64 * lat + (lines - first) as f64 * lat / p.miss_parallelism.max(1.0)
+    }
+
+    /// DRAM latency from `cpu` to memory on `node` (local, or across the socket link).
+    fn dram_ns(&self, cpu: CpuId, node: Option<usize>) -> f64 {
+        let me = self.cpus[cpu];
+        match node {
+            Some(n) if self.node_socket.get(n).is_some_and(|&s| s != me.socket) => {
+                self.lat.dram_ns + (self.lat.other_package_ns - self.lat.same_package_ns).max(0.0)
+            }
+            _ => self.lat.dram_ns,
+        }
     }
 
     /// `cpu` reads and writes every byte of area `key` (`bytes` long) at `now`.
     /// Returns the pass's cost; afterwards the area lives in `cpu`'s core.
     pub fn touch(&mut self, key: AreaKey, cpu: CpuId, bytes: u64, now: Ns) -> PassCost {
         let lines = bytes.div_ceil(LINE_BYTES);
+        let page_lines = (self.params.page_bytes / LINE_BYTES).max(1);
+        let nr_pages = lines.div_ceil(page_lines) as usize;
         if let Some(a) = self.areas.get(&key) {
             let w = a.writer;
             self.settle(w, now);
         }
         self.settle(cpu, now);
-        let place = self.place_index(self.residency(key, now), cpu);
+        let residency = self.residency(key, now);
+        let place = self.place_index(residency, cpu);
+        // Held dirty by another core's private cache or another LLC: the RMW must take
+        // ownership; in our own LLC (no core holding it) or in memory it is ours alone.
+        let owned = match residency {
+            Residency::Private(_) => place >= 2,
+            Residency::Llc(l) => l != self.cpus[cpu].llc,
+            Residency::Memory => false,
+        };
+        let me = self.cpus[cpu];
+        let mut page_node = self.areas.get(&key).map(|a| a.page_node.clone()).unwrap_or_default();
+        page_node.resize(nr_pages, None);
         let mut lines_by_distance = [0u64; 6];
-        lines_by_distance[place] = lines;
-        let extra = (self.latency(place) - self.lat.same_core_ns).max(0.0);
-        let ns = self.base_pass_ns(cpu, bytes) + lines as f64 * extra / self.params.miss_parallelism.max(1.0);
-        let ns = ns.round() as Ns;
+        let mut miss = 0.0;
+        let mut cow_faults = 0;
+        for (i, node) in page_node.iter_mut().enumerate() {
+            let n = (lines - i as u64 * page_lines).min(page_lines);
+            match *node {
+                None => {
+                    // First write: the copy-on-write fault copies the page into this
+                    // core's caches, on this CPU's node.
+                    cow_faults += 1;
+                    *node = Some(me.node);
+                    lines_by_distance[0] += n;
+                }
+                Some(home) => {
+                    lines_by_distance[place] += n;
+                    miss += self.lines_ns(cpu, place, owned, n, Some(home));
+                }
+            }
+        }
+        let instr = self.base_pass_ns(cpu, bytes).round() as Ns;
+        let miss_ns = miss.round() as Ns;
+        let ns = instr + miss_ns;
         // The write invalidates every other copy: leave the old core and LLC.
         if let Some(a) = self.areas.get(&key) {
             let old = self.cpus[a.writer];
@@ -372,12 +491,12 @@ impl CidCache {
                 self.llcs[old.llc].remove(s);
             }
         }
-        self.areas.insert(key, Area { writer: cpu, private_seq: None, llc_seq: None });
+        self.areas.insert(key, Area { writer: cpu, private_seq: None, llc_seq: None, page_node });
         let (ps, ls) = self.install(Some(key), cpu, bytes, now + ns);
         let a = self.areas.get_mut(&key).expect("just inserted");
         a.private_seq = Some(ps);
         a.llc_seq = Some(ls);
-        PassCost { ns, lines_by_distance }
+        PassCost { ns, instr_ns: instr, miss_ns, lines_by_distance, cow_faults }
     }
 
     /// Another task ran on `cpu` until `now` and brought `bytes` of its own data into

@@ -59,7 +59,9 @@ pub fn free_batch_flush_in(v: KernelVersion) -> bool {
 pub enum DeferPolicy {
     /// Never defer: every unmap flushes synchronously (ptep_clear_flush).
     Never,
-    /// arm64 6.5+: always; x86: iff some CPU other than this one is in mm_cpumask.
+    /// arm64 6.5+: always, except with the REPEAT_TLBI workaround (the seed's v3 patch had
+    /// no such check; its kernel predates the workaround); x86: iff some CPU other than
+    /// this one is in mm_cpumask.
     Always,
     /// The seed review's thresholds: defer iff num_online_cpus() >= n (and the x86 rule on
     /// x86). v6 enabled batching at >= 8 CPUs: `CpuThreshold(8)`; v4 disabled it at <= 4
@@ -75,6 +77,10 @@ pub enum ReclaimPath {
     /// kswapd / direct reclaim from the LRU, SWAP_CLUSTER_MAX folios per shrink call; no
     /// user mm is loaded on the reclaiming CPU.
     Kswapd,
+    /// A process writing memory.reclaim (cgroup v2, 5.19+: try_to_free_mem_cgroup_pages):
+    /// the same LRU batches, every mapping unmapped, with `mappers[0]`'s mm loaded on the
+    /// reclaiming CPU.
+    MemcgReclaim,
 }
 
 /// Compressor zram uses for pages that are not same-filled.
@@ -126,8 +132,8 @@ pub struct ReclaimCosts {
     pub shrink_folio_cycles: f64,
     /// rmap_walk setup (i_mmap lock, interval-tree lookup) per mapped folio.
     pub rmap_walk_cycles: f64,
-    /// try_to_unmap_one per mapping, without the flush (page_vma_mapped_walk, PTL,
-    /// ptep_get_and_clear, mapcount, counters, mmu notifiers).
+    /// try_to_unmap_one per mapping, without the PTE exchange and the flush
+    /// (page_vma_mapped_walk, PTL, mapcount, counters, mmu notifiers).
     pub unmap_one_cycles: f64,
     /// shmem_writeout: swap slot (per-CPU cache), add_to_swap_cache, shmem xarray update.
     pub swap_alloc_cycles: f64,
@@ -303,6 +309,12 @@ impl ReclaimModel {
         }
     }
 
+    /// Sets the kernel's TLBI sequence (KPTI, the REPEAT_TLBI workaround).
+    pub fn with_kernel(mut self, kpti: bool, repeat_tlbi: bool) -> Self {
+        self.tlb = self.tlb.with_kernel(kpti, repeat_tlbi);
+        self
+    }
+
     /// Sets the reclaim path.
     pub fn with_path(mut self, path: ReclaimPath) -> Self {
         self.path = path;
@@ -337,7 +349,8 @@ impl ReclaimModel {
             return false;
         }
         let arch_rule = match self.arch {
-            Arch::Arm64 => true,
+            // 6.5: no deferral where TLBIs must be repeated (each TLBI already pays a DSB).
+            Arch::Arm64 => !self.tlb.repeat_tlbi,
             Arch::X86_64 => m.mm_cpumask.iter().any(|c| c != cpu),
         };
         match self.policy {
@@ -351,7 +364,7 @@ impl ReclaimModel {
     pub fn shrink_batches(&self, pages: u64) -> Vec<u64> {
         let unit = match self.path {
             ReclaimPath::MadvPageout => PTRS_PER_PMD,
-            ReclaimPath::Kswapd => SWAP_CLUSTER_MAX,
+            ReclaimPath::Kswapd | ReclaimPath::MemcgReclaim => SWAP_CLUSTER_MAX,
         };
         let mut v = Vec::new();
         let mut left = pages;
@@ -388,30 +401,34 @@ impl ReclaimModel {
         ) + c.page_llc_refill_ns.round() as Ns;
         let rmap = if mappers.is_empty() { 0 } else { self.ns(self_cpu, c.rmap_walk_cycles) };
         let unmap_one = self.ns(self_cpu, c.unmap_one_cycles);
-        // Precomputed flush costs (the same for every page).
+        // Precomputed: the synchronous flush is the same for every page.
         let arm_sync = self.tlb.arm64_flush_page_ns(self_cpu, idle);
-        let arm_post = self.tlb.tlbi_post_ns(self_cpu)
-            + self.tlb.dvm_op_fanout_ns(self_cpu, idle).saturating_sub(unmap_one);
-        let arm_wait = self.tlb.arm64_batch_flush_ns(self_cpu, idle);
         let defer: Vec<bool> = mappers.iter().map(|m| self.should_defer(self_cpu, m)).collect();
 
         let mut st = Batch::default();
+        // Time since the last deferred TLBI was posted (what an arm64 DSB may still wait for).
+        let mut since_post: Ns = Ns::MAX / 4;
         for size in self.shrink_batches(pages) {
             r.r.shrink_calls += 1;
             let mut freed = 0;
             for _ in 0..size {
-                cpu_ns += per_folio + rmap;
+                // Isolation and the rmap walk; the folio's pageout comes after its unmap.
+                cpu_ns += rmap;
+                since_post += rmap;
                 let mut mapcount = mappers.len();
                 for (i, m) in mappers.iter().enumerate() {
                     cpu_ns += unmap_one;
+                    since_post += unmap_one;
                     mapcount -= 1;
                     r.r.ptes_cleared += 1;
-                    let loaded = self.path == ReclaimPath::MadvPageout && i == 0;
+                    let loaded = self.path != ReclaimPath::Kswapd && i == 0;
                     if defer[i] {
+                        // ptep_get_and_clear (part of the unmap) + set_tlb_ubc_flush_pending.
                         let t = match self.arch {
-                            Arch::Arm64 => arm_post,
-                            Arch::X86_64 => self.tlb.batch_add_ns(self_cpu),
+                            Arch::Arm64 => self.tlb.pte_xchg_ns(self_cpu) + self.tlb.tlbi_post_batched_ns(self_cpu, idle, since_post),
+                            Arch::X86_64 => self.tlb.pte_xchg_ns(self_cpu) + self.tlb.batch_add_ns(self_cpu),
                         };
+                        since_post = 0;
                         st.pending = true;
                         st.writable |= m.pte_dirty;
                         st.mask = st.mask.or(&m.mm_cpumask);
@@ -422,24 +439,29 @@ impl ReclaimModel {
                         let t = self.flush_page(self_cpu, m, loaded, idle, arm_sync, &mut r);
                         r.r.flush_ns += t;
                         cpu_ns += t;
+                        since_post += t;
                     }
                 }
                 if mapcount > 0 {
                     r.r.still_mapped += 1;
+                    cpu_ns += per_folio;
+                    since_post += per_folio;
                     continue;
                 }
                 // The folio is dirty: pageout follows, after try_to_unmap_flush_dirty.
                 if st.writable {
-                    cpu_ns += self.flush_batch(self_cpu, idle, arm_wait, &mut st, &mut r);
+                    cpu_ns += self.flush_batch(self_cpu, idle, since_post, &mut st, &mut r);
                 }
+                cpu_ns += per_folio;
+                since_post += per_folio;
                 r.r.pages_unmapped += 1;
                 freed += 1;
                 if self.free_batch_flush && freed == FREE_BATCH {
                     freed = 0;
-                    cpu_ns += self.flush_batch(self_cpu, idle, arm_wait, &mut st, &mut r);
+                    cpu_ns += self.flush_batch(self_cpu, idle, since_post, &mut st, &mut r);
                 }
             }
-            cpu_ns += self.flush_batch(self_cpu, idle, arm_wait, &mut st, &mut r);
+            cpu_ns += self.flush_batch(self_cpu, idle, since_post, &mut st, &mut r);
         }
         r.r.cpu_ns = cpu_ns;
         r.r.remote_ns = r.remote.into_iter().collect();
@@ -451,11 +473,11 @@ impl ReclaimModel {
     fn flush_page(&self, cpu: CpuId, m: &Mapper, loaded: bool, idle: &IdleCpus, arm_sync: Ns, r: &mut Tally) -> Ns {
         match self.arch {
             Arch::Arm64 => {
-                r.r.completion_waits += 1;
+                r.r.completion_waits += 1 + if self.tlb.repeat_tlbi { self.tlb.tlbis_per_page as u64 } else { 0 };
                 arm_sync
             }
             Arch::X86_64 => {
-                let local = if loaded { self.tlb.invlpg_ns(cpu) } else { 0 };
+                let local = self.tlb.pte_xchg_ns(cpu) + if loaded { self.tlb.invlpg_ns(cpu) } else { 0 };
                 let targets = self.tlb.ipi_targets(cpu, &m.mm_cpumask, idle);
                 if targets.is_empty() {
                     return local;
@@ -468,7 +490,7 @@ impl ReclaimModel {
     }
 
     /// try_to_unmap_flush: complete every deferred flush (nothing if none is pending).
-    fn flush_batch(&self, cpu: CpuId, idle: &IdleCpus, arm_wait: Ns, st: &mut Batch, r: &mut Tally) -> Ns {
+    fn flush_batch(&self, cpu: CpuId, idle: &IdleCpus, since_post: Ns, st: &mut Batch, r: &mut Tally) -> Ns {
         if !st.pending {
             return 0;
         }
@@ -476,7 +498,7 @@ impl ReclaimModel {
         let t = match self.arch {
             Arch::Arm64 => {
                 r.r.completion_waits += 1;
-                arm_wait
+                self.tlb.arm64_batch_flush_ns(cpu, idle, since_post)
             }
             Arch::X86_64 => {
                 let local = if st.loaded || st.mask.test(cpu) { self.tlb.full_flush_ns(cpu) } else { 0 };
@@ -493,6 +515,13 @@ impl ReclaimModel {
         *st = Batch::default();
         r.r.batch_flush_ns += t;
         t
+    }
+
+    /// System time of `pages` minor faults on `cpu` mapping shmem pages already in the page
+    /// cache (fault entry, shmem lookup finding the folio, finish_fault).
+    pub fn map_resident(&self, cpu: CpuId, pages: u64) -> Ns {
+        let c = &self.costs;
+        pages * self.ns(cpu, c.fault_cycles + c.shmem_lookup_cycles + c.map_cycles)
     }
 
     /// System time of `pages` swap-in faults on `cpu` (touching swapped-out shmem pages).

@@ -165,6 +165,7 @@ impl Simulator {
     /// 6.18; from 6.18 they stay); a running one is rescheduled (and throttled at its
     /// put_prev, or at its return to user space). `skip` is handled by the caller.
     fn throttle_subtree(&mut self, top: GroupId, cpu: usize, skip: Option<TaskId>) {
+        self.trace_event(cpu, crate::trace::TraceEvent::CfsThrottle { group: top, throttled: true });
         let victims: Vec<TaskId> = if self.bw_task_mode() {
             Vec::new()
         } else {
@@ -183,6 +184,9 @@ impl Simulator {
     /// A bandwidth hrtimer fired on its CPU: refill/distribute, then unthrottle what got
     /// runtime there and, from 6.2, send a CSD to each other CPU that got some.
     pub(crate) fn bw_timer(&mut self, group: GroupId, slack: bool) {
+        if !slack && self.bw.as_ref().is_some_and(|b| b.period_timer(group) == Some(self.now)) {
+            self.bw_check_window(group);
+        }
         let Some(bw) = &mut self.bw else { return };
         let kind = if slack { BwTimerKind::Slack } else { BwTimerKind::Period };
         let req = BwTimerRequest { group, kind, at: self.now };
@@ -212,9 +216,30 @@ impl Simulator {
         }
     }
 
+    /// The quota invariant, at each refill of a group's pool: since the last refill the
+    /// group (with its subtree) ran at most what the pool held (quota + burst at most)
+    /// plus what each CPU's cfs_rq could hold over (a slice) and overrun before its
+    /// next check (two ticks, an estimate covering resched latency).
+    fn bw_check_window(&mut self, g: GroupId) {
+        let Some(bw) = &self.bw else { return };
+        let spec = bw.spec(g);
+        let Some(quota) = spec.quota_ns else { return };
+        let used = self.groups[g].usage_ns - self.bw_window_start[g];
+        let n = self.m.nr_cpus() as Ns;
+        let bound = quota + spec.burst_ns + n * (bw.slice_ns() + 2 * self.tick_ns);
+        if used > bound && self.bw_violation.is_none() {
+            self.bw_violation = Some(format!(
+                "group {} used {used} ns between pool refills (ending at {} ns): more than quota {quota} + burst {} + {n} CPUs x (slice {} + 2 ticks)",
+                self.groups[g].name, self.now, spec.burst_ns, bw.slice_ns()
+            ));
+        }
+        self.bw_window_start[g] = self.groups[g].usage_ns;
+    }
+
     /// unthrottle_cfs_rq(): the subtree's tasks no longer throttled return to the queue;
     /// an idle CPU is told to reschedule (from `from`, where the unthrottle runs).
     fn unthrottle_subtree(&mut self, level: GroupId, cpu: usize, from: usize) {
+        self.trace_event(cpu, crate::trace::TraceEvent::CfsThrottle { group: level, throttled: false });
         let back: Vec<TaskId> = self.rqs[cpu]
             .throttled
             .iter()

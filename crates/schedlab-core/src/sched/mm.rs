@@ -20,13 +20,14 @@ use crate::mm::tlb::IdleCpus;
 use crate::task::TaskId;
 use crate::time::Ns;
 
-/// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed).
+/// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed), mapped by every
+/// process that touches it (one shmem object, one page cache).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Region {
-    /// Pages resident and mapped.
-    mapped: u64,
-    /// Whether the mapped PTEs are dirty (written since mapped).
-    dirty: bool,
+    /// Pages resident in the shmem page cache (the rest are in swap or never written).
+    resident: u64,
+    /// Per process (mm): pages it has mapped, and whether its PTEs are dirty.
+    maps: BTreeMap<usize, (u64, bool)>,
 }
 
 /// Per-mm state of a run.
@@ -44,6 +45,35 @@ pub(crate) struct MmState {
     pub(crate) counts: BTreeMap<&'static str, u64>,
     /// Recorded touch_area pass times.
     pub(crate) touch_area: LatencyHistogram,
+    /// Each CPU's rq->clock: when it last went through the scheduler or took a tick, or
+    /// (idle) had its blocked load updated by another CPU's NOHZ stats update.
+    pub(crate) rq_clock: Vec<Ns>,
+    /// Per CPU: when it last became busy, and until when its cfs_rq keeps blocked load
+    /// (the PELT sums of the tasks that slept there, decaying to zero).
+    busy_since: Vec<Ns>,
+    blocked_until: Vec<Ns>,
+    /// nohz.next_blocked: the next time an idle entry may update idle CPUs' blocked load.
+    next_blocked: Ns,
+}
+
+/// LOAD_AVG_PERIOD: PELT sums halve every 32 periods of 1024 us; also the minimum
+/// interval between two NOHZ blocked-load updates (nohz.next_blocked).
+const PELT_HALF_LIFE_NS: Ns = 32 * 1024 * 1000;
+
+/// How long a CPU keeps blocked load after a busy stretch of `run` ns: the stretch adds
+/// about run/1024 ns × 1024 to the cfs_rq's util_sum (integer), which halves every
+/// LOAD_AVG_PERIOD and is 0 after log2 of it half-lives (then has_blocked_load clears).
+fn blocked_load_lifetime(run: Ns) -> Ns {
+    let sum = (run as f64 / 1000.0 * 1024.0).max(1.0);
+    (sum.log2().floor() as u64 + 1) * PELT_HALF_LIFE_NS
+}
+
+impl MmState {
+    /// The mm_cid allocator's invariants (no two slots of one mm hold one cid, every
+    /// running thread's cid is its CPU's), if any process uses it.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        self.cid.as_ref().map_or(Ok(()), |c| c.check_invariants())
+    }
 }
 
 impl Simulator {
@@ -59,16 +89,64 @@ impl Simulator {
         self.tasks[p].rseq = true;
     }
 
+    /// update_rq_clock() on `cpu` (its schedule() or tick).
+    pub(crate) fn mm_rq_clock(&mut self, cpu: usize) {
+        if self.mm.rq_clock.len() <= cpu {
+            self.mm.rq_clock.resize(self.m.nr_cpus(), 0);
+        }
+        self.mm.rq_clock[cpu] = self.now;
+    }
+
+    /// The part of NOHZ blocked-load tracking that moves idle CPUs' rq->clock (which the
+    /// mm_cid scan reads): a CPU going idle keeps blocked load for a while
+    /// ([`blocked_load_lifetime`]); a CPU entering idle with nohz.has_blocked set and
+    /// nohz.next_blocked passed updates every idle CPU that still has some
+    /// (nohz_newidle_balance → _nohz_idle_balance(NOHZ_STATS_KICK) →
+    /// update_nohz_stats → update_rq_clock).
+    fn nohz_blocked_load(&mut self, cpu: usize, was_busy: bool, busy: bool) {
+        let nr = self.m.nr_cpus();
+        let now = self.now;
+        let mm = &mut self.mm;
+        if mm.busy_since.len() < nr {
+            mm.busy_since.resize(nr, 0);
+            mm.blocked_until.resize(nr, 0);
+        }
+        if !was_busy && busy {
+            mm.busy_since[cpu] = now;
+        } else if was_busy && !busy {
+            let run = now.saturating_sub(mm.busy_since[cpu]);
+            mm.blocked_until[cpu] = mm.blocked_until[cpu].max(now + blocked_load_lifetime(run));
+            if now >= mm.next_blocked {
+                mm.next_blocked = now + PELT_HALF_LIFE_NS;
+                for c in 0..nr {
+                    if c != cpu && self.rqs[c].curr.is_none() && mm.blocked_until[c] > now {
+                        mm.rq_clock[c] = now;
+                    }
+                }
+            }
+        }
+    }
+
     /// switch_mm_cid() and mm_cpumask bookkeeping at a context switch on `cpu`.
     pub(crate) fn mm_switch(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
+        self.mm_rq_clock(cpu);
+        if self.mm.cid.is_some() {
+            self.nohz_blocked_load(cpu, prev.is_some(), next.is_some());
+        }
         if let Some(cid) = &mut self.mm.cid {
             let p = prev.filter(|&t| self.tasks[t].rseq);
             let n = next.filter(|&t| self.tasks[t].rseq);
             if p.is_some() || n.is_some() {
                 cid.switch_mm_cid(cpu, p, n, self.now);
+                if let (Some(n), Some(tr)) = (n, self.trace.as_mut()) {
+                    let now_cid = cid.cid_of(n);
+                    if tr.cid_changed(n + 1, now_cid) {
+                        tr.record(crate::trace::TraceRecord { ts: self.now, cpu, event: crate::trace::TraceEvent::MmCid { pid: n + 1, cid: now_cid } });
+                    }
+                }
             }
         }
-        if let (Some(n), false) = (next, self.mm.regions.is_empty()) {
+        if let Some(n) = next.filter(|&n| self.tasks[n].rseq || !self.mm.regions.is_empty()) {
             self.mm.mm_cpumask.entry(self.tasks[n].mm).or_default().set(cpu);
         }
     }
@@ -89,7 +167,10 @@ impl Simulator {
         }
         let Some(cid) = &mut self.mm.cid else { return };
         if cid.tick(cpu, c, self.now) {
-            let report = cid.run_scan_work(c, self.now);
+            let (now, nr) = (self.now, self.m.nr_cpus());
+            let clocks = &self.mm.rq_clock;
+            // Each remote rq->clock as that CPU last updated it.
+            let report = cid.run_scan_work(c, now, &|cpu| clocks.get(cpu).copied().filter(|_| cpu < nr).unwrap_or(now));
             if report.ran {
                 *self.mm.counts.entry("cid_scans").or_default() += 1;
                 // The scan reads every possible CPU's per-mm slot: one remote line each.
@@ -108,22 +189,71 @@ impl Simulator {
         }
     }
 
-    /// Increments every byte of the area the task indexes now; returns its pass time.
+    /// Increments every byte of the area the task indexes now; its pass time (and the
+    /// copy-on-write faults of pages written for the first time) become the task's time.
     pub(crate) fn touch_area(&mut self, c: TaskId, cpu: usize, bytes: u64, by_cid: bool, record: bool) {
         let cid = if by_cid { self.mm.cid.as_ref().and_then(|s| s.cid_of(c)) } else { None };
         let index = cid.unwrap_or(cpu as u32);
         // Separate pools for cpu_id- and cid-indexed areas of one process.
         let key = (self.tasks[c].mm * 2 + cid.is_some() as usize, index);
         let m = &self.m;
-        // One idle model for the run: cores lose their private caches when the idle
-        // state the governor picks powers them down (see `cpuidle_power_down`).
         let params = CacheParams::for_machine(m);
         let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, params));
         let cost = cache.touch(key, cpu, bytes, self.now);
-        self.tasks[c].overhead_ns += cost.ns;
+        let cow = self.cow_faults(c, cpu, cost.cow_faults);
+        self.tasks[c].overhead_ns += cost.ns + cow;
+        self.tasks[c].stats.sys_ns += cow;
         if record {
-            self.mm.touch_area.record(cost.ns);
+            self.mm.touch_area.record(cost.ns + cow);
+            *self.mm.counts.entry("touch_area_instr_ns").or_default() += cost.instr_ns;
+            *self.mm.counts.entry("touch_area_miss_ns").or_default() += cost.miss_ns + cow;
+            *self.mm.counts.entry("touch_area_cow_faults").or_default() += cost.cow_faults as u64;
+            const LINES: [&str; 6] = ["touch_area_lines_own_core", "touch_area_lines_smt_sibling", "touch_area_lines_same_llc",
+                "touch_area_lines_other_llc", "touch_area_lines_other_socket", "touch_area_lines_dram"];
+            for (name, n) in LINES.iter().zip(cost.lines_by_distance) {
+                *self.mm.counts.entry(name).or_default() += n;
+            }
         }
+    }
+
+    /// `n` copy-on-write faults of task `c` on `cpu` (do_wp_page → wp_page_copy): fault
+    /// entry and dispatch, a new folio (allocation, memcg charge, rmap), the 4 KiB copy,
+    /// the PTE set, and the flush of the old read-only PTE (ptep_clear_flush: x86 INVLPG
+    /// and an IPI round to the mm's other non-lazy CPUs; arm64 TLBI + DSB). The
+    /// instruction costs are the reclaim model's estimates for the same kernel paths.
+    fn cow_faults(&mut self, c: TaskId, cpu: usize, n: u32) -> Ns {
+        if n == 0 {
+            return 0;
+        }
+        let mask = self.mm.mm_cpumask.get(&self.tasks[c].mm).copied().unwrap_or(CpuMask::single(cpu));
+        let idle = self.idle_cpus(cpu);
+        let model = self.reclaim_model();
+        let k = &model.costs;
+        let path = model.work_ns(cpu, k.fault_cycles + k.swapin_cycles + k.map_cycles + 4096.0 / k.fill_bytes_per_cycle);
+        let tlb = model.tlb.clone();
+        let (flush, stolen) = match tlb.arch {
+            crate::topology::Arch::Arm64 => (tlb.arm64_flush_page_ns(cpu, &idle), Vec::new()),
+            crate::topology::Arch::X86_64 => {
+                let local = tlb.pte_xchg_ns(cpu) + tlb.invlpg_ns(cpu);
+                let targets = tlb.ipi_targets(cpu, &mask, &idle);
+                if targets.is_empty() {
+                    (local, Vec::new())
+                } else {
+                    let round = tlb.ipi_round(cpu, &targets, false, local);
+                    (round.initiator_ns, round.stolen)
+                }
+            }
+        };
+        for _ in 0..n {
+            for (target, ns) in &stolen {
+                self.send_ipi(cpu, *target);
+                if let Some(victim) = self.rqs[*target].curr {
+                    self.tasks[victim].overhead_ns += ns;
+                }
+            }
+        }
+        *self.mm.counts.entry("cow_faults").or_default() += n as u64;
+        n as Ns * (path.round() as Ns + flush)
     }
 
     /// A CPU entered idle state `state` at `at`: if that powers its core down (every
@@ -138,6 +268,19 @@ impl Simulator {
         });
         if core_off {
             cache.core_power_down(cpu, at);
+            // Every core of the LLC powered down: the LLC may be flushed after a while.
+            let flush_us = self.m.cost.cache.llc_flush_after_idle_us;
+            if flush_us > 0.0 {
+                let llc = self.m.cpus[cpu].llc;
+                let all_off = self.m.cpus.iter().enumerate().filter(|(_, p)| p.llc == llc).all(|(s, _)| {
+                    let dev = &self.cpuidle[s];
+                    matches!(dev.phase, crate::cpuidle::IdlePhase::In { state, .. }
+                        if self.m.idle_drivers[dev.driver].states[state].loses_private_caches)
+                });
+                if all_off {
+                    cache.llc_power_down(cpu, at, (flush_us * 1000.0).round() as Ns);
+                }
+            }
         }
     }
 
@@ -148,50 +291,81 @@ impl Simulator {
             None => DeferPolicy::Always,
         };
         let m = &self.m;
+        let kpti = self.k.tunables.kpti.unwrap_or(false);
+        let repeat = self.k.tunables.arm64_repeat_tlbi.unwrap_or_else(|| crate::mm::tlb::repeat_tlbi_needed(m, self.k.version));
         // The regions hold memset-filled pages: zram stores them as same-filled.
-        self.mm.reclaim.get_or_insert_with(|| ReclaimModel::new(m, batch, policy).with_payload(ZramPayload::SameFilled))
+        self.mm.reclaim.get_or_insert_with(|| {
+            ReclaimModel::new(m, batch, policy).with_kernel(kpti, repeat).with_payload(ZramPayload::SameFilled)
+        })
     }
 
-    /// Touches `pages` of a region: absent pages fault in (swap-in), then the loop runs.
+    /// Touches `pages` of a region: pages not in the page cache are swapped in (a fault
+    /// each), pages resident but not mapped by this process are mapped by a minor fault;
+    /// then the loop runs.
     pub(crate) fn touch_pages(&mut self, c: TaskId, cpu: usize, region: usize, pages: u64, write: bool) {
         if self.mm.regions.len() <= region {
             self.mm.regions.resize(region + 1, Region::default());
         }
-        let absent = pages.saturating_sub(self.mm.regions[region].mapped);
+        let mm = self.tasks[c].mm;
+        let r = &self.mm.regions[region];
+        let absent = pages.saturating_sub(r.resident);
+        let mapped = r.maps.get(&mm).map_or(0, |m| m.0);
+        let minor = pages.saturating_sub(mapped).saturating_sub(absent);
         let model = self.reclaim_model();
-        let sys = model.swap_in(cpu, absent);
+        let sys = model.swap_in(cpu, absent) + model.map_resident(cpu, minor);
         let k = &model.costs;
+        let faulted = absent + minor;
         let user = if write {
             model.work_ns(cpu, (pages * 4096) as f64 / k.fill_bytes_per_cycle)
         } else {
-            pages as f64 * model.work_ns(cpu, k.user_touch_cycles) + absent as f64 * k.user_walk_ns
+            pages as f64 * model.work_ns(cpu, k.user_touch_cycles) + faulted as f64 * k.user_walk_ns
         } as Ns;
         let r = &mut self.mm.regions[region];
-        r.mapped = r.mapped.max(pages);
-        r.dirty |= write;
-        self.mm.mm_cpumask.entry(self.tasks[c].mm).or_default().set(cpu);
+        r.resident = r.resident.max(pages);
+        let e = r.maps.entry(mm).or_insert((0, false));
+        e.0 = e.0.max(pages);
+        e.1 |= write;
+        self.mm.mm_cpumask.entry(mm).or_default().set(cpu);
         let t = &mut self.tasks[c];
         t.overhead_ns += sys + user;
         t.stats.sys_ns += sys;
     }
 
-    /// MADV_PAGEOUT (or kswapd reclaim) of a region's mapped pages.
-    pub(crate) fn page_out(&mut self, c: TaskId, cpu: usize, region: usize, extra_mappers: u32, kswapd: bool) {
+    /// MADV_PAGEOUT (or LRU reclaim through memory.reclaim, `lru`) of a region's pages.
+    /// Every process mapping them is a mapper (its mm_cpumask the CPUs it ran on);
+    /// `extra_mappers` adds processes that mapped the pages on other CPUs and never ran
+    /// since (idle: lazy TLB on x86).
+    pub(crate) fn page_out(&mut self, c: TaskId, cpu: usize, region: usize, extra_mappers: u32, lru: bool) {
         if self.mm.regions.len() <= region {
             self.mm.regions.resize(region + 1, Region::default());
         }
-        let Region { mapped, dirty } = self.mm.regions[region];
-        let own = self.mm.mm_cpumask.get(&self.tasks[c].mm).copied().unwrap_or(CpuMask::single(cpu));
+        let me = self.tasks[c].mm;
+        let r = &self.mm.regions[region];
+        let pages = r.resident;
         let nr = self.m.nr_cpus();
-        let mut mappers = vec![Mapper { mm_cpumask: own, pte_dirty: dirty }];
+        // The caller first (its mm is loaded here), then the other processes that map pages.
+        let mut order: Vec<usize> = r.maps.iter().filter(|(_, m)| m.0 > 0).map(|(&mm, _)| mm).collect();
+        order.sort_by_key(|&mm| mm != me);
+        let mut mappers: Vec<Mapper> = order
+            .iter()
+            .map(|mm| Mapper {
+                mm_cpumask: self.mm.mm_cpumask.get(mm).copied().unwrap_or(CpuMask::single(cpu)),
+                pte_dirty: r.maps[mm].1,
+            })
+            .collect();
+        if !lru && order.first() != Some(&me) {
+            // MADV_PAGEOUT walks the caller's page tables: pages it does not map are not
+            // found (only the call itself costs).
+            mappers.clear();
+        }
         mappers.extend((0..extra_mappers as usize).map(|i| Mapper::reader(CpuMask::single((cpu + 1 + i) % nr))));
         let idle = self.idle_cpus(cpu);
         let model = self.reclaim_model();
-        let r = if kswapd {
-            // kswapd batches differently: a per-call variant of the run's model.
-            model.clone().with_path(ReclaimPath::Kswapd).page_out(cpu, mapped, &mappers, &idle)
+        let r = if lru {
+            // memory.reclaim: LRU batches of SWAP_CLUSTER_MAX, every mapping unmapped.
+            model.clone().with_path(ReclaimPath::MemcgReclaim).page_out(cpu, pages, &mappers, &idle)
         } else {
-            model.page_out(cpu, mapped, &mappers, &idle)
+            model.page_out(cpu, pages, &mappers, &idle)
         };
         let t = &mut self.tasks[c];
         t.overhead_ns += r.cpu_ns;
@@ -202,6 +376,7 @@ impl Simulator {
                 self.tasks[victim].overhead_ns += ns; // the flush IPI interrupts whatever runs there
             }
         }
+        self.trace_event(cpu, crate::trace::TraceEvent::TlbFlush { pages: r.pages_unmapped, ipis: r.ipis, waits: r.completion_waits });
         *self.mm.kernel_ns.entry("ptep_clear_flush").or_default() += r.flush_ns;
         *self.mm.kernel_ns.entry("try_to_unmap_flush").or_default() += r.batch_flush_ns + r.defer_ns;
         *self.mm.counts.entry("tlb_completion_waits").or_default() += r.completion_waits;
@@ -210,8 +385,12 @@ impl Simulator {
         *self.mm.counts.entry("pages_out").or_default() += r.pages_unmapped;
         *self.mm.counts.entry("pages_left_mapped").or_default() += r.still_mapped + r.skipped;
         let reg = &mut self.mm.regions[region];
-        reg.mapped = r.still_mapped + r.skipped;
-        reg.dirty = false;
+        if r.skipped == 0 {
+            reg.resident = r.still_mapped;
+            for m in reg.maps.values_mut() {
+                *m = (m.0.min(r.still_mapped), false);
+            }
+        }
     }
 
     /// Which CPUs are idle now, and whether their idle state took them out of the

@@ -50,7 +50,7 @@ impl Simulator {
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
         if self.tasks[p].sched_delayed {
             // ttwu_runnable(): still queued (delayed dequeue): no CPU selection.
-            self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: prev });
+            self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: prev, from_irq: waker.is_none() });
             let t = &mut self.tasks[p];
             t.runnable_since = self.now;
             t.woken = true;
@@ -60,7 +60,7 @@ impl Simulator {
             return;
         }
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
-        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu });
+        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         if cpu != prev {
             self.set_task_cpu(p, cpu);
         }
@@ -69,7 +69,11 @@ impl Simulator {
         t.runnable_since = self.now;
         t.woken = true;
         t.woken_at = self.now;
+        // The waker's CPU does the enqueue (and takes any shared runqueue lock).
+        self.swq.actor = Some(this_cpu);
         self.activate_task(cpu, p, true);
+        self.swq.actor = None;
+        self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
         }
@@ -95,6 +99,7 @@ impl Simulator {
         t.stats.start_ns = self.now;
         self.place_new_entity(cpu, p);
         self.activate_task(cpu, p, false);
+        self.trace_event(this_cpu, TraceEvent::WakeupNew { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state == TaskState::Runnable {
             self.wakeup_preempt(cpu, p, this_cpu);
         }
@@ -216,8 +221,15 @@ impl Simulator {
         }
         self.rqs[cpu].stats.nr_switches += 1;
         self.counters.switches += 1;
-        let prev_runnable = prev.is_some_and(|p| self.tasks[p].state == TaskState::Runnable);
-        self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_runnable, next: next.map_or(0, |n| n + 1) });
+        if self.trace.is_some() {
+            use crate::trace::PrevState;
+            let prev_state = match prev.map(|p| self.tasks[p].state) {
+                None | Some(TaskState::Runnable | TaskState::Throttled | TaskState::Running) => PrevState::Runnable,
+                Some(TaskState::Exited) => PrevState::Dead,
+                Some(_) => PrevState::Sleeping,
+            };
+            self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_state, next: next.map_or(0, |n| n + 1) });
+        }
         if let Some(n) = next {
             self.start_running(cpu, n);
             self.fold_next_run(n);
@@ -276,9 +288,15 @@ impl Simulator {
         let Some(c) = rq.curr else { return };
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
-        // A task with the throttle task_work pending stops at its return to user space.
-        let run = if t.throttle_work { 0 } else { (t.work_left * 1024).div_ceil(cap) };
-        self.q.push(self.now + t.overhead_ns + run, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
+        let run = (t.work_left * 1024).div_ceil(cap);
+        let end = match t.run_until {
+            // A task with the throttle task_work pending stops at its return to user space.
+            _ if t.throttle_work => self.now + t.overhead_ns,
+            // A run_for step ends at its wall-clock deadline, whatever work that took.
+            Some(until) => until.max(self.now + t.overhead_ns),
+            None => self.now + t.overhead_ns + run,
+        };
+        self.q.push(end, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
         }
@@ -301,10 +319,14 @@ impl Simulator {
     pub(crate) fn segment_end(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
         self.advance_progress(cpu);
-        let t = &self.tasks[c];
-        if t.throttle_work && t.overhead_ns == 0 {
+        if self.tasks[c].throttle_work && self.tasks[c].overhead_ns == 0 {
             self.throttle_cfs_rq_work(cpu, c);
             return;
+        }
+        let t = &mut self.tasks[c];
+        if t.run_until.is_some_and(|u| u <= self.now && t.overhead_ns == 0) {
+            t.run_until = None;
+            t.work_left = 0;
         }
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
@@ -331,6 +353,7 @@ impl Simulator {
             if rq.tick_stopped {
                 rq.next_tick = 0; // fired: the idle loop reprograms whatever is next
             }
+            self.mm_rq_clock(cpu); // sched_tick() runs in idle too
             self.timer_interrupt(cpu, true);
             if self.rqs[cpu].curr.is_none() && !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
                 self.arm_tick(cpu); // a retained tick keeps firing in idle
@@ -342,6 +365,7 @@ impl Simulator {
         if self.rqs[cpu].curr.is_none() {
             return;
         }
+        self.mm_rq_clock(cpu);
         if let Some(c) = self.rqs[cpu].curr {
             self.mm_tick(cpu, c);
         }
@@ -356,7 +380,7 @@ impl Simulator {
     #[inline]
     pub(crate) fn trace_event(&mut self, cpu: usize, event: TraceEvent) {
         if let Some(t) = &mut self.trace {
-            t.records.push(crate::trace::TraceRecord { ts: self.now, cpu, event });
+            t.record(crate::trace::TraceRecord { ts: self.now, cpu, event });
         }
     }
 

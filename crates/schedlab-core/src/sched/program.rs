@@ -18,8 +18,20 @@ use crate::task::{Insn, TaskId, TaskState};
 use crate::time::Ns;
 use crate::timers::{TimerFlags, TimerFn};
 
+/// select_estimate_accuracy() (fs/select.c): the slack of a poll()/select() timeout of
+/// `timeout` ns: 0.1 % of it (0.5 % for nice > 0), at most MAX_SLACK = 100 ms, at least
+/// the task's timer slack (real-time tasks get 0: not modeled here).
+pub(crate) fn select_estimate_accuracy(timeout: Ns, nice: i32, task_slack: Ns) -> Ns {
+    const MAX_SLACK: Ns = 100 * crate::time::NSEC_PER_MSEC;
+    let divfactor = if nice > 0 { 200 } else { 1000 };
+    (timeout / divfactor).min(MAX_SLACK).max(task_slack)
+}
+
 /// Instantaneous steps allowed in a row before a program is declared a busy loop.
 const MAX_INSTANT_STEPS: u32 = 1_000_000;
+
+/// Work of a `run_for` step: more than any deadline needs (it ends at the deadline).
+const RUN_FOR_WORK: Ns = 1 << 50;
 
 impl Simulator {
     /// Advances task `c` running on `cpu`; returns true if it keeps running.
@@ -54,8 +66,87 @@ impl Simulator {
                         return true;
                     }
                 }
+                Insn::RunFor(d) => {
+                    if d > 0 {
+                        let t = &mut self.tasks[c];
+                        t.run_until = Some(self.now + t.overhead_ns + d);
+                        t.work_left = RUN_FOR_WORK;
+                        return true;
+                    }
+                }
                 Insn::Sleep(d) => {
                     self.sleep_for(c, cpu, d);
+                    return false;
+                }
+                Insn::CondWait { ch, lock } => {
+                    self.syscall_entry(c, cpu);
+                    if let Some(l) = lock {
+                        self.release_lock(c, cpu, l);
+                    }
+                    self.chans[ch].waiters.push_back(c);
+                    let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                    self.block(c, cpu, TaskState::Blocked, exit);
+                    return false;
+                }
+                Insn::CondSignal(ch) | Insn::CondBroadcast(ch) => {
+                    // futex_wake(): a system call only when someone waits.
+                    let all = matches!(insn, Insn::CondBroadcast(_));
+                    if !self.chans[ch].waiters.is_empty() {
+                        self.syscall_entry(c, cpu);
+                        while let Some(w) = self.chans[ch].waiters.pop_front() {
+                            self.try_to_wake_up(w, cpu, Some(c), false);
+                            if !all {
+                                break;
+                            }
+                        }
+                        self.syscall_exit(c, cpu);
+                    }
+                }
+                Insn::Barrier(b) => {
+                    self.syscall_entry(c, cpu);
+                    let bar = &mut self.barriers[b];
+                    if bar.waiters.len() + 1 >= bar.parties {
+                        for w in std::mem::take(&mut bar.waiters) {
+                            self.try_to_wake_up(w, cpu, Some(c), false);
+                        }
+                        self.syscall_exit(c, cpu);
+                    } else {
+                        bar.waiters.push(c);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
+                        return false;
+                    }
+                }
+                Insn::Yield => {
+                    self.syscall_entry(c, cpu);
+                    self.yield_task_fair(cpu, c);
+                    self.syscall_exit(c, cpu);
+                    return false; // schedule() puts it back and picks
+                }
+                Insn::SetAffinity(m) => {
+                    self.syscall_entry(c, cpu);
+                    self.syscall_exit(c, cpu);
+                    let mask = self.masks[m];
+                    let t = &mut self.tasks[c];
+                    t.cpus_allowed = mask;
+                    t.nr_cpus_allowed = mask.weight();
+                    if !mask.test(cpu) {
+                        // migration_cpu_stop(): the stopper moves it to an allowed CPU.
+                        let dst = mask.iter().find(|&d| self.rqs[d].curr.is_none()).or_else(|| mask.first()).unwrap_or(cpu);
+                        self.move_running_task(c, cpu, dst, None);
+                        return false;
+                    }
+                }
+                Insn::SetGroup(g) => {
+                    let to = self.group_steps[g];
+                    if to != self.tasks[c].group {
+                        self.move_running_task(c, cpu, cpu, Some(to));
+                        return false;
+                    }
+                }
+                Insn::Poll(d) => {
+                    let slack = select_estimate_accuracy(d, self.tasks[c].nice, self.tasks[c].timer_slack_ns);
+                    self.sleep_slack(c, cpu, d, slack);
                     return false;
                 }
                 Insn::SleepExp(mean) => {
@@ -95,7 +186,7 @@ impl Simulator {
                     let ch = self.resolve_channel(c, ch);
                     self.syscall_entry(c, cpu);
                     if self.chans[ch].tokens > 0 {
-                        self.chans[ch].tokens -= 1;
+                        self.take_token(c, ch, cpu);
                         self.syscall_exit(c, cpu);
                     } else {
                         self.chans[ch].waiters.push_back(c);
@@ -110,6 +201,60 @@ impl Simulator {
                     self.signal_channel(ch, cpu, Some(c));
                     self.syscall_exit(c, cpu);
                 }
+                Insn::Send(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
+                    let chan = &self.chans[ch];
+                    if chan.waiters.is_empty() && chan.tokens >= chan.capacity {
+                        // Full: sleep on the writers' queue and retry the write when woken.
+                        self.tasks[c].pc -= 1;
+                        self.chans[ch].writers.push_back(c);
+                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+                        self.block(c, cpu, TaskState::Blocked, exit);
+                        return false;
+                    }
+                    self.signal_channel(ch, cpu, Some(c));
+                    self.syscall_exit(c, cpu);
+                }
+                Insn::Post(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    self.syscall_entry(c, cpu);
+                    if self.chans[ch].waiters.is_empty() {
+                        // The flag word is set; a later wait returns at once.
+                        let stamp = self.task_clock(c);
+                        let chan = &mut self.chans[ch];
+                        chan.tokens = 1;
+                        chan.stamps.clear();
+                        chan.stamps.push_back(stamp);
+                    } else {
+                        self.signal_channel(ch, cpu, Some(c));
+                    }
+                    self.syscall_exit(c, cpu);
+                }
+                Insn::WakeAll(ch) => {
+                    let ch = self.resolve_channel(c, ch);
+                    // One clock read for the whole walk, then a futex wake per waiter.
+                    let stamp = self.task_clock(c);
+                    while let Some(w) = self.chans[ch].waiters.pop_front() {
+                        self.syscall_entry(c, cpu);
+                        self.tasks[w].msg_stamp = stamp;
+                        self.try_to_wake_up(w, cpu, Some(c), false);
+                        self.syscall_exit(c, cpu);
+                    }
+                }
+                Insn::Mark => self.tasks[c].mark = self.task_clock(c),
+                Insn::Record { hist, since_message } => {
+                    let now = self.task_clock(c);
+                    let t = &self.tasks[c];
+                    let from = if since_message { t.msg_stamp } else { t.mark };
+                    let h = &mut self.user_hists[hist].1;
+                    h.hist.record(now.saturating_sub(from));
+                    let bin = (now / 100_000_000) as usize;
+                    if h.per_100ms.len() <= bin {
+                        h.per_100ms.resize(bin + 1, 0);
+                    }
+                    h.per_100ms[bin] += 1;
+                }
                 Insn::Lock(l) => {
                     // An uncontended futex lock is a user-space atomic on the lock word.
                     self.touch_lock_word(c, cpu, l);
@@ -123,17 +268,7 @@ impl Simulator {
                         return false;
                     }
                 }
-                Insn::Unlock(l) => {
-                    self.touch_lock_word(c, cpu, l);
-                    let next = self.locks[l].waiters.pop_front();
-                    self.locks[l].owner = next;
-                    if let Some(w) = next {
-                        // futex_wake(): a system call only when someone waits.
-                        self.syscall_entry(c, cpu);
-                        self.try_to_wake_up(w, cpu, Some(c), false);
-                        self.syscall_exit(c, cpu);
-                    }
-                }
+                Insn::Unlock(l) => self.release_lock(c, cpu, l),
                 Insn::Fork { template, count } => {
                     for _ in 0..count {
                         self.do_fork(c, cpu, template);
@@ -144,7 +279,7 @@ impl Simulator {
                     let ch = self.resolve_channel(c, ch);
                     self.syscall_entry(c, cpu);
                     if self.chans[ch].tokens > 0 {
-                        self.chans[ch].tokens -= 1;
+                        self.take_token(c, ch, cpu);
                         self.syscall_exit(c, cpu);
                     } else {
                         self.chans[ch].waiters.push_back(c);
@@ -157,7 +292,19 @@ impl Simulator {
                         return false;
                     }
                 }
-                Insn::Periodic { period, relative } => {
+                Insn::Periodic { period, relative, rt_app: true } => {
+                    // src/rt-app.c rtapp_timer: t_next starts at the thread's start.
+                    let t = &mut self.tasks[c];
+                    let next = t.period_next.unwrap_or(t.stats.start_ns) + period;
+                    if self.now + t.overhead_ns < next {
+                        t.period_next = Some(next);
+                        self.sleep_until(c, cpu, next);
+                        return false;
+                    }
+                    t.periods_late += 1;
+                    t.period_next = Some(if relative { self.now } else { next });
+                }
+                Insn::Periodic { period, relative, rt_app: false } => {
                     let t = &mut self.tasks[c];
                     let next = match t.period_next {
                         None => self.now + period,
@@ -202,6 +349,61 @@ impl Simulator {
         }
     }
 
+    /// Releases mutex `l`, handing it to its first waiter.
+    fn release_lock(&mut self, c: TaskId, cpu: usize, l: usize) {
+        self.touch_lock_word(c, cpu, l);
+        let next = self.locks[l].waiters.pop_front();
+        self.locks[l].owner = next;
+        if let Some(w) = next {
+            // futex_wake(): a system call only when someone waits.
+            self.syscall_entry(c, cpu);
+            self.try_to_wake_up(w, cpu, Some(c), false);
+            self.syscall_exit(c, cpu);
+        }
+    }
+
+    /// yield_task_fair(): EEVDF (6.6+) pushes the deadline one slice further; CFS
+    /// would mark the task the skip buddy, which schedlab does not model (the task is
+    /// put back and the pick runs as usual).
+    fn yield_task_fair(&mut self, cpu: usize, c: TaskId) {
+        if self.rqs[cpu].nr_running <= 1 {
+            return;
+        }
+        self.update_curr(cpu);
+        if self.policy() == crate::kernel::FairPolicy::Eevdf {
+            let se = &mut self.tasks[c].se;
+            se.deadline += crate::fair::calc_delta_fair(se.slice, se.weight);
+        }
+    }
+
+    /// Moves the running task `c` off `cpu` and queues it again on `dst`, in group
+    /// `group` if given (sched_setaffinity's migration_cpu_stop, sched_move_task); the
+    /// caller then schedules `cpu`.
+    fn move_running_task(&mut self, c: TaskId, cpu: usize, dst: usize, group: Option<usize>) {
+        self.dequeue_task_fair(cpu, c, false);
+        // put_prev_task() before the change (sched_move_task, __set_cpus_allowed_ptr):
+        // the old hierarchy's levels stop holding it as curr.
+        self.put_prev_entities(cpu, c);
+        if let Some(g) = group {
+            self.tasks[c].group = g;
+            self.tasks[c].stats.group = self.groups[g].name.clone();
+        }
+        if dst != cpu {
+            self.set_task_cpu(c, dst);
+            self.update_curr(dst);
+        }
+        if self.policy() == crate::kernel::FairPolicy::Eevdf {
+            self.place_entity_eevdf(dst, c, false);
+        }
+        let t = &mut self.tasks[c];
+        t.state = TaskState::Runnable;
+        t.runnable_since = self.now;
+        self.activate_task(dst, c, false);
+        if dst != cpu && self.tasks[c].state == TaskState::Runnable {
+            self.wakeup_preempt(dst, c, cpu);
+        }
+    }
+
     /// Returns the channel a name means for task `c`: names starting with '@' are private
     /// to the children of one fork parent (a pipe between the processes one command
     /// line starts); other names are shared by every task.
@@ -213,7 +415,8 @@ impl Simulator {
         let next = self.chans.len();
         let id = *self.family_chans.entry(key).or_insert(next);
         if id == next {
-            self.chans.push(Default::default());
+            let (capacity, wake_at) = self.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
+            self.chans.push(crate::engine::Channel { capacity, wake_at, ..Default::default() });
         }
         id
     }
@@ -277,11 +480,16 @@ impl Simulator {
     /// nanosleep(d): the system call arms an hrtimer `d` after it starts (with the
     /// task's timer slack) and blocks.
     fn sleep_for(&mut self, c: TaskId, cpu: usize, d: u64) {
+        self.sleep_slack(c, cpu, d, self.tasks[c].timer_slack_ns);
+    }
+
+    /// A relative hrtimer sleep of `d` with `slack`.
+    fn sleep_slack(&mut self, c: TaskId, cpu: usize, d: u64, slack: Ns) {
         self.syscall_entry(c, cpu);
         let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
         self.tasks[c].overhead_ns += start;
         let soft = self.now + self.tasks[c].overhead_ns + d;
-        self.hrtimer_sleep(c, cpu, soft);
+        self.hrtimer_sleep(c, cpu, soft, slack);
         let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
@@ -292,7 +500,7 @@ impl Simulator {
         let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
         self.tasks[c].overhead_ns += start;
         let soft = deadline.max(self.now + self.tasks[c].overhead_ns);
-        self.hrtimer_sleep(c, cpu, soft);
+        self.hrtimer_sleep(c, cpu, soft, self.tasks[c].timer_slack_ns);
         let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
@@ -328,10 +536,39 @@ impl Simulator {
     /// a work item queued from a timer callback): wakes the first waiter or banks a
     /// token.
     pub(crate) fn signal_channel(&mut self, ch: usize, cpu: usize, waker: Option<TaskId>) {
+        let stamp = waker.map_or(self.now, |w| self.task_clock(w));
         match self.chans[ch].waiters.pop_front() {
-            Some(w) => self.try_to_wake_up(w, cpu, waker, waker.is_some()),
-            None => self.chans[ch].tokens += 1,
+            Some(w) => {
+                self.tasks[w].msg_stamp = stamp;
+                self.try_to_wake_up(w, cpu, waker, waker.is_some())
+            }
+            None => {
+                let chan = &mut self.chans[ch];
+                chan.tokens += 1;
+                chan.stamps.push_back(stamp);
+            }
         }
+    }
+
+    /// A wait on `ch` takes a banked message; on a bounded channel, a read that leaves
+    /// it at most `wake_at` full wakes every blocked writer (they retry their write).
+    fn take_token(&mut self, c: TaskId, ch: usize, cpu: usize) {
+        let chan = &mut self.chans[ch];
+        chan.tokens -= 1;
+        self.tasks[c].msg_stamp = chan.stamps.pop_front().unwrap_or(self.now);
+        if !chan.writers.is_empty() && chan.tokens <= chan.wake_at {
+            let writers = std::mem::take(&mut self.chans[ch].writers);
+            for w in writers {
+                self.try_to_wake_up(w, cpu, Some(c), true);
+            }
+        }
+    }
+
+    /// The task's view of the clock: now plus the kernel time it still has to run
+    /// before its next user instruction.
+    #[inline]
+    fn task_clock(&self, c: TaskId) -> Ns {
+        self.now + self.tasks[c].overhead_ns
     }
 
     /// The lock word of mutex `l` moves to this CPU (the atomic on it).
@@ -371,10 +608,12 @@ impl Simulator {
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
         self.tasks[parent].live_children += 1;
         self.tasks[parent].overhead_ns += self.m.cost.fork_ns as u64;
+        self.trace_event(cpu, crate::trace::TraceEvent::Fork { parent: parent + 1, child: child + 1 });
         self.wake_up_new_task(child, cpu, Some(parent));
     }
 
     fn do_exit(&mut self, c: TaskId, cpu: usize) {
+        self.trace_event(cpu, crate::trace::TraceEvent::Exit { pid: c + 1 });
         self.mm_exit(c, cpu);
         self.hrtimer_cancel_task(c);
         if let Some(t) = self.tasks[c].wheel_timer {

@@ -82,8 +82,7 @@ impl Simulator {
 
     /// Arms a task's sleep as an hrtimer (nanosleep): soft expiry `soft`, hard expiry
     /// `soft + timer_slack`, on the CPU switch_hrtimer_base() picks.
-    pub(crate) fn hrtimer_sleep(&mut self, c: TaskId, cpu: usize, soft: Ns) {
-        let slack = self.tasks[c].timer_slack_ns;
+    pub(crate) fn hrtimer_sleep(&mut self, c: TaskId, cpu: usize, soft: Ns, slack: Ns) {
         let mut target = cpu;
         if self.timers.migration {
             // HRTIMER_MODE_REL is not pinned: the push heuristic applies in every era,

@@ -57,12 +57,16 @@ pub struct Hrtimers {
     /// Per CPU, sorted by (hard, seq) descending: the first timer is the last element.
     queues: Vec<Vec<Queued>>,
     seq: u64,
+    /// Timers cancelled while queued and timers expired: with those still queued they
+    /// account for every start (`check`: each armed timer fires at most once).
+    cancelled: u64,
+    expired: u64,
 }
 
 impl Hrtimers {
     /// Creates empty queues for `nr_cpus` CPUs.
     pub fn new(nr_cpus: usize) -> Self {
-        Hrtimers { queues: vec![Vec::new(); nr_cpus], seq: 0 }
+        Hrtimers { queues: vec![Vec::new(); nr_cpus], seq: 0, cancelled: 0, expired: 0 }
     }
 
     /// Queues a timer on `cpu` that may fire from `soft` on and must fire by `soft + slack`.
@@ -82,6 +86,7 @@ impl Hrtimers {
         match Self::find(q, key) {
             Some(i) => {
                 q.remove(i);
+                self.cancelled += 1;
                 true
             }
             None => false,
@@ -115,7 +120,21 @@ impl Hrtimers {
             }
             out.push(t.func);
             q.pop();
+            self.expired += 1;
         }
+    }
+
+    /// Every timer started is queued, was cancelled while queued, or expired, exactly
+    /// one of them (a timer that fired twice or vanished breaks the sum).
+    pub fn check(&self) -> Result<(), String> {
+        let queued: u64 = self.queues.iter().map(|q| q.len() as u64).sum();
+        if self.seq != queued + self.cancelled + self.expired {
+            return Err(format!(
+                "hrtimers: {} started but {queued} queued + {} cancelled + {} expired",
+                self.seq, self.cancelled, self.expired
+            ));
+        }
+        Ok(())
     }
 
     /// Whether an interrupt at `at` would expire something on `cpu` (the first timer in

@@ -112,6 +112,21 @@ pub struct Timers {
     pub hr: Hrtimers,
     /// The pull model's hierarchy (None in the push model or with migration off).
     pub tmigr: Option<Tmigr>,
+    /// Wheel timers queued, detached while pending (re-armed elsewhere or deleted) and
+    /// expired: `check` holds them to queued = detached + expired + pending, so a timer
+    /// that fires twice or is lost breaks the sum.
+    pub accounting: WheelAccounting,
+}
+
+/// Counts of wheel timer transitions (see [`Timers::accounting`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WheelAccounting {
+    /// Enqueues (mod_timer or add_timer_on that queued).
+    pub queued: u64,
+    /// Pending timers taken off their bucket without expiring.
+    pub detached: u64,
+    /// Timers expired.
+    pub expired: u64,
 }
 
 impl Timers {
@@ -126,6 +141,7 @@ impl Timers {
             list: Vec::new(),
             hr: Hrtimers::new(n),
             tmigr: (pull && migration && n > 1).then(|| Tmigr::new(cpu_nodes, nnodes)),
+            accounting: WheelAccounting::default(),
         }
     }
 
@@ -181,7 +197,9 @@ impl Timers {
         old.forward(jiffies);
         if let Some(slot) = tl.slot {
             old.detach(t, slot.bucket_expiry);
+            self.accounting.detached += 1;
         }
+        self.accounting.queued += 1;
         let base = &mut self.bases[target][b];
         if target != tl.cpu {
             base.forward(jiffies);
@@ -211,6 +229,7 @@ impl Timers {
         match tl.slot.take() {
             Some(slot) => {
                 self.bases[cpu][tl.base as usize].detach(t, slot.bucket_expiry);
+                self.accounting.detached += 1;
                 (true, cpu)
             }
             None => (false, cpu),
@@ -225,6 +244,7 @@ impl Timers {
         for &t in &out[start..] {
             self.list[t].slot = None;
         }
+        self.accounting.expired += (out.len() - start) as u64;
     }
 
     /// The next expiry (jiffies) of a base of `cpu`, u64::MAX if empty.
@@ -266,6 +286,11 @@ impl Timers {
         if pending != seen {
             return Err(format!("{pending} timers say they are pending but {seen} are queued"));
         }
+        let a = self.accounting;
+        if a.queued != a.detached + a.expired + pending as u64 {
+            return Err(format!("wheel timers: {} queued but {} detached + {} expired + {pending} pending", a.queued, a.detached, a.expired));
+        }
+        self.hr.check()?;
         if let Some(tm) = &self.tmigr {
             tm.check()?;
         }

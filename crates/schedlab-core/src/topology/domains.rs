@@ -4,7 +4,9 @@
 //! the default topology table (SMT → CLS → MC → PKG; CLS since 5.16, 778c558f49a2,
 //! with cpu_cluster_flags() = SD_CLUSTER | SD_SHARE_LLC) and sched_init_numa().
 //! Model: one domain per level per CPU, groups are the child level's spans; levels
-//! whose span equals their child's are dropped as degenerate. Balance intervals are in
+//! whose span equals their child's are dropped as degenerate. As the kernel shares a
+//! domain's sched_groups among the CPUs it spans, the group list of each distinct
+//! (level, span) is built once and shared (flat 1024 CPUs: one list, not 1024). Balance intervals are in
 //! milliseconds as in `struct sched_domain`; busy_factor comes from the kernel profile
 //! (16 since 5.10, 32 before) and is applied by the balancer.
 //!
@@ -26,6 +28,9 @@
 //!  CLS    [ core0 | core1 | ... ]                (cores of one cluster, Kunpeng 920)
 //!  SMT    [ cpu0 cpu1 ]                          (hardware threads of a core)
 //! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -89,8 +94,9 @@ pub struct SchedDomain {
     pub level: DomainLevel,
     /// CPUs covered.
     pub span: CpuMask,
-    /// The groups balanced against each other: the child level's spans.
-    pub groups: Vec<CpuMask>,
+    /// The groups balanced against each other: the child level's spans (shared by every
+    /// CPU whose domain has this span).
+    pub groups: Arc<[CpuMask]>,
     /// Index of the group holding the owning CPU.
     pub local_group: usize,
     /// `SD_*` flags.
@@ -136,6 +142,8 @@ pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
             ]
         })
         .collect();
+    // Group lists by (candidate level, child level, span): built once, shared.
+    let mut shared: HashMap<(usize, Option<usize>, CpuMask), Arc<[CpuMask]>> = HashMap::new();
     (0..m.nr_cpus())
         .map(|cpu| {
             let mut out: Vec<SchedDomain> = Vec::new();
@@ -150,12 +158,21 @@ pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
                     continue; // degenerate: nothing to balance at this level
                 }
                 // Groups: the distinct child-level spans inside this span, in CPU order.
-                let mut groups: Vec<CpuMask> = Vec::new();
-                for c in span.iter() {
-                    if !groups.iter().any(|g| g.test(c)) {
-                        groups.push(child.map_or(CpuMask::single(c), |k| spans[c][k].1));
-                    }
-                }
+                let groups = shared
+                    .entry((i, child, span))
+                    .or_insert_with(|| {
+                        let mut covered = CpuMask::new();
+                        let mut groups = Vec::new();
+                        for c in span.iter() {
+                            if !covered.test(c) {
+                                let g = child.map_or(CpuMask::single(c), |k| spans[c][k].1);
+                                covered = covered.or(&g);
+                                groups.push(g);
+                            }
+                        }
+                        groups.into()
+                    })
+                    .clone();
                 out.push(make_domain(m, cpu, level, span, groups, asym));
                 child_span = span;
                 child = Some(i);
@@ -177,7 +194,7 @@ fn make_domain(
     cpu: CpuId,
     level: DomainLevel,
     span: CpuMask,
-    groups: Vec<CpuMask>,
+    groups: Arc<[CpuMask]>,
     asym: bool,
 ) -> SchedDomain {
     let local_group = groups.iter().position(|g| g.test(cpu)).unwrap_or(0);

@@ -29,8 +29,28 @@
 //! - \[ctxsw\] "Context switch overhead" experiment (ddumbying.vercel.app): pipe
 //!   ping-pong, Linux 6.6, Intel 11th-gen Core: 1,070 ns per thread switch, ~2,410 ns per
 //!   process switch (includes the wake-up path).
+//! - \[ingo15\] Ingo Molnar on linux-mm, 2015 (the x86 batched-flush thread): INVLPG
+//!   ~200-250 cycles; a TLB miss refilled from cached page tables ~10-20 cycles.
+//! - \[agner\] Agner Fog, "Instruction tables" (2022): XCHG with a memory operand
+//!   (implicitly locked) about 20 cycles of latency on Skylake and Zen 2-4.
+//! - \[chi\] Arm AMBA 5 CHI Architecture Specification (IHI 0050): a DVMOp request is
+//!   sent to each snooped node as two SnpDVMOp snoop requests (part 1 and part 2).
+//! - \[intel-om\] Intel 64 and IA-32 Architectures Optimization Reference Manual:
+//!   Skylake has two page-miss handlers (page walks in flight) and a 64-entry L1 DTLB
+//!   for 4 KiB pages (AMD's Zen guides: 64-72 L1 DTLB entries).
+//!
+//! TLB maintenance on arm64 (the `tlb` table): no published latency of a TLBI + DSB ISH
+//! was found for the DynamIQ (DSU) clusters of the phone presets or for Kunpeng 920's
+//! mesh. The terms are estimates from the DVM protocol's structure, each marked so; the
+//! `swap` experiment sweeps the synchronous wait (`tlb.dsb_sync_override_ns`) so a
+//! user sees how the published effect depends on it.
 
-use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts};
+use crate::cost::{CacheSizes, CachelineCosts, CostTable, KernelPathCosts, TlbPathCosts};
+
+/// No source says a preset's LLC drops its contents while its package is up (AMD's and
+/// Intel's documents describe core C6 writing the core's caches back, not the L3 being
+/// lost): LLCs are kept (`cache.llc_flush_after_idle_us` = 0; a knob for what-ifs).
+const LLC_KEPT: f64 = 0.0;
 
 /// Returns the duration of `cycles` core cycles at `mhz`, in ns.
 fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
@@ -76,6 +96,66 @@ fn kernel_paths_arm(mhz: f64) -> KernelPathCosts {
     k
 }
 
+/// TLB maintenance on an x86 core. The arm64 fields are unused on x86 and hold the
+/// generic Arm estimates.
+fn tlb_x86() -> TlbPathCosts {
+    TlbPathCosts {
+        // [ingo15]: ~200-250 cycles.
+        invlpg_cycles: 225.0,
+        // estimate: a CR3 reload / INVPCID costs the same order as INVLPG; what costs is
+        // the refill below.
+        full_flush_cycles: 250.0,
+        // estimate: cpumask OR over a few words and one atomic increment of tlb_gen.
+        batch_add_cycles: 30.0,
+        // [intel-om]: the L1 DTLB's 64 entries are the hot set a full flush loses.
+        refill_entries: 64.0,
+        // 4-level paging (the walk caches are flushed too).
+        walk_levels: 4.0,
+        // [intel-om]: two page walks in flight.
+        walkers: 2.0,
+        ..tlb_arm(0.5, 0.0, 0.0)
+    }
+}
+
+/// TLB maintenance on an arm64 core: `node_ns` is the DVM node's time per snoop message,
+/// `external` the DVM participants outside the CPU clusters and `external_rt_ns` their
+/// round trip.
+fn tlb_arm(node_ns: f64, external: f64, external_rt_ns: f64) -> TlbPathCosts {
+    TlbPathCosts {
+        // estimate: a store-buffer drain after the PTE exchange, ~20 cycles.
+        dsb_ishst_cycles: 20.0,
+        // estimate: posting a TLBI costs a few cycles (Barry Song in seed 004: the TLBI
+        // without its DSB is "much much cheaper"); ~10.
+        tlbi_issue_cycles: 10.0,
+        // estimate: the DSB's own drain of this PE's accesses and its TLB, ~30 cycles.
+        dsb_local_cycles: 30.0,
+        dvm_node_ns_per_target: node_ns,
+        // [chi]: two snoop messages per DVM operation per participant.
+        dvm_msgs_per_op: 2.0,
+        // estimate: a requester's DVM operations in flight at the interconnect before a
+        // further TLBI waits (request-tracker entries reserved for DVM); 4.
+        dvm_max_outstanding: 4.0,
+        // estimate: a TLB lookup-and-invalidate by VA and ASID in the L1 and L2 TLBs plus
+        // the response, ~10 ns.
+        dvm_ack_ns: 10.0,
+        // estimate: a PE in WFI has its clock gated; ungating it for the snoop, ~20 ns.
+        dvm_wfi_wake_ns: 20.0,
+        dvm_external: external,
+        dvm_external_rt_ns: external_rt_ns,
+        dsb_sync_override_ns: 0.0,
+        // [agner]-class locked exchange on an L1-resident line; estimate for Arm LSE
+        // SWP/LDADD-class atomics: ~20 cycles.
+        pte_xchg_cycles: 20.0,
+        // Unused on arm64 (x86 fields): see tlb_x86().
+        invlpg_cycles: 225.0,
+        full_flush_cycles: 250.0,
+        batch_add_cycles: 30.0,
+        refill_entries: 64.0,
+        walk_levels: 4.0,
+        walkers: 2.0,
+    }
+}
+
 /// Returns a generic x86 server cost table, used by synthetic `topo()` machines and the
 /// host reader on x86-64: an AMD EPYC Zen 3 (Milan) class server at 3 GHz, whose
 /// several-LLCs-per-socket shape is what `topo(sockets, llcs, cores, smt)` describes.
@@ -116,11 +196,14 @@ pub fn zen4_desktop_costs() -> CostTable {
             dram_ns: 63.6,
         },
         // [amd] 32 KiB L1D, 1 MiB L2 per core, 32 MiB L3 per CCX.
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: demand misses a Zen core overlaps; AMD documents 22-24 outstanding
         // L1D misses for Zen 2/3 (Software Optimization Guides), prefetch-free streams
         // of dependent work overlap fewer.
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // [ctxsw] 1,070 ns per thread switch on an 11th-gen Intel desktop core at a
         // similar clock; estimate for Zen 4.
         context_switch_ns: 1100.0,
@@ -134,6 +217,7 @@ pub fn zen4_desktop_costs() -> CostTable {
         // estimate: fork+exit of a small process (lmbench lat_proc fork class), tens of us.
         fork_ns: 40_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -157,9 +241,12 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
             dram_ns: 122.0,
         },
         // [amd] 32 KiB L1D, 512 KiB L2 per core, 32 MiB L3 per CCX (one CCX per CCD).
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw]'s 1.07 us scaled up for a ~2-3 GHz server core.
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -171,6 +258,7 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
         // estimate: fork+exit of a small process on a server core.
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -199,9 +287,12 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
             dram_ns: 125.0,
         },
         // [amd] 32 KiB L1D, 1 MiB L2 per core.
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -213,6 +304,7 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -237,10 +329,13 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
             dram_ns: 90.0,
         },
         // Intel: 32 KiB L1D, 1 MiB L2 per core, 1.375 MiB of L3 per core (27.5 MiB).
-        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408 },
+        cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: bounded by the 12 L1D fill buffers of Skylake (Intel Optimization
         // Reference Manual).
         miss_parallelism: 10.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -252,6 +347,7 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
         // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
+        tlb: tlb_x86(),
     }
 }
 
@@ -278,10 +374,13 @@ pub fn kunpeng920_costs() -> CostTable {
             dram_ns: 100.0,
         },
         // Huawei: 64 KiB L1D, 512 KiB L2 per core, 1 MiB L3 per core (32 MiB per die).
-        cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024 },
+        cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a 4-wide out-of-order Armv8.2 core; fewer outstanding misses than
         // the x86 parts.
         miss_parallelism: 8.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw] scaled for a 2.6 GHz core with a narrower pipeline.
         context_switch_ns: 2000.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
@@ -293,6 +392,10 @@ pub fn kunpeng920_costs() -> CostTable {
         // estimate: fork+exit on a 2.6 GHz Arm server core.
         fork_ns: 80_000.0,
         kernel: kernel_paths_arm(2600.0),
+        // estimate: the CCL/SCCL DVM handling at ~2 GHz (0.5 ns per snoop message); one
+        // external responder, the SMMUv3 of the IO die, reached like the other die
+        // (same_package_ns above, 80 ns).
+        tlb: tlb_arm(0.5, 1.0, 80.0),
     }
 }
 
@@ -318,10 +421,13 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
             dram_ns: 120.0,
         },
         // Arm: Cortex-X1 64 KiB L1D; the DSU L3 is 4 MiB on both presets.
-        cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024 },
+        cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a mix of in-order A55s (few misses in flight) and out-of-order
         // A7x/X1 cores.
         miss_parallelism: 6.0,
+        // estimate: stores commit in order and each waits for its line's ownership;
+        // no published store (RFO) prefetch depth for these cores: one at a time.
+        rfo_parallelism: 1.0,
         // estimate: [ctxsw] scaled for phone cores.
         context_switch_ns: 2500.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
@@ -333,6 +439,13 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         // estimate: fork+exit on a phone.
         fork_ns: 150_000.0,
         kernel: kernel_paths_arm(big_mhz),
+        // estimate: the DSU's snoop control unit sends one DVM snoop message per cycle at
+        // ~2 GHz (0.5 ns). Beyond the cluster, the DVM broadcast leaves the DSU's master
+        // port for the SoC interconnect, whose SMMU TBUs take part in broadcast TLB
+        // maintenance; their answers come back as one (an aggregated response) after a
+        // trip across the SoC's NoC: estimate 80 ns, the memory path of this table (120 ns)
+        // without a DRAM access.
+        tlb: tlb_arm(0.5, 1.0, 80.0),
     }
 }
 

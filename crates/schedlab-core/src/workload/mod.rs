@@ -4,6 +4,7 @@
 //! same programs a scenario can write by hand), plus a reporter that computes the
 //! benchmark's own figures (makespan, round-trip time, ...) from the run's results.
 
+mod benchmarks;
 mod fibtest;
 mod make;
 mod params_doc;
@@ -59,6 +60,9 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo { name: "timer_enqueue", description: "the timer seed's micro-benchmark: enqueue+dequeue a timer in a loop on an isolated CPU, a quarter of the others busy", build: timers::timer_enqueue },
     GeneratorInfo { name: "dbench_pairs", description: "dbench network mode (tbench): client/server pairs over loopback TCP, blocking reads, TCP retransmit and delayed-ACK timers re-armed per write", build: timers::dbench_pairs },
     GeneratorInfo { name: "ui_frame", description: "Android-like UI frames (UI, render, compositor at 60/90 Hz), background apps and kernel timers", build: timers::ui_frame },
+    GeneratorInfo { name: "hackbench", description: "rt-tests hackbench: groups of senders spraying messages to receivers over sockets or pipes; Time: from GO to the last exit", build: benchmarks::hackbench },
+    GeneratorInfo { name: "schbench", description: "schbench: message threads waking workers that sleep then multiply matrices; wakeup and request latency percentiles, RPS", build: benchmarks::schbench },
+    GeneratorInfo { name: "hhvm", description: "an HHVM-like web tier: Poisson requests to a worker pool, CPU bursts between backend waits, poor cache locality; throughput, p95/p99", build: benchmarks::hhvm },
     GeneratorInfo { name: "swap_bench", description: "the arm64 TLB seed's MADV_PAGEOUT swap loop on one pinned CPU", build: swap_bench::build },
 ];
 

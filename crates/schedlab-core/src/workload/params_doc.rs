@@ -25,11 +25,42 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("threads", "the machine's CPU count", "threads (-t); thread i pinned to CPU i mod CPUs"),
             p!("fast_threads", "1", "threads that compute without pause (-f)"),
             p!("seconds", "5.0", "run length (-s)"),
-            p!("quota_us", "10000", "cpu.cfs_quota_us of the fibtest cgroup"),
+            p!("quota_us", "10000", "cpu.cfs_quota_us of the fibtest cgroup (-1: no limit)"),
             p!("period_us", "100000", "cpu.cfs_period_us"),
             p!("burst_us", "0", "cpu.cfs_burst_us"),
-            p!("slow_work", "1us", "CPU time of a slow thread's 100 additions"),
+            p!("cycles_per_iteration", "1.0", "core cycles per Fibonacci iteration"),
+            p!("slow_iterations", "100", "iterations a slow thread runs per wakeup"),
+            p!("fast_chunk", "1000000", "iterations a fast thread runs between two done() checks"),
             p!("slow_sleep", "10ms", "a slow thread's usleep()"),
+            p!("create", "20us", "the main thread's time per created thread (0: all start at t = 0)"),
+            p!("cpu0_background_hz", "0", "background kernel wakeups per second on CPU 0"),
+            p!("cpu0_background_work", "10us", "CPU time of each background wakeup"),
+        ],
+        "hackbench" => &[
+            p!("groups", "10", "groups (-g)"),
+            p!("fds", "20", "receivers and senders per group (-f)"),
+            p!("loops", "100", "messages each sender writes to each receiver (-l)"),
+            p!("datasize", "100", "bytes per message (-s)"),
+            p!("pipe", "false", "pipes instead of AF_UNIX stream sockets (-p)"),
+            p!("threads", "false", "threads of one process instead of processes (-T)"),
+            p!("write_work", "600ns", "kernel CPU time of one write beyond the system call"),
+            p!("read_work", "400ns", "kernel CPU time of one read beyond the system call"),
+        ],
+        "schbench" => &[
+            p!("message_threads", "1", "message threads (-m)"),
+            p!("threads", "ceil(CPUs / message_threads)", "workers per message thread (-t)"),
+            p!("cache_footprint_kb", "256", "cache footprint of a worker's matrices, KiB (-F)"),
+            p!("operations", "5", "matrix multiplications per request (-n)"),
+            p!("sleep_usec", "100", "usleep() before each request's work, us (-s)"),
+            p!("ns_per_madd", "1.0", "CPU time of one multiply-add of the matrix product"),
+        ],
+        "hhvm" => &[
+            p!("workers", "2 x CPUs", "worker threads of the server process"),
+            p!("load", "0.85", "offered load as a share of the machine's CPU capacity"),
+            p!("request_cpu", "20ms", "mean CPU time of one request"),
+            p!("bursts", "4", "CPU bursts per request (backend waits between them)"),
+            p!("backend_wait", "1ms", "mean backend wait between bursts"),
+            p!("footprint_kib", "4096", "working set of a request, refilled after each migration"),
         ],
         "make" => &[
             p!("jobs", "the machine's CPU count", "parallel jobs (-jN)"),
@@ -111,7 +142,7 @@ mod tests {
             for d in docs {
                 let mut params = serde_json::Map::new();
                 params.insert(d.name.to_string(), serde_json::Value::Bool(true));
-                let spec = WorkloadSpec { kind: g.name.to_string(), params };
+                let spec = WorkloadSpec { kind: g.name.to_string(), params, rt_app: None };
                 if let Err(e) = generate(&spec, &m, 1) {
                     let msg = e.to_string();
                     assert!(!msg.contains("unknown field"), "{}.{}: {msg}", g.name, d.name);

@@ -245,7 +245,7 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
     };
     let top = p.top_app_cpus.clone().or_else(|| cpulist(&|c| c > min_cap));
     let bg = p.background_cpus.clone().or_else(|| cpulist(&|c| c == min_cap));
-    let periodic = OpSpec::Periodic(PeriodicSpec { period: frame, mode: PeriodicMode::Absolute });
+    let periodic = OpSpec::Periodic(PeriodicSpec { period: frame, mode: PeriodicMode::Absolute, rt_app: false });
     let mut tasks = vec![
         task("ui-thread", vec![forever(vec![periodic.clone(), OpSpec::RunExp(p.ui_work), OpSpec::Signal("draw".into())])]),
         task("render-thread", vec![forever(vec![OpSpec::Wait("draw".into()), OpSpec::RunExp(p.render_work), OpSpec::Signal("compose".into())])]),

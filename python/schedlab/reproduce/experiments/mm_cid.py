@@ -15,47 +15,45 @@ topology, so `--machine` works on any preset):
 - `all-cores`: the first hardware thread of every core (CPUs 0-191: 192-core/24-L3);
 - `all-threads`: every CPU (0-383: 384-thread/24-L3).
 
-Calibration: one scale factor for the machine, fitted so the simulated per-cpu pass of
-`1-L3` equals its published 1374 ns, multiplies every absolute ns_per_pass row (marked †;
-the factor is printed). The simulated pass is an instruction-and-latency estimate (16-byte
-vectors at one per cycle at the preset's 2.4 GHz base clock, plus cache-line fetches
-from the cost table); the published level also holds what the model leaves out (the
-compiler's actual loop, boost clocks, page walks). The change rows (mm_cid vs
-cache-local = the seed's "speedup", and each vs per-cpu) are per-seed ratios of the
-uncalibrated figures.
+The benchmark as librseq runs it: the main thread (a thread of the process: mm_users =
+T + 1) creates the threads one after the other and joins them; each thread spins until
+all have started, sleeps in poll() (slack 0.1 % of the timeout), and at the end spins
+until the last one is done (spinning threads take ticks, and a tick while a thread of
+the process runs queues the cid compaction scan). The area comes from an rseq_mempool
+with default attributes: the first write to each 4 KiB page of a slot is a copy-on-write
+fault, and the page lands on the writer's NUMA node.
 
-Idle cores: by default (`--idle wfi`) an idle core keeps its L1/L2, as in shallow
-C-states or with deep states disabled, common on benchmark servers (cpuidle_max_state =
-0); `--idle cc6` lets the cpuidle governor pick the state, and a core it puts in CC6
-writes its L1/L2 back to the L3. The published figures are compared with the
-default.
+Cost of a pass (`mm/cid_cache.rs`): the loop with its data in L1, plus, per line, what
+the read-modify-write needs from where the line is: nothing (own core), an L3 hit or a
+DRAM read streamed by the prefetcher (restarting at each 4 KiB page), or an ownership
+transfer from the cache that holds it dirty (another core's L2, another L3, the other
+socket), at the cost table's core-to-core latency with `rfo_parallelism` transfers in
+flight (1: stores commit in order; an estimate, `--rfo-parallelism N` sweeps it).
+
+Idle cores: by default (`--idle governor`) the cpuidle governor picks the states; a core
+in CC6 writes its L1/L2 back to its L3. `--idle wfi` keeps every idle core in C1 (caches
+kept: cpuidle_max_state = 1 with POLL as state 0). No source says an idle Zen 4 CCX loses
+its L3; `--llc-flush-ms N` makes an L3 whose cores have all been in CC6 for N ms lose its
+contents (a what-if).
+
+Calibration: one scale factor for the machine, fitted so the simulated per-cpu pass of
+`1-L3` equals its published 1374 ns, multiplies the *instruction* part of every pass
+(the loop with its data in L1: 16-byte vectors at one per cycle at the preset's 2.4 GHz
+base clock, and two clock reads), never the memory part (marked †; the factor and both
+parts, `pass_instr_ns` and `pass_miss_ns`, are printed). The change rows (mm_cid vs
+cache-local = the seed's "speedup", and each vs per-cpu) are per-seed ratios of the
+calibrated pass times.
 
 `--delay-ms N` runs another delay between threads (no figures were published for it here:
 the rows are printed without them). `--quick` keeps the benchmark's shape but does 2000
 warm-up passes instead of 20000 and at most 32 threads per configuration, spread evenly
 over the configuration's CPUs (SMT pairs kept together); the full run is the seed's
 benchmark exactly (20000 warm-up passes, 5 timed passes, every CPU of the configuration).
-
-Measured (5 seeds, 200 ms): mm_cid / cache-local = 1.48, 1.83, 1.82 and 1.82 for the four
-CPU sets with idle cores keeping their caches (default), 1.25, 1.48, 1.48 and 1.48 with
-`--idle cc6`; published 14.4, 16.7, 7.3 and 6.9. Cache-local equals per-cpu in every set.
-
-What the model says about the gap to the published mm_cid column: the compaction scan
-(task_mm_cid_work) is queued only from a scheduler tick that lands while a thread of the
-process runs, as in the kernel, and a CPU leaving NOHZ idle restarts its tick on the
-jiffy grid, so microsecond bursts almost never meet a tick. The T - 1 scans of a run all
-happen during the ~10 ms warm-ups (a run with 1 timed pass per thread scans exactly as
-often as one with 5); each thread's cid changes once, at its second timed pass (mostly
-to an area no warm-up touched: the scans leave the warm-ups few low cids), then stays.
-Four of five timed passes find their area where per-cpu indexing would. Even if every
-pass after the first were cold, a 16 KiB pass costs at most 256 lines x the farthest
-latency of the cost table / 16 misses in flight (about 3.5 µs here), so the model caps
-the mm_cid / per-cpu ratio near 4-5; the published ratios (7-17) imply 55-120 ns per line
-with no overlap, or costs other than cache-line transfers (the first-touch page faults
-of never-used areas are not modeled).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from ..compare import Row, change_row, seed_values, value_row
 from ..registry import (ExpOption, Metric, Source, experiment, machine_info, machine_spec, parse_cpulist,
@@ -124,21 +122,34 @@ def topology_cpus(machine: str, topology: str, quick: bool = False) -> list[int]
 
 
 def _compare(exp, runs) -> list[Row]:
-    """Per topology: the three indexings (ns per pass; calibrated with one factor per
-    machine if the baseline has a published level), then mm_cid vs cache-local (the seed's
-    speedup) and each vs per-cpu, as uncalibrated per-seed ratios."""
+    """Per topology: the three indexings (ns per pass, the instruction part calibrated
+    with one factor per machine if the baseline has a published level), then mm_cid vs
+    cache-local (the seed's speedup) and each vs per-cpu as per-seed ratios of those; then
+    the uncalibrated instruction and memory parts and the copy-on-write faults per pass."""
     rows: list[Row] = []
     key = METRIC.key
     for machine in dict.fromkeys(m for m, _ in runs):
-        vals = {c: seed_values(runs.get((machine, c), []), METRIC.name) for c in exp.configs}
-        base = list(vals[exp.baseline].values())
+        get = {(c, k): seed_values(runs.get((machine, c), []), k) for c in exp.configs
+               for k in ("ns_per_pass", "pass_instr_ns", "pass_miss_ns", "cow_faults_per_pass")}
+        instr_b = list(get[(exp.baseline, "pass_instr_ns")].values())
+        miss_b = list(get[(exp.baseline, "pass_miss_ns")].values())
         pub_base = exp.published_value(machine, exp.baseline, key)
-        scale = pub_base / (sum(base) / len(base)) if (pub_base is not None and base and sum(base)) else None
+        scale = None
+        if pub_base is not None and instr_b and sum(instr_b):
+            scale = (pub_base - sum(miss_b) / len(miss_b)) / (sum(instr_b) / len(instr_b))
+
+        def cal(c: str) -> dict[int, float]:
+            if scale is None:
+                return get[(c, "ns_per_pass")]
+            ins, miss = get[(c, "pass_instr_ns")], get[(c, "pass_miss_ns")]
+            return {s: scale * ins[s] + miss.get(s, 0.0) for s in ins}
+
+        vals = {c: cal(c) for c in exp.configs}
         for topology in TOPOLOGIES:
             cfg = {i: f"{topology}:{i}" for i in INDEXINGS}
             for c in cfg.values():
-                rows.append(value_row(exp, machine, c, key, METRIC.unit, vals[c], exp.published_value(machine, c, key),
-                                      scale))
+                row = value_row(exp, machine, c, key, METRIC.unit, vals[c], exp.published_value(machine, c, key))
+                rows.append(dataclasses.replace(row, calibrated=True, scale=scale) if scale is not None else row)
             for a, b in (("mm_cid", "cache-local"), ("mm_cid", "per-cpu"), ("cache-local", "per-cpu")):
                 name = f"{cfg[a]} vs {cfg[b]}"
                 pub = exp.published_value(machine, name, key)
@@ -146,6 +157,11 @@ def _compare(exp, runs) -> list[Row]:
                     pa, pb = exp.published_value(machine, cfg[a], key), exp.published_value(machine, cfg[b], key)
                     pub = pa / pb if pa is not None and pb else None
                 rows.append(change_row(exp, machine, cfg[a], cfg[b], key, vals[cfg[a]], vals[cfg[b]], pub))
+            for c in cfg.values():
+                rows.append(value_row(exp, machine, c, "pass_instr_ns", "ns", get[(c, "pass_instr_ns")], None))
+                rows.append(value_row(exp, machine, c, "pass_miss_ns", "ns", get[(c, "pass_miss_ns")], None))
+                rows.append(value_row(exp, machine, c, "cow_faults_per_pass", "count",
+                                      get[(c, "cow_faults_per_pass")], None))
     return rows
 
 
@@ -162,32 +178,49 @@ def _compare(exp, runs) -> list[Row]:
     description=__doc__.split("\n\n", 1)[1],
     options=[
         ExpOption("delay_ms", int, 200, "delay between threads, ms (figures were published for 200 only)"),
-        ExpOption("idle", str, "wfi", "idle cores: wfi (keep their caches, default) or cc6 (the governor's "
-                  "states: a core in CC6 writes its L1/L2 back to the L3)", published_at_default=True),
+        ExpOption("idle", str, "governor", "idle cores: governor (the cpuidle governor's states, default: a core "
+                  "in CC6 writes its L1/L2 back to the L3) or wfi (C1 at most: caches kept)",
+                  published_at_default=False),
+        ExpOption("rfo_parallelism", float, 1.0, "ownership transfers a core keeps in flight (the cost table's "
+                  "rfo_parallelism; 1 = one at a time)", published_at_default=False),
+        ExpOption("llc_flush_ms", float, 0.0, "an L3 whose cores have all been in CC6 this long loses its "
+                  "contents (0 = never, the default)", published_at_default=False),
     ],
     compare=_compare,
 )
-def build(machine: str, config: str, quick: bool, delay_ms: int = 200, idle: str = "wfi") -> dict:
+def build(machine: str, config: str, quick: bool, delay_ms: int = 200, idle: str = "governor",
+          rfo_parallelism: float = 1.0, llc_flush_ms: float = 0.0) -> dict:
     """The benchmark for one (topology, indexing) on ``machine``."""
     topology, _, indexing = config.partition(":")
     if indexing not in INDEXINGS:
         raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     if delay_ms <= 0:
         raise ValueError(f"experiment {NAME}: --delay-ms must be positive, got {delay_ms}")
-    if idle not in ("wfi", "cc6"):
-        raise ValueError(f"experiment {NAME}: --idle must be wfi or cc6, got '{idle}'")
+    if idle not in ("wfi", "governor"):
+        raise ValueError(f"experiment {NAME}: --idle must be governor or wfi, got '{idle}'")
+    if rfo_parallelism < 1:
+        raise ValueError(f"experiment {NAME}: --rfo-parallelism must be at least 1, got {rfo_parallelism}")
+    if llc_flush_ms < 0:
+        raise ValueError(f"experiment {NAME}: --llc-flush-ms must be >= 0, got {llc_flush_ms}")
     index, profile, cache_local = INDEXINGS[indexing]
     cpus = topology_cpus(machine, topology, quick)
+    spec = machine_spec(machine)
+    cost = {}
+    if rfo_parallelism != 1.0:
+        cost["rfo_parallelism"] = rfo_parallelism
+    if llc_flush_ms:
+        cost["cache.llc_flush_after_idle_us"] = llc_flush_ms * 1000.0
+    if cost:
+        spec = {**spec, "cost": cost}
+    kernel: dict = {"profile": profile, "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": cache_local}}
+    if idle == "wfi":
+        kernel["tunables"] = {"cpuidle_max_state": 1}  # POLL and C1: no state flushes a core's caches
     return {
         "name": f"{NAME}-{topology}-{indexing}",
         "description": f"librseq intermittent-workload benchmark, {len(cpus)} threads, {delay_ms} ms apart, "
                        f"area indexed by {indexing}",
-        "machine": machine_spec(machine),
-        "kernel": {
-            "profile": profile,
-            "features": {"MM_CID": True, "MM_CID_CACHE_LOCAL": cache_local},
-            "tunables": {} if idle == "cc6" else {"cpuidle_max_state": 0},
-        },
+        "machine": spec,
+        "kernel": kernel,
         "workload": {
             "kind": "rseq_burst",
             "params": {"cpus": format_cpulist(cpus), "delay": f"{delay_ms}ms", "index": index,

@@ -1,0 +1,115 @@
+"""``schedlab export-rt-app``, ``schedlab trace-info`` and ``schedlab replay``: workloads
+and traces in the formats other tools speak. Registered on the app of
+:mod:`schedlab.cli` (imported at its end); the work is in :mod:`schedlab.interchange`.
+rt-app files run with plain ``schedlab run workload.json``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from .cli import TraceFormat, app, errors, out
+
+__all__ = ["export_rt_app", "trace_info", "replay"]
+
+
+@app.command("export-rt-app")
+def export_rt_app(
+    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Seed of a generator's tasks (default: the scenario's first)."),
+) -> None:
+    """Write a scenario's tasks as rt-app JSON, to run the workload on real hardware."""
+    from .interchange import to_rt_app
+
+    with errors():
+        doc, notes = to_rt_app(scenario, seed)
+        text = json.dumps(doc, indent=2) + "\n"
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.write_text(text, encoding="utf-8")
+    for n in notes:
+        sys.stderr.write(f"note: {n}\n")
+    if output is not None:
+        out.print(f"rt-app workload written to [bold]{output}[/] (run it with `rt-app {output}`)")
+
+
+def _print_warnings(w: dict) -> None:
+    names = {"unknown_pids": "events of pids never seen running", "missing_wakeups": "switch-ins from a sleep with no wakeup seen",
+             "cut_runs": "runs already going when the trace starts", "lost_events": "events the tracer lost",
+             "inconsistent_switches": "switches whose prev was not the CPU's task"}
+    for k, label in names.items():
+        if w.get(k):
+            sys.stderr.write(f"warning: {w[k]:,} {label}\n")
+
+
+@app.command("trace-info")
+def trace_info(
+    trace: Path = typer.Argument(..., help="ftrace text (tracefs `trace`, `trace-cmd report`, -R too) or `perf script` text.", show_default=False),
+    json_out: bool = typer.Option(False, "--json", help="Print the timelines as JSON."),
+    top: int = typer.Option(40, "--top", min=1, help="Tasks shown (by CPU time)."),
+) -> None:
+    """Per-task timelines of a text trace: CPU time, sleeps, who woke whom, waits."""
+    from dataclasses import asdict
+
+    from .interchange import read_trace
+
+    with errors():
+        tl = read_trace(trace)
+    if json_out:
+        sys.stdout.write(json.dumps(asdict(tl), indent=1) + "\n")
+        return
+    comm = {t["pid"]: t["comm"] for t in tl.tasks}
+    t = Table(title=f"{trace}: {tl.flavour} text, {len(tl.tasks)} tasks, {tl.nr_cpus} CPUs, "
+                    f"{(tl.end_ns - tl.start_ns) / 1e6:,.3f} ms", title_justify="left", show_edge=False)
+    for c in ("pid", "comm", "runs", "run ms", "sleeps", "sleep ms", "wait ms", "woken most by"):
+        t.add_column(c, justify="left" if c in ("comm", "woken most by") else "right")
+    for task in sorted(tl.tasks, key=lambda x: -x["run_ns"])[:top]:
+        wakers: dict = {}
+        for _, _, w in task["sleeps"]:
+            if w is not None:
+                wakers[w] = wakers.get(w, 0) + 1
+        best = max(wakers.items(), key=lambda kv: kv[1]) if wakers else None
+        t.add_row(str(task["pid"]), task["comm"], f"{len(task['runs']):,}", f"{task['run_ns'] / 1e6:,.3f}",
+                  f"{len(task['sleeps']):,}", f"{task['sleep_ns'] / 1e6:,.3f}", f"{task['wait_ns'] / 1e6:,.3f}",
+                  f"{comm.get(best[0], '?')}-{best[0]} ({best[1]})" if best else "")
+    out.print(t)
+    _print_warnings(tl.warnings)
+
+
+@app.command()
+def replay(
+    trace: Path = typer.Argument(..., help="ftrace or `perf script` text to replay.", show_default=False),
+    machine: str = typer.Option(..., "--machine", "-m", help="Machine to replay on: a preset, topo(S,L,C,T) or host."),
+    from_machine: Optional[str] = typer.Option(None, "--from-machine", help="Machine the trace was taken on (its CPU capacities scale the bursts; default all 1024)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Kernel profile of the replay (default 6.6)."),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed."),
+    save: Optional[Path] = typer.Option(None, "--save", help="Also write the replay scenario here (JSON)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON."),
+    trace_out: Optional[Path] = typer.Option(None, "--trace", help="Write the replay's own trace here."),
+    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="As for `schedlab run`.", show_default=False),
+) -> None:
+    """Replay a trace's tasks as a scenario on another machine or kernel profile."""
+    from .api import run as run_one
+    from .cli import _print_run
+    from .interchange import replay_trace
+    from .results import ResultSet
+
+    with errors():
+        s, warnings = replay_trace(trace, machine, source_machine=from_machine, profile=profile)
+        _print_warnings(warnings)
+        if save is not None:
+            save.write_text(json.dumps(s.doc, indent=1) + "\n", encoding="utf-8")
+        res = run_one(s, seed, trace=trace_out, trace_format=trace_format.value if trace_format else None)
+    if json_out:
+        sys.stdout.write(res.to_json(indent=2) + "\n")
+        return
+    _print_run(ResultSet([res]), [res.trace_path], {})
+    if save is not None:
+        out.print(f"replay scenario written to [bold]{save}[/]")

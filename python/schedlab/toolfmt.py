@@ -1,0 +1,65 @@
+"""Benchmark output in the tools' own format, from a run's RunResult.
+
+- :func:`hackbench_text`: rt-tests hackbench (``Running in process mode with 10 groups
+  using 40 file descriptors each (== 400 tasks)`` / ``Each sender will pass 100 messages of
+  100 bytes`` / ``Time: 0.890``).
+- :func:`schbench_text`: schbench's closing report (``Wakeup Latencies percentiles (usec)
+  runtime 30 (s) (N total samples)``, the 50/90/99/99.9th lines with the 99th starred,
+  ``min=, max=``; the same for request latencies; the RPS percentiles 20/50/90 with the
+  50th starred; ``average rps:``; ``sched delay: message X (usec) worker Y (usec)``).
+
+Percentile values are the simulator's HDR histogram quantiles in µs; the per-line sample
+counts are the samples between consecutive percentiles, as schbench prints them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["hackbench_text", "schbench_text"]
+
+
+def hackbench_text(raw: dict, params: dict) -> str:
+    groups, fds = int(params.get("groups", 10)), int(params.get("fds", 20))
+    loops, size = int(params.get("loops", 100)), int(params.get("datasize", 100))
+    mode = "threaded" if params.get("threads") else "process"
+    lines = [f"Running in {mode} mode with {groups} groups using {2 * fds} file descriptors each (== {groups * 2 * fds} tasks)",
+             f"Each sender will pass {loops} messages of {size} bytes"]
+    t = raw.get("workload", {}).get("time_s")
+    if t is None:
+        lines.append("No measurements available")
+    else:
+        ms = int(round(t * 1000))
+        lines.append(f"Time: {ms // 1000}.{ms % 1000:03d}")
+    return "\n".join(lines) + "\n"
+
+
+def _block(h: dict, label: str, units: str, runtime: int, plist: list[tuple[str, str]], star: str, scale: float) -> list[str]:
+    n = int(h.get("count", 0))
+    out = []
+    if n:
+        out.append(f"{label} percentiles ({units}) runtime {runtime} (s) ({n} total samples)")
+        last = 0.0
+        for name, key in plist:
+            pct = float(name)
+            count = int(round(n * (pct - last) / 100.0))
+            last = pct
+            mark = "* " if name == star else "  "
+            out.append(f"\t{mark}{pct:2.1f}th: {int(round(h[key] / scale)):<10d} ({count} samples)")
+    out.append(f"\t  min={int(round(h.get('min_ns', 0) / scale))}, max={int(round(h.get('max_ns', 0) / scale))}")
+    return out
+
+
+def schbench_text(raw: dict) -> str:
+    hist = raw.get("histograms", {})
+    wl = raw.get("workload", {})
+    runtime = int(round(raw.get("engine", {}).get("sim_ns", 0) / 1e9))
+    lat = [("50", "p50_ns"), ("90", "p90_ns"), ("99", "p99_ns"), ("99.9", "p999_ns")]
+    lines: list[str] = []
+    lines += _block(hist.get("schbench_wakeup", {}), "Wakeup Latencies", "usec", runtime, lat, "99", 1e3)
+    lines += _block(hist.get("schbench_request", {}), "Request Latencies", "usec", runtime, lat, "99", 1e3)
+    rps = hist.get("schbench_request_per_second", {})
+    if rps.get("count"):
+        lines += _block(rps, "RPS", "requests", runtime, [("20", "p20_ns"), ("50", "p50_ns"), ("90", "p90_ns")], "50", 1.0)
+    lines.append(f"average rps: {wl.get('rps', 0.0):.2f}")
+    lines.append(f"sched delay: message {int(wl.get('sched_delay_message_us', 0))} (usec) "
+                 f"worker {int(wl.get('sched_delay_worker_us', 0))} (usec)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,228 @@
+"""rt-app in and out, the LISA-style builder, text traces in and replayed, Perfetto
+protobuf out: each through the library and the command a user types."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import schedlab
+from schedlab.interchange import read_trace, replay_trace, to_rt_app
+from schedlab.rtapp import Barrier, Periodic, Phase, Run, Sleep, Task, to_json, to_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+RTAPP = ROOT / "examples" / "rt-app"
+PINGPONG = ROOT / "examples" / "pipe_pingpong.toml"
+THROTTLED = ROOT / "examples" / "throttled_group.toml"
+
+
+# ------------------------------------------------------------------------- rt-app in
+@pytest.mark.parametrize("path", sorted((RTAPP / "tutorial").glob("*.json")), ids=lambda p: p.name)
+def test_every_rt_app_tutorial_example_loads(path):
+    s = schedlab.load_scenario(path)
+    assert s.doc["tasks"] and s.name == path.stem
+    assert any("synthetic 8-CPU machine" in n for n in s.notes)
+
+
+def test_an_rt_app_file_runs_from_the_command_line(cli):
+    r = cli("run", str(RTAPP / "tutorial" / "example2.json"), "--machine", "topo(1,1,2,1)", "--json")
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    # 10 % load: run 10 ms every 100 ms for 2 s, on 2 CPUs.
+    assert res["nr_cpus"] == 2 and res["engine"]["stopped_by"] == "duration"
+    busy = sum(c["busy_ns"] for c in res["cpus"]) / 2e9
+    assert 0.09 < busy < 0.11
+
+
+def test_a_toml_scenario_takes_its_workload_from_an_rt_app_file(tmp_path):
+    shutil.copy(RTAPP / "tutorial" / "example10.json", tmp_path / "w.json")
+    (tmp_path / "s.toml").write_text(
+        '[machine]\ntopo = { cores = 2 }\n[workload]\nrt_app = "w.json"\n'
+        '[[groups]]\nname = "tg1"\ncpu_max = "10000 100000"\n[run]\nduration_s = 1\n')
+    s = schedlab.load_scenario(tmp_path / "s.toml")
+    assert s.doc["workload"] is None and s.doc["tasks"][0]["group"] == "tg1"
+    res = schedlab.run(s)
+    # The scenario's own limit on /tg1 throttles the rt-app thread (20 ms of every 100).
+    g = next(g for g in res.raw["groups"] if g["name"] == "tg1")
+    assert g["nr_throttled"] > 0
+    (tmp_path / "bad.toml").write_text('[machine]\ntopo = { cores = 2 }\n[workload]\nrt_app = "nope.json"\n[run]\nduration_s = 1\n')
+    with pytest.raises(schedlab.ScenarioError) as e:
+        schedlab.load_scenario(tmp_path / "bad.toml")
+    assert str(e.value).startswith(f"{tmp_path / 'bad.toml'}:4:10: workload.rt_app: cannot read {tmp_path / 'nope.json'}")
+
+
+def test_the_scx_sim_case_from_rt_app_equals_the_toml_scenario():
+    a = schedlab.load_scenario(RTAPP / "scx_sim_768.json")
+    b = schedlab.load_scenario(RTAPP / "scx_sim_768.toml")
+    da, db = a.doc, b.doc
+    for d in (da, db):
+        d.pop("name"), d.pop("description")
+    assert da == db
+    # The same scenario gives the same result, bit for bit: the full 5 s of both.
+    secs = 5.0
+    ra = schedlab.run(a, seed=1).raw
+    rb = schedlab.run(b, seed=1).raw
+    for r in (ra, rb):
+        r.pop("scenario"), r["engine"].pop("wall_ns")
+    assert ra == rb
+    assert ra["engine"]["sim_ns"] == int(secs * 1e9) and ra["summary"]["wakeups"] > 768
+
+
+BAD_INPUTS = [
+    ("broken.json", '{\n "tasks": {\n  "t": { "run": 10 "sleep": 5 }\n }\n}\n',
+     "broken.json:3: json: expected ',' or '}' in an object (a missing comma?)"),
+    ("unknown.json", '{\n "tasks": {\n  "t": {\n   "run": 10,\n   "spin": 5\n  }\n }\n}\n',
+     "unknown.json:5: tasks.t.spin: unknown event 'spin'"),
+    ("negative.json", '{ "tasks": { "t": {\n "loop": 2,\n "sleep": -5 } } }\n',
+     "negative.json:3: tasks.t.sleep: negative duration -5 µs: expected µs >= 0"),
+]
+
+
+@pytest.mark.parametrize("name,text,want", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_malformed_rt_app_files_name_file_line_and_field(cli, tmp_path, name, text, want):
+    p = tmp_path / name
+    p.write_text(text)
+    r = cli("run", str(p))
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"error: {tmp_path}/{want}"), r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_trace_with_garbage_lines_names_file_and_line(cli, tmp_path):
+    p = tmp_path / "t.txt"
+    p.write_text("# tracer: nop\n"
+                 "  a-10 [000] d..2. 1.000000000: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=b next_pid=11 next_prio=120\n"
+                 "this is not a trace line\n")
+    r = cli("trace-info", str(p))
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"error: {p}:3: line: not a trace event line"), r.stderr
+    p.write_text("  a-10 [000] d..2. 1.0: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=? ==> next_comm=b next_pid=11 next_prio=120\n")
+    r = cli("trace-info", str(p))
+    assert r.stderr.startswith(f"error: {p}:1: sched_switch.prev_state: expected a task state"), r.stderr
+
+
+# ------------------------------------------------------------------------ rt-app out
+def test_a_scenario_exports_to_rt_app_and_loads_back(cli, tmp_path):
+    doc, notes = to_rt_app(PINGPONG)
+    out = tmp_path / "pp.json"
+    r = cli("export-rt-app", str(PINGPONG), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text()) == doc
+    back = schedlab.load_scenario(out)
+    orig = schedlab.load_scenario(PINGPONG)
+    assert [t["program"] for t in back.doc["tasks"]] == [t["program"] for t in orig.doc["tasks"]]
+
+
+# ----------------------------------------------------------------- the LISA builder
+def test_builder_matches_lisa_and_the_json_importer():
+    # LISA's own test (tests/test_wlgen_rtapp.py::test_profile_periodic_smoke).
+    assert Phase(Periodic(duty_cycle_pct=20, period=100e-3, duration=1)).to_json() == [
+        {"loop": 10, "run": 20000, "timer": {"period": 100000, "ref": "unique"}}]
+    assert Phase(Run(1) + Barrier("my_barrier")).to_json() == [{"loop": 1, "run": 1000000, "barrier": "my_barrier"}]
+    profile = {"ui": Phase(Periodic(duty_cycle_pct=25, period=16e-3, duration=0.5)) + Phase(Run(2e-3) + Sleep(1e-3), loop=4, cpus=[1]),
+               "bg": Task(Phase(Run(0.01) * 3), instance=2)}
+    built = to_scenario(profile, machine="topo(1,1,2,1)", duration=1)
+    text = json.dumps(to_json(profile, machine="topo(1,1,2,1)", duration=1))
+    assert built == schedlab.Scenario.from_rt_app(text, origin="rtapp.json")
+    ui = built.doc["tasks"][0]["program"]
+    assert ui[0]["loop"]["count"] == 31 and ui[1] == {"set_affinity": "1"}
+    res = schedlab.run(built)
+    assert res.raw["engine"]["stopped_by"] == "workload_done"
+
+
+# --------------------------------------------------------------- traces in, replay
+def test_trace_info_and_replay_from_the_command_line(cli, tmp_path):
+    t = tmp_path / "pp.trace.txt"
+    r = cli("run", str(PINGPONG), "--seed", "1", "--trace", str(t))
+    assert r.exit_code == 0, r.output
+    assert "sched_wakeup:" in t.read_text()
+    tl = read_trace(t)
+    assert tl.flavour == "ftrace" and tl.warnings["missing_wakeups"] == 0
+    r = cli("trace-info", str(t))
+    assert r.exit_code == 0 and "woken most by" in r.stdout
+    saved = tmp_path / "replay.json"
+    r = cli("replay", str(t), "--machine", "topo(1,2,4,1)", "--profile", "6.5", "--save", str(saved), "--json")
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    assert res["engine"]["stopped_by"] == "workload_done" and res["nr_cpus"] == 8
+    assert json.loads(saved.read_text())["kernel"]["profile"] == "6.5"
+    s, warnings = replay_trace(t, "topo(1,1,4,1)")
+    assert warnings["unknown_pids"] == 0 and len(s.doc["tasks"]) == len(tl.tasks)
+
+
+# ------------------------------------------------------------- Perfetto protobuf out
+def _proto_counts(path: Path):
+    pb = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+                             reason="the perfetto package (pip install '.[test]') holds Perfetto's trace descriptors")
+    t = pb.Trace()
+    t.ParseFromString(path.read_bytes())
+    switches, kinds, prints, threads = collections.Counter(), collections.Counter(), [], {}
+    for p in t.packet:
+        if p.HasField("ftrace_events"):
+            for e in p.ftrace_events.event:
+                k = e.WhichOneof("event")
+                kinds[k] += 1
+                if k == "sched_switch":
+                    switches[p.ftrace_events.cpu] += 1
+                if k == "print":
+                    prints.append(e.print.buf)
+        if p.HasField("process_tree"):
+            for th in p.process_tree.threads:
+                threads[th.tid] = th.name
+    return switches, kinds, prints, threads
+
+
+def test_perfetto_protobuf_decodes_against_perfettos_own_descriptors(tmp_path):
+    t = tmp_path / "bw.pftrace"
+    res = schedlab.run(THROTTLED, seed=1, trace=t)
+    switches, kinds, prints, threads = _proto_counts(t)
+    # One sched_switch per context switch of each CPU, as the run counted them.
+    assert dict(switches) == {c["cpu"]: c["nr_switches"] for c in res.raw["cpus"] if c["nr_switches"]}
+    assert kinds["sched_waking"] == kinds["sched_wakeup"] and kinds["cpu_idle"] > 0 and kinds["cpu_frequency"] == res.raw["nr_cpus"]
+    # The throttled group shows as a counter track.
+    assert any(p.startswith("C|0|throttled CPUs: batch|") for p in prints)
+    assert {t["name"] for t in res.raw["tasks"]} <= set(threads.values())
+
+
+def _trace_processor_shell() -> str | None:
+    path = os.environ.get("SCHEDLAB_TRACE_PROCESSOR")
+    if path and Path(path).is_file():
+        return path
+    return shutil.which("trace_processor_shell") or shutil.which("trace_processor")
+
+
+def test_trace_processor_finds_the_sched_switch_rows_per_cpu(tmp_path):
+    shell = _trace_processor_shell()
+    if shell is None:
+        pytest.skip("trace_processor_shell is not installed (the perfetto package downloads it on first use, "
+                    "from a host this machine cannot reach); set SCHEDLAB_TRACE_PROCESSOR to a binary")
+    tp_mod = pytest.importorskip("perfetto.trace_processor")
+    t = tmp_path / "pp.pftrace"
+    res = schedlab.run(PINGPONG, seed=1, trace=t)
+    tp = tp_mod.TraceProcessor(trace=str(t), config=tp_mod.TraceProcessorConfig(bin_path=shell, ingest_ftrace_in_raw=True))
+    rows = tp.query("select cpu, count(*) as n from ftrace_event where name = 'sched_switch' group by cpu")
+    got = {r.cpu: r.n for r in rows}
+    tp.close()
+    assert got == {c["cpu"]: c["nr_switches"] for c in res.raw["cpus"] if c["nr_switches"]}
+
+
+def test_every_trace_format_carries_the_mechanism_events(tmp_path):
+    for suffix in (".json", ".trace.txt", ".perf.txt"):
+        t = tmp_path / f"bw{suffix}"
+        schedlab.run(THROTTLED, seed=1, trace=t)
+        text = t.read_text()
+        if suffix == ".json":
+            doc = json.loads(text)
+            assert any(e.get("ph") == "C" and e["name"].startswith("throttled CPUs") for e in doc["traceEvents"])
+            assert "sched_switch:" in doc["systemTraceEvents"]
+            # Slices are on the tasks' own threads, not on fake CPU threads of pid 0.
+            assert all(e["pid"] != 0 for e in doc["traceEvents"] if e.get("ph") == "X")
+        else:
+            assert "schedlab_cfs_throttle" in text and "schedlab_cfs_unthrottle" in text
+            # Timestamps to the ns.
+            assert any(".000" not in line.split(":")[0][-10:] for line in text.splitlines() if "sched_switch" in line)
