@@ -117,8 +117,8 @@ CATALOGUE = [
          expected="error: bad.toml:1:1: machine: expected exactly one of preset, topo or host = true"),
     Case("impossible topology", ok("[machine]\ntopo = { cores = 0 }\n"),
          expected="error: bad.toml:2:8: machine.topo: sockets, llcs, cores and smt must all be at least 1"),
-    Case("more CPUs than modeled", ok("[machine]\ntopo = { sockets = 8, llcs = 16, cores = 8, smt = 2 }\n"),
-         expected="error: bad.toml:2:8: machine.topo: 2048 CPUs is more than the 1024 schedlab models"),
+    Case("more CPUs than modeled", ok("[machine]\ntopo = { sockets = 16, llcs = 16, cores = 8, smt = 2 }\n"),
+         expected="error: bad.toml:2:8: machine.topo: 4096 CPUs is more than the 2048 schedlab models"),
     Case("unknown cost field", ok("[machine]\ntopo = { cores = 2 }\ncost = { warp_drive_ns = 1 }\n"),
          expected="error: bad.toml:3:8: machine.cost: unknown cost 'warp_drive_ns': see `schedlab machines NAME` "
                   "for the fields"),
@@ -128,18 +128,18 @@ CATALOGUE = [
     Case("profile outside 3.x-7.x", ok('[kernel]\nprofile = "2.6"\n'),
          expected="error: bad.toml:4:11: kernel.profile: '2.6' is not a kernel version like \"6.5\" (3.x to 7.x)"),
     Case("unknown tunable", ok("[kernel]\ntunables = { sched_latency = 5 }\n"),
-         expected="error: bad.toml:4:14: kernel.tunables.sched_latency: unknown field `sched_latency`, expected "
-                  "one of `hz`, `latency_ns`, `sched_latency_ns`, `min_granularity_ns`, "
-                  "`sched_min_granularity_ns`, `sched_wakeup_granularity_ns`, `wakeup_granularity_ns`, "
-                  "`base_slice_ns`, `sched_base_slice_ns`, `migration_cost_ns`, `sched_migration_cost_ns`, "
-                  "`nr_migrate`, `sched_nr_migrate`, `sched_cfs_bandwidth_slice_us`, `busy_factor`, "
-                  "`cpuidle_governor`, `cpuidle_max_state`, `cpuidle_latency_req_ns`, `timer_slack_ns`, "
-                  "`timer_migration`, `nohz_full`, `watchdog_thresh`, `tlb_batch_min_cpus`"),
+         expected="error: bad.toml:4:14: kernel.tunables.sched_latency: unknown field `sched_latency`, expected one of "
+                  "`hz`, `tick_phase_ns`, `latency_ns`, `sched_latency_ns`, `min_granularity_ns`, "
+                  "`sched_min_granularity_ns`, `sched_wakeup_granularity_ns`, `wakeup_granularity_ns`, `base_slice_ns`,"
+                  " `sched_base_slice_ns`, `migration_cost_ns`, `sched_migration_cost_ns`, `nr_migrate`, "
+                  "`sched_nr_migrate`, `sched_cfs_bandwidth_slice_us`, `busy_factor`, `cpuidle_governor`, "
+                  "`cpuidle_max_state`, `cpuidle_latency_req_ns`, `timer_slack_ns`, `timer_migration`, `nohz_full`, "
+                  "`watchdog_thresh`, `tlb_batch_min_cpus`, `kpti`, `arm64_repeat_tlbi`, `shared_runq_shard_sz`"),
     # -- tasks -------------------------------------------------------------------------------------
     Case("affinity to no CPU of the machine", ok('[[tasks]]\nname = "t"\naffinity = "7"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:12: tasks[0].affinity: no CPU of '7' exists on this machine"),
     Case("malformed cpulist", ok('[[tasks]]\nname = "t"\naffinity = "3-1"\nprogram = [{ run = "1ms" }]\n'),
-         expected="error: bad.toml:5:12: tasks[0].affinity: '3-1' is not a valid range below 1024"),
+         expected="error: bad.toml:5:12: tasks[0].affinity: '3-1' is not a valid range below 2048"),
     Case("start CPU outside the affinity",
          ok('[[tasks]]\nname = "t"\naffinity = "0"\ncpu = 1\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:6:7: tasks[0].cpu: CPU 1 is not in the task's affinity"),
@@ -156,11 +156,11 @@ CATALOGUE = [
     Case("fork of an unknown template", ok('[[tasks]]\nname = "t"\nprogram = [{ fork = { template = "cc2" } }]\n'),
          expected="error: bad.toml:5:34: tasks[0].program[0].fork.template: unknown template 'cc2'"),
     Case("unknown step", ok('[[tasks]]\nname = "t"\nprogram = [{ jump = "1ms" }]\n'),
-         expected="error: bad.toml:5:14: tasks[0].program[0]: unknown variant `jump`, expected one of `run`, "
-                  "`run_exp`, `run_for`, `sleep`, `sleep_exp`, `sleep_timeout`, `mod_timer`, `del_timer`, "
-                  "`wait_timeout`, `periodic`, `timer_bench`, `wait`, `signal`, `cond_wait`, `cond_signal`, "
-                  "`cond_broadcast`, `barrier`, `yield`, `set_affinity`, `set_group`, `lock`, `unlock`, `fork`, "
-                  "`wait_children`, `loop`, `touch_area`, `touch_pages`, `page_out`, `exit`"),
+         expected="error: bad.toml:5:14: tasks[0].program[0]: unknown variant `jump`, expected one of `run`, `run_exp`,"
+                  " `run_for`, `sleep`, `poll`, `sleep_exp`, `sleep_timeout`, `mod_timer`, `del_timer`, `wait_timeout`,"
+                  " `periodic`, `timer_bench`, `wait`, `signal`, `cond_wait`, `cond_signal`, `cond_broadcast`, "
+                  "`barrier`, `yield`, `set_affinity`, `set_group`, `send`, `post`, `wake_all`, `mark`, `record`, "
+                  "`lock`, `unlock`, `fork`, `wait_children`, `loop`, `touch_area`, `touch_pages`, `page_out`, `exit`"),
     # -- groups --------------------------------------------------------------------------------------
     Case("task in an unknown group", ok('[[tasks]]\nname = "t"\ngroup = "nosuch"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:9: tasks[0].group: unknown group 'nosuch'"),
@@ -181,8 +181,9 @@ CATALOGUE = [
          expected="error: bad.toml:6:16: groups[0].cfs_burst_us: 9000 µs exceeds the quota 5000 µs"),
     # -- workload generators -----------------------------------------------------------------------
     Case("unknown generator", ok('[workload]\nkind = "no-such-generator"\n'),
-         expected="error: bad.toml:4:8: workload.kind: unknown generator 'no-such-generator': expected one of "
-                  "fibtest, make, pingpong, threadpool, rseq_burst, timer_enqueue, dbench_pairs, ui_frame, swap_bench"),
+         expected="error: bad.toml:4:8: workload.kind: unknown generator 'no-such-generator': expected one of fibtest, "
+                  "make, pingpong, threadpool, rseq_burst, timer_enqueue, dbench_pairs, ui_frame, hackbench, schbench, "
+                  "hhvm, swap_bench"),
     Case("unknown generator parameter", ok('[workload]\nkind = "make"\nparams = { jobz = 4 }\n'),
          expected="error: bad.toml:5:19: workload.params.jobz: unknown field `jobz`, expected one of `jobs`, "
                   "`units`, `unit_mean`, `link`, `footprint_kib`, `pipe_chunks`, `as_fraction`"),
@@ -213,7 +214,8 @@ CATALOGUE = [
     Case("unknown command", args=("simulate",), expected="error: No such command 'simulate'. (see 'schedlab -h')"),
     Case("unknown experiment", args=("reproduce", "no-such-experiment"),
          expected="error: unknown experiment 'no-such-experiment': expected one of bandwidth-whatif, fibtest, "
-                  "fibtest-scaling, make-core, mm_cid, swap, swap-sweep, swqueue, timers, timers-dbench, timers-ui"),
+                  "fibtest-scaling, make-core, mm_cid, shared-runq, swap, swap-sweep, swqueue, timers, timers-dbench, "
+                  "timers-ui"),
     Case("unknown machine", args=("machines", "no-such-machine"),
          expected="error: unknown preset 'no-such-machine': expected one of ryzen-7950x, milan-72, bergamo, "
                   "epyc-9654-2s, zen3-2s, pixel6, snapdragon-888, kunpeng-920-2s, xeon-80"),
@@ -250,7 +252,7 @@ CATALOGUE = [
          file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),
     Case("trace: CPU beyond what schedlab models", args=("trace-info", "bad.trace"),
          scenario="# tracer: nop\n  <idle>-0 [99999] 1.000000: cpu_idle: state=1 cpu_id=99999\n",
-         file_name="bad.trace", expected="error: bad.trace:2: cpu: CPU 99999 is beyond the 1024 CPUs schedlab models"),
+         file_name="bad.trace", expected="error: bad.trace:2: cpu: CPU 99999 is beyond the 2048 CPUs schedlab models"),
     Case("sweep output outside its directory", args=("sweep", "sweep.toml"),
          scenario='base = "scenario.toml"\nout = "../../elsewhere"\n[parameters]\n"kernel.profile" = ["6.5", "6.6"]\n',
          file_name="sweep.toml",

@@ -4,8 +4,9 @@
 //! Model: a fixed capacity of `MAX_CPUS` keeps masks `Copy` and allocation-free on the
 //! event loop's hot path.
 
-/// The largest machine the simulator models.
-pub const MAX_CPUS: usize = 1024;
+/// The largest machine the simulator models (a kernel's NR_CPUS is commonly 2048 to
+/// 8192; 2048 covers the largest machines sold and keeps a mask at 256 bytes).
+pub const MAX_CPUS: usize = 2048;
 const WORDS: usize = MAX_CPUS / 64;
 
 /// CPU number, 0-based as in the kernel.
