@@ -51,19 +51,10 @@ pub fn to_scenario(tl: &Timelines, machine: MachineSpec, opts: &ReplayOptions, n
         if program.is_empty() {
             continue;
         }
+        let name = if t.comm.is_empty() { format!("pid{}", t.pid) } else { t.comm.clone() };
         tasks.push(TaskSpec {
-            name: if t.comm.is_empty() { format!("pid{}", t.pid) } else { t.comm.clone() },
-            count: 1,
-            nice: 0,
-            affinity: None,
-            cpu: None,
-            pin_each: false,
-            group: None,
-            process: None,
-            footprint_kib: 0,
             start: Some(Duration(t.first_seen.saturating_sub(tl.start))),
-            timer_slack: None,
-            program,
+            ..crate::workload::task(&name, program)
         });
     }
     Scenario {
