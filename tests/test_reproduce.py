@@ -215,3 +215,21 @@ def test_table_says_how_many_seeds_each_row_has():
     for t in rich_tables(full, []):
         console.print(t)
     assert "n = seeds" not in console.export_text()
+
+
+def test_reproduction_jobs_leave_out_the_per_task_list():
+    """Reproductions read summary figures only: their jobs return results without the
+    per-task list (tens of MB per run at real scale), everything else unchanged."""
+    from schedlab.parallel import Job, run_job
+    from schedlab.scenario import Scenario
+
+    s = Scenario.from_dict({"name": "t", "machine": {"topo": {"cores": 2}},
+                            "tasks": [{"name": "w", "count": 3, "program": [{"run": "1ms"}, {"sleep": "1ms"}]}],
+                            "run": {"duration_s": 0.02}})
+    full = json.loads(run_job(Job(s.json, 1)))
+    slim = json.loads(run_job(Job(s.json, 1, without_tasks=True)))
+    assert len(full["tasks"]) == 3 and "tasks" not in slim
+    for d in (full, slim):
+        d.pop("tasks", None)
+        d["engine"].pop("wall_ns", None)
+    assert full == slim

@@ -42,6 +42,10 @@ class Job:
     trace_format: str = "perfetto"
     origin: Optional[str] = None  # the scenario's file, named in its errors
     limits: Optional[str] = None  # the core's Limits as JSON (schedlab.limits)
+    # Leave the per-task list out of the returned result: callers that read only the
+    # summary figures (reproductions) would otherwise hold tens of MB per run at real
+    # scale (a make of 28,000 units has 56,000 tasks).
+    without_tasks: bool = False
 
 
 def _mp_context():
@@ -71,7 +75,12 @@ def run_job(job: Job) -> Optional[str]:
     process that was interrupted before the job started)."""
     if _interrupted:
         return None
-    return _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+    text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+    if job.without_tasks:
+        raw = json.loads(text)
+        raw.pop("tasks", None)
+        text = json.dumps(raw)
+    return text
 
 
 def _stopped_by(text: Optional[str]) -> Optional[str]:

@@ -88,7 +88,8 @@ def run_experiments(
     owner: list[int] = []
     for k, p in enumerate(planned):
         for seed in p.seeds:
-            jobs.append(Job(p.scenario.json, seed))
+            # Comparisons read summary figures only, never the per-task list.
+            jobs.append(Job(p.scenario.json, seed, without_tasks=True))
             owner.append(k)
     if on_planned:
         on_planned(len(jobs))
