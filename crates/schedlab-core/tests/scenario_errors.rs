@@ -34,7 +34,7 @@ fn wrong_units_are_rejected() {
 fn impossible_topologies_are_rejected() {
     let e = err(&format!("[machine]\ntopo = {{ cores = 0 }}\n{OK_TAIL}"));
     assert_eq!(e.field, "machine.topo");
-    let e = err(&format!("[machine]\ntopo = {{ sockets = 8, llcs = 16, cores = 8, smt = 2 }}\n{OK_TAIL}"));
+    let e = err(&format!("[machine]\ntopo = {{ sockets = 16, llcs = 16, cores = 8, smt = 2 }}\n{OK_TAIL}"));
     assert!(e.message.contains("more than"), "{e}");
     let e = err(&format!("[machine]\npreset = \"bergamo\"\ntopo = {{ cores = 2 }}\n{OK_TAIL}"));
     assert_eq!(e.field, "machine");
