@@ -34,9 +34,14 @@ def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List
     return {"profile": profile, "features": feats, "tunables": tuns}
 
 
-def _run(doc: dict, seed: int, json_out: bool):
+def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: Optional[List[str]],
+         tunables: Optional[List[str]], seed: int, json_out: bool):
+    """Runs generator ``kind`` once; returns the RunResult dict, or None once printed as JSON."""
     from .api import run
+    from .reproduce.registry import machine_spec
 
+    doc = {"name": kind, "machine": machine_spec(machine), "kernel": _kernel(profile, features, tunables),
+           "workload": {"kind": kind, "params": params}, "run": run_spec}
     res = run(doc, seed=seed)
     if json_out:
         sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
@@ -70,14 +75,11 @@ def hackbench(
     json_out: bool = JSON,
 ) -> None:
     """rt-tests hackbench on a simulated machine; prints its ``Time:`` line."""
-    from .reproduce.registry import machine_spec
     from .toolfmt import hackbench_text
 
     params = {"groups": groups, "fds": fds, "loops": loops, "datasize": datasize, "pipe": pipe, "threads": threads}
-    doc = {"name": "hackbench", "machine": machine_spec(machine), "kernel": _kernel(profile, feature, tunable),
-           "workload": {"kind": "hackbench", "params": params}, "run": {"until": "workload_done"}}
     with errors():
-        raw = _run(doc, seed, json_out)
+        raw = _run("hackbench", params, {"until": "workload_done"}, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
         sys.stdout.write(hackbench_text(raw, params))
 
@@ -98,16 +100,13 @@ def schbench(
     json_out: bool = JSON,
 ) -> None:
     """schbench (its default mode with -L) on a simulated machine; prints its report."""
-    from .reproduce.registry import machine_spec
     from .toolfmt import schbench_text
 
     params = {"message_threads": message_threads, "cache_footprint_kb": cache_footprint, "operations": operations,
               "sleep_usec": sleep_usec}
     if threads is not None:
         params["threads"] = threads
-    doc = {"name": "schbench", "machine": machine_spec(machine), "kernel": _kernel(profile, feature, tunable),
-           "workload": {"kind": "schbench", "params": params}, "run": {"duration_s": runtime}}
     with errors():
-        raw = _run(doc, seed, json_out)
+        raw = _run("schbench", params, {"duration_s": runtime}, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
         sys.stdout.write(schbench_text(raw))

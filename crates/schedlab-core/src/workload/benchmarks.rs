@@ -54,16 +54,16 @@ fn percentiles(r: &crate::metrics::RunResult, hist: &str, prefix: &str, out: &mu
 #[serde(deny_unknown_fields)]
 struct HackbenchParams {
     /// -g: groups.
-    #[serde(default = "ten")]
+    #[serde(default = "super::count::<10>")]
     groups: usize,
     /// -f: receivers (and senders) per group.
-    #[serde(default = "twenty")]
+    #[serde(default = "super::count::<20>")]
     fds: usize,
     /// -l: messages each sender writes to each receiver.
-    #[serde(default = "hundred")]
+    #[serde(default = "super::num::<100>")]
     loops: u64,
     /// -s: bytes per message.
-    #[serde(default = "hundred")]
+    #[serde(default = "super::num::<100>")]
     datasize: u64,
     /// -p: pipes instead of AF_UNIX stream sockets.
     #[serde(default)]
@@ -80,15 +80,6 @@ struct HackbenchParams {
     read_work: Duration,
 }
 
-fn ten() -> usize {
-    10
-}
-fn twenty() -> usize {
-    20
-}
-fn hundred() -> u64 {
-    100
-}
 fn write_work() -> Duration {
     Duration(600)
 }
@@ -176,18 +167,18 @@ pub(super) fn hackbench(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resu
 #[serde(deny_unknown_fields)]
 struct SchbenchParams {
     /// -m: message threads.
-    #[serde(default = "one")]
+    #[serde(default = "super::count::<1>")]
     message_threads: usize,
     /// -t: workers per message thread (default: ceil(CPUs / message_threads)).
     threads: Option<usize>,
     /// -F: cache footprint of each worker's matrices, KiB.
-    #[serde(default = "footprint_256")]
+    #[serde(default = "super::num::<256>")]
     cache_footprint_kb: u64,
     /// -n: matrix multiplications per request.
-    #[serde(default = "five")]
+    #[serde(default = "super::num::<5>")]
     operations: u64,
     /// -s: usleep() before each request's work, µs.
-    #[serde(default = "hundred")]
+    #[serde(default = "super::num::<100>")]
     sleep_usec: u64,
     /// CPU time of one multiply-add of the naive matrix product (capacity 1024).
     /// Estimate: ~1 ns with the column walk hitting L2; schbench -C measures a host's.
@@ -195,17 +186,8 @@ struct SchbenchParams {
     ns_per_madd: f64,
 }
 
-fn one() -> usize {
-    1
-}
 fn one_f() -> f64 {
     1.0
-}
-fn five() -> u64 {
-    5
-}
-fn footprint_256() -> u64 {
-    256
 }
 
 /// `schbench`.
@@ -288,13 +270,13 @@ struct HhvmParams {
     #[serde(default = "request_cpu")]
     request_cpu: Duration,
     /// CPU bursts per request (backend waits between them).
-    #[serde(default = "four_u")]
+    #[serde(default = "super::num::<4>")]
     bursts: u64,
     /// Mean backend wait (memcache/database call) between bursts.
     #[serde(default = "backend_wait")]
     backend_wait: Duration,
     /// Working set of a request (JIT code, heap), KiB: refilled after each migration.
-    #[serde(default = "hhvm_footprint")]
+    #[serde(default = "super::num::<4096>")]
     footprint_kib: u64,
 }
 
@@ -304,14 +286,8 @@ fn load() -> f64 {
 fn request_cpu() -> Duration {
     Duration(20_000_000)
 }
-fn four_u() -> u64 {
-    4
-}
 fn backend_wait() -> Duration {
     Duration(1_000_000)
-}
-fn hhvm_footprint() -> u64 {
-    4096
 }
 
 /// `hhvm`.

@@ -46,7 +46,7 @@ struct Params {
     /// Threads (-t); default: the machine's CPU count.
     threads: Option<usize>,
     /// Fast threads (-f).
-    #[serde(default = "one")]
+    #[serde(default = "super::count::<1>")]
     fast_threads: usize,
     /// Run length (-s).
     #[serde(default = "five")]
@@ -55,7 +55,7 @@ struct Params {
     #[serde(default = "quota")]
     quota_us: i64,
     /// cpu.cfs_period_us.
-    #[serde(default = "period")]
+    #[serde(default = "super::num::<100000>")]
     period_us: u64,
     /// cpu.cfs_burst_us.
     #[serde(default)]
@@ -64,10 +64,10 @@ struct Params {
     #[serde(default = "cpi")]
     cycles_per_iteration: f64,
     /// Iterations a slow thread runs per wakeup.
-    #[serde(default = "slow_iterations")]
+    #[serde(default = "super::num::<100>")]
     slow_iterations: u64,
     /// Iterations a fast thread runs between two done() checks.
-    #[serde(default = "fast_chunk")]
+    #[serde(default = "super::num::<1000000>")]
     fast_chunk: u64,
     /// The slow threads' sleep (usleep(10000)).
     #[serde(default = "slow_sleep")]
@@ -84,26 +84,14 @@ struct Params {
     cpu0_background_work: Duration,
 }
 
-fn one() -> usize {
-    1
-}
 fn five() -> f64 {
     5.0
 }
 fn quota() -> i64 {
     10_000
 }
-fn period() -> u64 {
-    100_000
-}
 fn cpi() -> f64 {
     1.0
-}
-fn slow_iterations() -> u64 {
-    100
-}
-fn fast_chunk() -> u64 {
-    1_000_000
 }
 fn slow_sleep() -> Duration {
     Duration(10_000_000)

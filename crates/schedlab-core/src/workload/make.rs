@@ -21,7 +21,7 @@ struct MakeParams {
     /// Parallel jobs (-jN); default: the machine's CPU count.
     jobs: Option<usize>,
     /// Compile units in the build.
-    #[serde(default = "default_units")]
+    #[serde(default = "super::num::<2000>")]
     units: u64,
     /// Mean CPU time of one unit.
     #[serde(default = "default_unit_mean")]
@@ -30,7 +30,7 @@ struct MakeParams {
     #[serde(default = "default_link")]
     link: Duration,
     /// Working set of a compile job, KiB (refilled after a migration).
-    #[serde(default = "default_footprint")]
+    #[serde(default = "super::num::<1024>")]
     footprint_kib: u64,
     /// Pipe writes from cc1 to as per unit (0 = one compiler process, no pipe).
     #[serde(default)]
@@ -44,17 +44,11 @@ fn default_as_fraction() -> f64 {
     0.1
 }
 
-fn default_units() -> u64 {
-    2000
-}
 fn default_unit_mean() -> Duration {
     Duration(40_000_000)
 }
 fn default_link() -> Duration {
     Duration(0)
-}
-fn default_footprint() -> u64 {
-    1024
 }
 
 pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {

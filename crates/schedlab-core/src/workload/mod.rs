@@ -84,6 +84,17 @@ pub(crate) fn params<T: DeserializeOwned>(v: &serde_json::Value) -> Result<T, Sc
     })
 }
 
+/// serde defaults for plain counts (`#[serde(default = "super::num::<100>")]`): one
+/// place instead of a `fn hundred()` in every generator.
+pub(super) fn num<const N: u64>() -> u64 {
+    N
+}
+
+/// [`num`] for `usize` fields.
+pub(super) fn count<const N: usize>() -> usize {
+    N
+}
+
 /// Returns a task spec with defaults.
 pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpec {
     TaskSpec {

@@ -50,10 +50,10 @@ struct Params {
     #[serde(default = "default_area")]
     area_bytes: u64,
     /// Warm-up passes per thread.
-    #[serde(default = "default_warmup")]
+    #[serde(default = "super::num::<20000>")]
     warmup: u64,
     /// Timed passes per thread.
-    #[serde(default = "default_loops")]
+    #[serde(default = "super::num::<5>")]
     loops: u64,
     /// Main thread's time per created thread (pthread_create + sched_setaffinity); 0: no
     /// main thread, no rendezvous, every thread starts at once (the simpler model).
@@ -66,12 +66,6 @@ fn default_delay() -> Duration {
 }
 fn default_area() -> u64 {
     16 * 1024
-}
-fn default_warmup() -> u64 {
-    20_000
-}
-fn default_loops() -> u64 {
-    5
 }
 fn default_create() -> Duration {
     // estimate: as fibtest's (workload/fibtest.rs): tens of us per thread.

@@ -25,13 +25,13 @@ use crate::topology::Machine;
 #[serde(deny_unknown_fields)]
 struct Params {
     /// CPU the benchmark is pinned to (taskset -c).
-    #[serde(default = "default_cpu")]
+    #[serde(default = "super::count::<4>")]
     cpu: usize,
     /// Region size, KiB.
-    #[serde(default = "default_region")]
+    #[serde(default = "super::num::<1024>")]
     region_kib: u64,
     /// Iterations of touch + page-out.
-    #[serde(default = "default_iterations")]
+    #[serde(default = "super::num::<10000>")]
     iterations: u64,
     /// Other processes mapping every page (running processes, one per CPU).
     #[serde(default)]
@@ -52,15 +52,6 @@ fn default_mapper_run() -> Duration {
     Duration(1_000_000)
 }
 
-fn default_cpu() -> usize {
-    4
-}
-fn default_region() -> u64 {
-    1024
-}
-fn default_iterations() -> u64 {
-    10_000
-}
 
 pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: Params = params(v)?;

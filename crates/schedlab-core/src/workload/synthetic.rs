@@ -10,20 +10,14 @@ use crate::topology::Machine;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PingPong {
-    #[serde(default = "one")]
+    #[serde(default = "super::count::<1>")]
     pairs: usize,
-    #[serde(default = "thousand")]
+    #[serde(default = "super::num::<1000>")]
     rounds: u64,
     #[serde(default = "two_us")]
     work: Duration,
 }
 
-fn one() -> usize {
-    1
-}
-fn thousand() -> u64 {
-    1000
-}
 fn two_us() -> Duration {
     Duration(2_000)
 }
@@ -57,7 +51,7 @@ pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resul
 #[serde(deny_unknown_fields)]
 struct ThreadPool {
     threads: usize,
-    #[serde(default = "one")]
+    #[serde(default = "super::count::<1>")]
     clients: usize,
     service: Duration,
     interval: Duration,

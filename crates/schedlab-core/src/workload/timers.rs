@@ -36,10 +36,10 @@ struct EnqueueParams {
     /// The isolated CPU running the loop (default: the last CPU).
     cpu: Option<usize>,
     /// Enqueue/dequeue repetitions per measurement (the seed: 1000).
-    #[serde(default = "thousand")]
+    #[serde(default = "super::num::<1000>")]
     reps: u64,
     /// Measurements ("repeated several times").
-    #[serde(default = "twenty")]
+    #[serde(default = "super::num::<20>")]
     rounds: u64,
     /// Share of the other CPUs kept busy (the seed: a quarter).
     #[serde(default = "quarter")]
@@ -49,12 +49,6 @@ struct EnqueueParams {
     delay: Duration,
 }
 
-fn thousand() -> u64 {
-    1000
-}
-fn twenty() -> u64 {
-    20
-}
 fn quarter() -> f64 {
     0.25
 }
@@ -196,7 +190,7 @@ struct UiParams {
     #[serde(default = "composer_work")]
     composer_work: Duration,
     /// Background app threads.
-    #[serde(default = "four")]
+    #[serde(default = "super::count::<4>")]
     background: usize,
     /// Add the Android-like set of background kernel timers.
     #[serde(default = "yes")]
@@ -222,9 +216,6 @@ fn render_work() -> Duration {
 }
 fn composer_work() -> Duration {
     Duration(1_000_000)
-}
-fn four() -> usize {
-    4
 }
 fn yes() -> bool {
     true
