@@ -141,12 +141,9 @@ pub(super) fn hackbench(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resu
     // The parent writes the GO byte once every child waits in poll() (all at once).
     tasks.push(task("hackbench", vec![OpSpec::Sleep(Duration(1_000_000)), OpSpec::WakeAll("hb-go".into())]));
     let messages = (p.groups * p.fds * p.fds) as f64 * p.loops as f64;
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(move |r| {
+        Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
             let go = r.tasks.iter().find(|t| t.name == "hackbench").and_then(|t| t.exit_ns).unwrap_or(0);
             let workers = r.tasks.iter().filter(|t| t.name != "hackbench");
@@ -159,7 +156,7 @@ pub(super) fn hackbench(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resu
             out.insert("buffer_messages".into(), capacity as f64);
             out
         }),
-    })
+    ))
 }
 
 // ------------------------------------------------------------------ schbench
@@ -221,12 +218,9 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
         w.footprint_kib = p.cache_footprint_kb;
         tasks.push(w);
     }
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(move |r| {
+        Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
             percentiles(r, "schbench_wakeup", "wakeup", &mut out);
             percentiles(r, "schbench_request", "request", &mut out);
@@ -251,7 +245,7 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             out.insert("request_work_us".into(), work.0 as f64 / 1e3);
             out
         }),
-    })
+    ))
 }
 
 // ------------------------------------------------------------------ hhvm

@@ -41,6 +41,13 @@ pub struct Generated {
     pub reporter: Reporter,
 }
 
+impl Generated {
+    /// Tasks and their figures only (no templates, groups or background timers).
+    pub(super) fn new(tasks: Vec<TaskSpec>, reporter: Reporter) -> Generated {
+        Generated { tasks, templates: vec![], groups: vec![], timers: vec![], reporter }
+    }
+}
+
 /// A generator: name, one-line description, constructor.
 pub struct GeneratorInfo {
     /// `kind` in the scenario.

@@ -137,12 +137,9 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
         main.process = Some("rseq_burst".into());
         tasks.insert(0, main);
     }
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(|r| {
+        Box::new(|r| {
             let mut out = std::collections::BTreeMap::new();
             if let Some(h) = r.histograms.get("touch_area") {
                 out.insert("ns_per_pass".into(), h.mean_ns);
@@ -154,5 +151,5 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
             }
             out
         }),
-    })
+    ))
 }

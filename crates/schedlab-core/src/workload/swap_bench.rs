@@ -86,12 +86,9 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
         mt.start = Some(Duration(1_000));
         tasks.push(mt);
     }
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(|r| {
+        Box::new(|r| {
             let t = &r.tasks[0];
             let elapsed = t.exit_ns.unwrap_or(r.engine.sim_ns).saturating_sub(t.start_ns) as f64 / 1e9;
             let flush = r.summary.get("kernel_ptep_clear_flush_seconds").copied().unwrap_or(0.0);
@@ -112,5 +109,5 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
             }
             out
         }),
-    })
+    ))
 }

@@ -34,17 +34,14 @@ pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resul
         tasks.push(task(&format!("pong{i}"), vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body: body_b })]));
     }
     let rounds = p.rounds as f64;
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(move |r| {
+        Box::new(move |r| {
             let done: Vec<f64> = r.tasks.iter().step_by(2).filter_map(|t| t.exit_ns).map(|e| e as f64).collect();
             let mean = if done.is_empty() { f64::NAN } else { done.iter().sum::<f64>() / done.len() as f64 };
             [("round_trip_us".to_string(), mean / rounds / 1e3)].into_iter().collect()
         }),
-    })
+    ))
 }
 
 #[derive(Deserialize)]

@@ -82,12 +82,9 @@ pub(super) fn timer_enqueue(v: &serde_json::Value, m: &Machine, seed: u64) -> Re
     let mut bench = task("enqueue-bench", vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body })]);
     bench.affinity = Some(cpu.to_string());
     tasks.push(bench);
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(move |r| {
+        Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
             if let Some(h) = r.histograms.get("timer_bench") {
                 out.insert("ns_per_iteration".into(), h.mean_ns);
@@ -96,7 +93,7 @@ pub(super) fn timer_enqueue(v: &serde_json::Value, m: &Machine, seed: u64) -> Re
             out.insert("timers_pushed".into(), r.summary.get("timers_pushed").copied().unwrap_or(0.0));
             out
         }),
-    })
+    ))
 }
 
 #[derive(Deserialize)]
@@ -155,12 +152,9 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
         tasks.push(task(&format!("client-{i}"), vec![forever(client)]));
         tasks.push(task(&format!("server-{i}"), vec![forever(server)]));
     }
-    Ok(Generated {
+    Ok(Generated::new(
         tasks,
-        templates: vec![],
-        groups: vec![],
-        timers: vec![],
-        reporter: Box::new(|r| {
+        Box::new(|r| {
             let mut out = std::collections::BTreeMap::new();
             // Each completed operation ends with the client woken by its answer.
             let ops: u64 = r.tasks.iter().filter(|t| t.name.starts_with("client")).map(|t| t.nr_wakeups).sum();
@@ -171,7 +165,7 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
             out.insert("tcp_timer_expiries".into(), r.summary.get("timer_expiries").copied().unwrap_or(0.0));
             out
         }),
-    })
+    ))
 }
 
 #[derive(Deserialize)]
