@@ -81,6 +81,24 @@ impl CpuMask {
             .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
     }
 
+    /// Returns the lowest CPU >= `from` that is in neither `a` nor `b`, below `limit`
+    /// (for_each_cpu_andnot's step over a mask's complement, without building it).
+    pub fn next_in_neither(a: &CpuMask, b: &CpuMask, from: CpuId, limit: CpuId) -> Option<CpuId> {
+        let mut i = from / 64;
+        let mut w = !(a.bits.get(i)? | b.bits[i]) & (!0u64 << (from % 64));
+        loop {
+            if w != 0 {
+                let c = i * 64 + w.trailing_zeros() as usize;
+                return (c < limit).then_some(c);
+            }
+            i += 1;
+            if i >= WORDS || i * 64 >= limit {
+                return None;
+            }
+            w = !(a.bits[i] | b.bits[i]);
+        }
+    }
+
     /// Returns the intersection.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
@@ -195,5 +213,20 @@ mod tests {
         assert!(m.test(8) && !m.test(9));
         assert!(CpuMask::parse_list("3-1").is_err());
         assert!(CpuMask::parse_list("x").is_err());
+    }
+
+    #[test]
+    fn next_in_neither_walks_the_complement_in_order() {
+        let a = CpuMask::parse_list("0-2,64,70").unwrap();
+        let b = CpuMask::parse_list("3,5-63").unwrap();
+        let mut got = Vec::new();
+        let mut c = 0;
+        while let Some(x) = CpuMask::next_in_neither(&a, &b, c, 72) {
+            got.push(x);
+            c = x + 1;
+        }
+        assert_eq!(got, vec![4, 65, 66, 67, 68, 69, 71]);
+        assert_eq!(CpuMask::next_in_neither(&a, &b, 0, 4), None);
+        assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));
     }
 }

@@ -139,6 +139,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         programs,
         templates,
         mm_names: BTreeMap::new(),
+        running: Default::default(),
+        affinity_masks: Default::default(),
         resched_pending: vec![false; nr],
         chans: Vec::new(),
         chan_scoped: Vec::new(),
@@ -312,6 +314,10 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
 }
 
 impl Simulator {
+    /// The one shared copy of affinity mask `m`.
+    pub(crate) fn shared_mask(&mut self, m: CpuMask) -> std::sync::Arc<CpuMask> {
+        self.affinity_masks.entry(m).or_insert_with(|| std::sync::Arc::new(m)).clone()
+    }
     /// Creates the bandwidth state machine if any group has a quota.
     fn setup_bandwidth(&mut self, groups: &[crate::scenario::GroupSpec]) -> Result<(), SimError> {
         use crate::bandwidth::{BandwidthMode, BandwidthSpec, CfsBandwidthControl};
@@ -369,6 +375,7 @@ impl Simulator {
             None => next_mm,
         };
         let first = cpus_allowed.first().expect("non-empty affinity");
+        let shared = self.shared_mask(cpus_allowed);
         if let Some(t) = &mut self.trace {
             t.task(self.now, tid + 1, mm, parent.map_or(0, |p| p + 1), &name, nice);
         }
@@ -387,7 +394,7 @@ impl Simulator {
             state: TaskState::New,
             cpu: first,
             nr_cpus_allowed: cpus_allowed.weight(),
-            cpus_allowed,
+            cpus_allowed: shared,
             nice,
             se: SchedEntity { weight: nice_to_weight(nice), ..Default::default() },
             work_left: 0,

@@ -204,6 +204,11 @@ pub struct Simulator {
     pub(crate) templates: Vec<Template>,
     pub(crate) mm_names: std::collections::BTreeMap<String, usize>,
     pub(crate) rqs: Vec<Rq>,
+    /// CPUs with a running task (rq->curr not idle); with the queues' `nonempty` mask
+    /// it gives the idle CPUs without a walk (the kernel's nohz.idle_cpus_mask role).
+    pub(crate) running: crate::cpumask::CpuMask,
+    /// The distinct affinity masks tasks hold (shared, see Task::cpus_allowed).
+    pub(crate) affinity_masks: std::collections::HashMap<crate::cpumask::CpuMask, std::sync::Arc<crate::cpumask::CpuMask>>,
     pub(crate) resched_pending: Vec<bool>,
     pub(crate) chans: Vec<Channel>,
     /// Whether each channel name is family-scoped ('@' prefix).

@@ -108,7 +108,7 @@ impl Simulator {
     /// used CPU if idle and the task fits them, else select_idle_capacity() over the
     /// lowest domain of mixed capacities, else the target.
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
-        let allowed = self.tasks[p].cpus_allowed;
+        let allowed = self.tasks[p].cpus_allowed.clone();
         let util = self.task_util_synced(p);
         let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
         let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));

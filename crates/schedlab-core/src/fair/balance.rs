@@ -17,7 +17,7 @@
 //! A balance pass costs the balancing CPU one remote cache-line read per CPU it
 //! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
 
-use crate::cpumask::CpuId;
+use crate::cpumask::{CpuId, CpuMask};
 use crate::engine::Simulator;
 use crate::features::Feature;
 use crate::task::{TaskId, TaskState};
@@ -393,6 +393,19 @@ impl Simulator {
     /// (asymmetric machines stop there), or more than one busy CPU in its LLC
     /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
     /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
+    /// The first CPU from `from` on that is idle (nothing running or queued) and has no
+    /// reschedule on its way: a candidate idle load balancer.
+    fn next_nohz_idle_cpu(&self, mut from: CpuId) -> Option<CpuId> {
+        let nr = self.m.nr_cpus();
+        while let Some(c) = CpuMask::next_in_neither(&self.running, &self.queue_index.nonempty, from, nr) {
+            if !self.resched_pending[c] {
+                return Some(c);
+            }
+            from = c + 1;
+        }
+        None
+    }
+
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
         if self.now < self.nohz_next_balance {
             return;
@@ -406,20 +419,21 @@ impl Simulator {
         if !kick {
             return;
         }
-        let Some(ilb) = (0..self.m.nr_cpus()).find(|&c| self.rqs[c].is_idle() && !self.resched_pending[c]) else {
+        let Some(ilb) = self.next_nohz_idle_cpu(0) else {
             return;
         };
         self.counters.nohz_kicks += 1;
         self.send_ipi(cpu, ilb);
-        // The ILB CPU balances every idle CPU whose interval is due, itself included.
+        // The ILB CPU balances every idle CPU whose interval is due, itself included;
+        // each CPU's state is read when the walk reaches it (balancing changes it).
         let mut next = Ns::MAX;
-        for c in 0..self.m.nr_cpus() {
-            if self.rqs[c].is_idle() && !self.resched_pending[c] {
-                if self.now >= self.rqs[c].next_balance {
-                    self.rebalance_domains(c, IdleType::Idle);
-                }
-                next = next.min(self.rqs[c].next_balance);
+        let mut from = 0;
+        while let Some(c) = self.next_nohz_idle_cpu(from) {
+            if self.now >= self.rqs[c].next_balance {
+                self.rebalance_domains(c, IdleType::Idle);
             }
+            next = next.min(self.rqs[c].next_balance);
+            from = c + 1;
         }
         self.nohz_next_balance = next.max(self.now + self.tick_ns);
     }

@@ -150,7 +150,7 @@ impl Simulator {
     pub(crate) fn update_min_vruntime(&mut self, c: usize) {
         let q = &self.fg.cfs[c];
         let curr = q.curr.filter(|&e| self.on_rq(e)).map(|e| self.se(e).vruntime);
-        let left = self.cfs_leftmost(c).map(|e| self.se(e).vruntime);
+        let left = self.queue_index.timeline.leftmost_vruntime(q.timeline);
         let candidate = match (curr, left) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) | (None, Some(a)) => a,

@@ -26,7 +26,7 @@ impl Simulator {
         sync: bool,
         fork: bool,
     ) -> CpuId {
-        let allowed = self.tasks[p].cpus_allowed;
+        let allowed = self.tasks[p].cpus_allowed.clone();
         if self.tasks[p].nr_cpus_allowed == 1 {
             return allowed.first().expect("non-empty affinity");
         }
@@ -121,7 +121,7 @@ impl Simulator {
         if self.asym_wakeup() {
             return self.select_idle_sibling_asym(p, prev, target);
         }
-        let allowed = self.tasks[p].cpus_allowed;
+        let allowed = self.tasks[p].cpus_allowed.clone();
         let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
         if idle(self, target) {
             return target;
@@ -245,7 +245,7 @@ impl Simulator {
 
     /// find_idlest_cpu(): fork balancing, walking down from the widest BALANCE_FORK domain.
     fn find_idlest_cpu(&mut self, p: TaskId, this_cpu: CpuId) -> CpuId {
-        let allowed = self.tasks[p].cpus_allowed;
+        let allowed = self.tasks[p].cpus_allowed.clone();
         let mut cpu = if allowed.test(this_cpu) { this_cpu } else { allowed.first().expect("non-empty") };
         let levels = self.m.domains[cpu].len();
         for level in (0..levels).rev() {

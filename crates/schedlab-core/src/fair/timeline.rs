@@ -38,20 +38,23 @@ impl Default for Node {
     }
 }
 
-/// The root of one runqueue's tree (NIL-able index).
+/// One runqueue's tree: its root and its leftmost node (rb_root_cached), both NIL-able.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimelineRoot(u32);
+pub struct TimelineRoot {
+    root: u32,
+    leftmost: u32,
+}
 
 impl Default for TimelineRoot {
     fn default() -> Self {
-        TimelineRoot(NIL)
+        TimelineRoot { root: NIL, leftmost: NIL }
     }
 }
 
 impl TimelineRoot {
     /// Tells whether the tree is empty.
     pub fn is_empty(self) -> bool {
-        self.0 == NIL
+        self.root == NIL
     }
 }
 
@@ -157,30 +160,87 @@ impl Timeline {
             arena.resize(i + 1, Node::default());
         }
         arena[i] = Node { left: NIL, right: NIL, prio: priority(n), vruntime, deadline, min_deadline: (deadline, n) };
-        let (l, r) = self.split(root.0, (vruntime, n));
-        let l = self.merge(l, n);
-        root.0 = self.merge(l, r);
+        if root.leftmost == NIL || (vruntime, n) < self.key(root.leftmost) {
+            root.leftmost = n;
+        }
+        root.root = self.insert_below(root.root, n);
+    }
+
+    /// Treap insertion: descend by key while the nodes outrank `n`, then split the rest
+    /// under it. Each node passed gains `n` in its subtree, so its minimum only narrows.
+    fn insert_below(&mut self, t: u32, n: u32) -> u32 {
+        if t == NIL {
+            return n;
+        }
+        let new = *self.nd(n);
+        if new.prio > self.nd(t).prio {
+            let (l, r) = self.split(t, (new.vruntime, n));
+            let node = self.nd_mut(n);
+            node.left = l;
+            node.right = r;
+            self.update(n);
+            return n;
+        }
+        if (new.vruntime, n) < self.key(t) {
+            let l = self.insert_below(self.nd(t).left, n);
+            self.nd_mut(t).left = l;
+        } else {
+            let r = self.insert_below(self.nd(t).right, n);
+            self.nd_mut(t).right = r;
+        }
+        let node = self.nd_mut(t);
+        node.min_deadline = node.min_deadline.min((new.deadline, n));
+        t
     }
 
     /// Removes entity `p`, which must be in the tree under `root`.
     pub fn remove(&mut self, root: &mut TimelineRoot, p: EntityId) {
         let key = self.key(p as u32);
-        let (l, r) = self.split(root.0, key);
-        let (mid, r) = self.split(r, (key.0, key.1 + 1));
-        debug_assert_eq!(mid, p as u32, "removed task is not in this tree");
-        root.0 = self.merge(l, r);
+        root.root = self.remove_below(root.root, key);
+        if root.leftmost == p as u32 {
+            root.leftmost = self.leftmost_below(root.root);
+        }
+    }
+
+    /// Descends to the node with `key`, puts its children's merge in its place, and
+    /// recomputes the minimum on the way back up.
+    fn remove_below(&mut self, t: u32, key: (u64, u32)) -> u32 {
+        debug_assert_ne!(t, NIL, "removed entity is not in this tree");
+        let k = self.key(t);
+        if k == key {
+            let node = *self.nd(t);
+            return self.merge(node.left, node.right);
+        }
+        if key < k {
+            let l = self.remove_below(self.nd(t).left, key);
+            self.nd_mut(t).left = l;
+        } else {
+            let r = self.remove_below(self.nd(t).right, key);
+            self.nd_mut(t).right = r;
+        }
+        self.update(t);
+        t
+    }
+
+    fn leftmost_below(&self, mut n: u32) -> u32 {
+        if n != NIL {
+            while self.nd(n).left != NIL {
+                n = self.nd(n).left;
+            }
+        }
+        n
     }
 
     /// The queued entity with the smallest (vruntime, id): the cached leftmost.
+    #[inline]
     pub fn leftmost(&self, root: TimelineRoot) -> Option<EntityId> {
-        let mut n = root.0;
-        if n == NIL {
-            return None;
-        }
-        while self.nd(n).left != NIL {
-            n = self.nd(n).left;
-        }
-        Some(n as EntityId)
+        (root.leftmost != NIL).then_some(root.leftmost as EntityId)
+    }
+
+    /// The leftmost's vruntime, read from its node (equal to the entity's while queued).
+    #[inline]
+    pub fn leftmost_vruntime(&self, root: TimelineRoot) -> Option<u64> {
+        (root.leftmost != NIL).then(|| self.nd(root.leftmost).vruntime)
     }
 
     /// The earliest (deadline, id) among queued tasks whose vruntime is eligible, given
@@ -188,7 +248,7 @@ impl Timeline {
     /// (vruntime <= V): the descent pick_eevdf() makes.
     pub fn earliest_eligible(&self, root: TimelineRoot, eligible: impl Fn(u64) -> bool) -> Option<(u64, EntityId)> {
         let mut best = (u64::MAX, NIL);
-        let mut n = root.0;
+        let mut n = root.root;
         while n != NIL {
             let node = self.nd(n);
             if eligible(node.vruntime) {
@@ -203,7 +263,7 @@ impl Timeline {
 
     /// The entities in the tree under `root` (a walk: for invariant checks).
     pub fn count(&self, root: TimelineRoot) -> usize {
-        let mut stack = vec![root.0];
+        let mut stack = vec![root.root];
         let mut n = 0;
         while let Some(x) = stack.pop() {
             if x != NIL {
@@ -249,6 +309,7 @@ mod tests {
                 let want = queued.iter().filter(|(_, &(v, _))| v <= bound).map(|(&p, &(_, d))| (d, p)).min();
                 prop_assert_eq!(tl.earliest_eligible(root, |v| v <= bound), want);
                 prop_assert_eq!(root.is_empty(), queued.is_empty());
+                prop_assert_eq!(tl.count(root), queued.len());
             }
         }
     }

@@ -103,6 +103,11 @@ impl Simulator {
             }
         }
         self.rqs[cpu].curr = next;
+        if now_idle {
+            self.running.clear(cpu);
+        } else {
+            self.running.set(cpu);
+        }
     }
 
     /// Marks the CPU entering newidle balance (rq->idle_stamp).

@@ -127,8 +127,9 @@ impl Simulator {
                     self.syscall_entry(c, cpu);
                     self.syscall_exit(c, cpu);
                     let mask = self.masks[m];
+                    let shared = self.shared_mask(mask);
                     let t = &mut self.tasks[c];
-                    t.cpus_allowed = mask;
+                    t.cpus_allowed = shared;
                     t.nr_cpus_allowed = mask.weight();
                     if !mask.test(cpu) {
                         // migration_cpu_stop(): the stopper moves it to an allowed CPU.
