@@ -99,6 +99,11 @@ impl CpuMask {
         }
     }
 
+    /// Returns the highest CPU in the mask.
+    pub fn last(&self) -> Option<CpuId> {
+        self.bits.iter().enumerate().rev().find(|(_, &w)| w != 0).map(|(i, w)| i * 64 + 63 - w.leading_zeros() as usize)
+    }
+
     /// Returns the intersection.
     pub fn and(&self, other: &CpuMask) -> CpuMask {
         let mut m = *self;
@@ -227,6 +232,7 @@ mod tests {
         }
         assert_eq!(got, vec![4, 65, 66, 67, 68, 69, 71]);
         assert_eq!(CpuMask::next_in_neither(&a, &b, 0, 4), None);
+        assert_eq!((a.first(), a.last(), b.last(), CpuMask::new().last()), (Some(0), Some(70), Some(63), None));
         assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));
     }
 }

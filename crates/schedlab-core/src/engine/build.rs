@@ -156,6 +156,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         deadlock: false,
         next_deadlock_check: 0,
         nr_overloaded: 0,
+        has_tasks: Default::default(),
+        overloaded_cpus: Default::default(),
         nohz_next_balance: 0,
         load_sums: crate::fair::load_sums::LoadSums::new(&m),
         llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
@@ -218,6 +220,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
         sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
     }
+    // The declared tasks at once: growing the vector by doubling copies every task.
+    sim.tasks.reserve(task_specs.iter().map(|t| t.count).sum());
     for (i, t) in task_specs.iter().enumerate() {
         let program = Program::compile(&t.program, &mut names, &format!("tasks[{i}].program"))?;
         sim.programs.push(program);

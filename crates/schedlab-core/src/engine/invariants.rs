@@ -48,6 +48,12 @@ impl Simulator {
             if self.queue_index.nonempty.test(cpu) == rq.queue.is_empty() {
                 return Err(format!("CPU {cpu}: the mask of CPUs with queued tasks is stale"));
             }
+            if self.running.test(cpu) != rq.curr.is_some()
+                || self.has_tasks.test(cpu) != (rq.nr_running > 0)
+                || self.overloaded_cpus.test(cpu) != (rq.nr_running > 1)
+            {
+                return Err(format!("CPU {cpu}: the running, has-tasks or overloaded mask is stale"));
+            }
             let root = self.root_cfs(cpu);
             if rq.queue.len() != nr {
                 return Err(format!("CPU {cpu}: the list does not hold the queued tasks"));

@@ -232,6 +232,9 @@ pub struct Simulator {
     /// Earliest time of the next deadlock check (at most one per simulated second).
     pub(crate) next_deadlock_check: Ns,
     pub(crate) nr_overloaded: usize,
+    /// CPUs with nr_running >= 1 and >= 2 (what find_busiest_queue's migrate_task looks for).
+    pub(crate) has_tasks: crate::cpumask::CpuMask,
+    pub(crate) overloaded_cpus: crate::cpumask::CpuMask,
     pub(crate) nohz_next_balance: Ns,
     pub(crate) llc_nr_idle_scan: Vec<usize>,
     pub(crate) load_sums: crate::fair::load_sums::LoadSums,

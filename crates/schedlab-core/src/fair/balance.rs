@@ -200,12 +200,25 @@ impl Simulator {
         // migrate_task: any rq with tasks (its running one may need active balance);
         // migrate_load: one with a queued task to detach (walk only those, from the mask
         // kept with the queues).
-        let group = self.load_sums.group(bgid).mask;
-        let candidates = if by_tasks { group } else { group.and(&self.queue_index.nonempty) };
-        let src = candidates
-            .iter()
-            .filter(|&c| c != cpu && (!by_tasks || self.rqs[c].nr_running > 0))
-            .max_by_key(|&c| if by_tasks { self.rqs[c].nr_running as u64 } else { self.cpu_load_avg(c) * 1024 / self.capacity(c) })?;
+        let group = &self.load_sums.group(bgid).mask;
+        let src = if by_tasks {
+            // The most runnable tasks, the last CPU among equals: one with two or more
+            // if there is one, else the group's last CPU with a task.
+            let mut others = group.and(&self.has_tasks);
+            others.clear(cpu);
+            let over = others.and(&self.overloaded_cpus);
+            if over.is_empty() {
+                others.last()
+            } else {
+                over.iter().max_by_key(|&c| self.rqs[c].nr_running)
+            }
+        } else {
+            group
+                .and(&self.queue_index.nonempty)
+                .iter()
+                .filter(|&c| c != cpu)
+                .max_by_key(|&c| self.cpu_load_avg(c) * 1024 / self.capacity(c))
+        }?;
         Some(Plan { src, imbalance, by_tasks, misfit: false })
     }
 
@@ -276,8 +289,11 @@ impl Simulator {
         let mut moved = 0;
         let limit = self.k.tunables.sched_nr_migrate as usize;
         // The kernel walks cfs_tasks from the tail: the least recently enqueued first.
-        let candidates: Vec<TaskId> = self.rqs[src].queue.iter().rev().copied().collect();
-        for p in candidates.into_iter().take(limit) {
+        // Detaching swaps the list's last task into the hole, so walking from the tail
+        // by index sees each task that was queued once.
+        let nr = self.rqs[src].queue.len();
+        for i in 0..nr.min(limit) {
+            let p = self.rqs[src].queue.tasks[nr - 1 - i];
             if left <= 0 || self.rqs[src].nr_running <= 1 {
                 break;
             }

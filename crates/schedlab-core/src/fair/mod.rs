@@ -596,12 +596,19 @@ impl Simulator {
         let rq = &mut self.rqs[cpu];
         rq.nr_running = (rq.nr_running as isize + delta) as usize;
         let over = rq.nr_running > 1;
+        if rq.nr_running > 0 {
+            self.has_tasks.set(cpu);
+        } else {
+            self.has_tasks.clear(cpu);
+        }
         if over != rq.overloaded {
             rq.overloaded = over;
             if over {
                 self.nr_overloaded += 1;
+                self.overloaded_cpus.set(cpu);
             } else {
                 self.nr_overloaded -= 1;
+                self.overloaded_cpus.clear(cpu);
             }
         }
     }
