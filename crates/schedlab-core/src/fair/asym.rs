@@ -108,9 +108,8 @@ impl Simulator {
     /// used CPU if idle and the task fits them, else select_idle_capacity() over the
     /// lowest domain of mixed capacities, else the target.
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
-        let allowed = self.tasks[p].cpus_allowed.clone();
         let util = self.task_util_synced(p);
-        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
         let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
         if idle(self, target) && fits(self, target) {
             return target;
@@ -128,7 +127,7 @@ impl Simulator {
         };
         // select_idle_capacity(): wrap from the target; the first idle CPU the task
         // fits, else the idle CPU of the largest capacity.
-        let cpus = sd.span.and(&allowed);
+        let cpus = sd.span.and(&self.tasks[p].cpus_allowed);
         let order = cpus.iter().filter(|&c| c >= target).chain(cpus.iter().filter(|&c| c < target));
         let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, 0.0);
         let mut found = None;

@@ -137,7 +137,8 @@ impl Simulator {
         let asym = sd.flags.has(SdFlags::ASYM_CPUCAPACITY) && self.misfit_active();
         let local = self.group_stats(gids[sd.local_group], pct, asym);
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
-        let mut best: Option<(u32, SgLbStats)> = None;
+        // The busiest so far, with its rank (kept: the rank divides).
+        let mut best: Option<(u32, SgLbStats, (GroupType, u64))> = None;
         for (i, &gid) in gids.iter().enumerate() {
             if i == sd.local_group {
                 continue;
@@ -156,11 +157,12 @@ impl Simulator {
             }
             // Misfit groups rank by their misfit load, others by average load.
             let rank = |g: &SgLbStats| (g.kind, if g.kind == GroupType::Misfit { g.misfit_load } else { g.avg_load() });
-            if best.is_none_or(|(_, b)| rank(&s) > rank(&b)) {
-                best = Some((gid, s));
+            let r = rank(&s);
+            if best.is_none_or(|(_, _, br)| r > br) {
+                best = Some((gid, s, r));
             }
         }
-        let (bgid, busiest) = best?;
+        let (bgid, busiest, _) = best?;
         if busiest.kind == GroupType::Misfit {
             // migrate_misfit, imbalance 1; find_busiest_queue(): the largest misfit load.
             let src = self

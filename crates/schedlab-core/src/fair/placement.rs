@@ -26,14 +26,15 @@ impl Simulator {
         sync: bool,
         fork: bool,
     ) -> CpuId {
-        let allowed = self.tasks[p].cpus_allowed.clone();
+        // Read in place: cloning the shared mask costs two atomic operations a wakeup.
+        let first_allowed = |s: &Self| s.tasks[p].cpus_allowed.first().expect("non-empty affinity");
         if self.tasks[p].nr_cpus_allowed == 1 {
-            return allowed.first().expect("non-empty affinity");
+            return first_allowed(self);
         }
         if fork {
             return self.find_idlest_cpu(p, this_cpu);
         }
-        let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && allowed.test(this_cpu);
+        let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && self.tasks[p].cpus_allowed.test(this_cpu);
         let mut new_cpu = prev;
         if want_affine {
             let affine_sd = self.m.domains[this_cpu]
@@ -45,10 +46,10 @@ impl Simulator {
             }
         }
         let target = self.select_idle_sibling(p, prev, new_cpu);
-        if allowed.test(target) {
+        if self.tasks[p].cpus_allowed.test(target) {
             target
         } else {
-            allowed.first().expect("non-empty affinity")
+            first_allowed(self)
         }
     }
 
@@ -121,8 +122,7 @@ impl Simulator {
         if self.asym_wakeup() {
             return self.select_idle_sibling_asym(p, prev, target);
         }
-        let allowed = self.tasks[p].cpus_allowed.clone();
-        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
         if idle(self, target) {
             return target;
         }
