@@ -110,7 +110,7 @@ impl Ord for Entry {
 
 /// A match of the tournament: a source and its earliest key, the key's halves kept
 /// apart so that a node is 24 bytes (the tree of a 384-CPU machine fits in 24 KiB).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Contender {
     time: u64,
     order: u64,
@@ -186,6 +186,8 @@ impl EventQueue {
 
     /// Source `s`'s earliest key became `key`: replays its matches up to the root. Each
     /// level reads only the sibling's stored winner, so the walk does not wait on itself.
+    /// It stops where a match's winner is what that node already holds: every match
+    /// above depends only on it (a new head that loses early costs a few levels).
     #[inline]
     fn fix(&mut self, s: usize, key: u128) {
         let mut n = self.size + s;
@@ -197,6 +199,9 @@ impl EventQueue {
                 cur = sib;
             }
             n >>= 1;
+            if self.tree[n] == cur {
+                break;
+            }
             self.tree[n] = cur;
         }
     }
@@ -303,8 +308,14 @@ mod tests {
     /// The queue pops exactly what a plain binary heap would, FIFO aside.
     #[test]
     fn matches_a_binary_heap_on_random_pushes() {
+        // A shallow tree and a deep, ragged one (the early stop of `fix` at every level).
+        matches_a_binary_heap(5);
+        matches_a_binary_heap(37);
+    }
+
+    fn matches_a_binary_heap(nr_cpus: u32) {
         let mut rng = crate::engine::rng::Stream::new(3, "queue-test");
-        let mut q = EventQueue::new(5);
+        let mut q = EventQueue::new(nr_cpus as usize);
         let mut reference = std::collections::BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
         for round in 0..20_000u64 {
@@ -318,11 +329,11 @@ mod tests {
                 let class = if rng.below(2) == 0 { EventClass::Segment } else { EventClass::Tick };
                 seq += 1;
                 let id = (round * 8 + seq % 8) as u32;
-                // Spread over every CPU's heap (7 and 8 are beyond the machine: its own).
+                // Spread over every CPU's list (the last 4 ids are beyond the machine: its own).
                 let kind = match rng.below(3) {
                     0 => EventKind::TaskStart { task: id },
-                    1 => EventKind::SegmentEnd { cpu: (id % 9), gen: id },
-                    _ => EventKind::Tick { cpu: (id % 9), gen: id },
+                    1 => EventKind::SegmentEnd { cpu: (id % (nr_cpus + 4)), gen: id },
+                    _ => EventKind::Tick { cpu: (id % (nr_cpus + 4)), gen: id },
                 };
                 q.push(now + dt, class, kind);
                 reference.push(std::cmp::Reverse((now + dt, class, seq, kind.clone_key())));
