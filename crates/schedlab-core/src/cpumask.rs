@@ -157,6 +157,29 @@ impl CpuMask {
         })
     }
 
+    /// Iterates the CPUs >= `from` in ascending order.
+    pub fn iter_from(&self, from: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        let start = (from / 64).min(WORDS);
+        self.bits[start..].iter().enumerate().flat_map(move |(i, &w)| {
+            let i = start + i;
+            let mut w = if i == from / 64 { w & (!0u64 << (from % 64)) } else { w };
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// Iterates the CPUs from `from` up, then wrapping round to those below it
+    /// (for_each_cpu_wrap).
+    pub fn iter_wrap(&self, from: CpuId) -> impl Iterator<Item = CpuId> + '_ {
+        self.iter_from(from).chain(self.iter().take_while(move |&c| c < from))
+    }
+
     /// Parses a kernel cpulist ("0-3,8,10-11").
     pub fn parse_list(text: &str) -> Result<CpuMask, String> {
         let mut m = CpuMask::new();
@@ -233,6 +256,10 @@ mod tests {
         assert_eq!(got, vec![4, 65, 66, 67, 68, 69, 71]);
         assert_eq!(CpuMask::next_in_neither(&a, &b, 0, 4), None);
         assert_eq!((a.first(), a.last(), b.last(), CpuMask::new().last()), (Some(0), Some(70), Some(63), None));
+        for from in [0, 1, 3, 64, 65, 71, MAX_CPUS - 1, MAX_CPUS] {
+            let want: Vec<_> = a.iter().filter(|&c| c >= from).chain(a.iter().filter(|&c| c < from)).collect();
+            assert_eq!(a.iter_wrap(from).collect::<Vec<_>>(), want, "from {from}");
+        }
         assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));
     }
 }

@@ -109,7 +109,7 @@ impl Simulator {
     /// lowest domain of mixed capacities, else the target.
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
         let util = self.task_util_synced(p);
-        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.cpu_is_idle(c) && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
         let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
         if idle(self, target) && fits(self, target) {
             return target;
@@ -128,13 +128,13 @@ impl Simulator {
         // select_idle_capacity(): wrap from the target; the first idle CPU the task
         // fits, else the idle CPU of the largest capacity.
         let cpus = sd.span.and(&self.tasks[p].cpus_allowed);
-        let order = cpus.iter().filter(|&c| c >= target).chain(cpus.iter().filter(|&c| c < target));
+        let order = cpus.iter_wrap(target);
         let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, 0.0);
         let mut found = None;
         for c in order {
             examined += 1;
             cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-            if !(self.rqs[c].is_idle() && !self.resched_pending[c]) {
+            if !(self.cpu_is_idle(c) && !self.resched_pending[c]) {
                 continue;
             }
             if fits(self, c) {

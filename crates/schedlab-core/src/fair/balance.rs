@@ -125,7 +125,7 @@ impl Simulator {
         }
         let sd = &self.m.domains[cpu][level];
         let local = self.load_sums.sd_groups(cpu, level)[sd.local_group];
-        let first = self.group_cpus(local).find(|&c| self.rqs[c].is_idle()).or_else(|| self.group_cpus(local).next());
+        let first = self.group_cpus(local).find(|&c| self.cpu_is_idle(c)).or_else(|| self.group_cpus(local).next());
         first == Some(cpu)
     }
 
@@ -411,6 +411,13 @@ impl Simulator {
     /// (asymmetric machines stop there), or more than one busy CPU in its LLC
     /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
     /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
+    /// rq is idle: nothing running, nothing queued (Rq::is_idle, from the two masks kept
+    /// with them: a wakeup's scan reads bits, not each CPU's runqueue).
+    #[inline]
+    pub(crate) fn cpu_is_idle(&self, c: CpuId) -> bool {
+        !self.running.test(c) && !self.queue_index.nonempty.test(c)
+    }
+
     /// The first CPU from `from` on that is idle (nothing running or queued) and has no
     /// reschedule on its way: a candidate idle load balancer.
     fn next_nohz_idle_cpu(&self, mut from: CpuId) -> Option<CpuId> {

@@ -122,7 +122,7 @@ impl Simulator {
         if self.asym_wakeup() {
             return self.select_idle_sibling_asym(p, prev, target);
         }
-        let idle = |s: &Self, c: CpuId| s.rqs[c].is_idle() && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.cpu_is_idle(c) && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
         if idle(self, target) {
             return target;
         }
@@ -192,12 +192,7 @@ impl Simulator {
         // SIS_CLUSTER (6.7+, 8881e1639f1f): the target's cluster first, then the rest.
         let first = self.sis_cluster(target).map_or(CpuMask::new(), |cl| cl.and(&cpus));
         let rest = cpus.andnot(&first);
-        let wrapped = first
-            .iter()
-            .filter(|&c| c > target)
-            .chain(first.iter().filter(|&c| c <= target))
-            .chain(rest.iter().filter(|&c| c > target))
-            .chain(rest.iter().filter(|&c| c <= target));
+        let wrapped = first.iter_wrap(target + 1).chain(rest.iter_wrap(target + 1));
         for c in wrapped {
             if !has_idle_core {
                 nr -= 1;
@@ -207,7 +202,7 @@ impl Simulator {
             }
             examined += 1;
             cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-            let idle = |s: &Self, x: CpuId| s.rqs[x].is_idle() && !s.resched_pending[x];
+            let idle = |s: &Self, x: CpuId| s.cpu_is_idle(x) && !s.resched_pending[x];
             let hit = if has_idle_core { self.m.smt_mask(c).iter().all(|s| idle(self, s)) } else { idle(self, c) };
             if hit {
                 found = Some(c);
