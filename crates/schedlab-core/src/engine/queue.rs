@@ -240,6 +240,20 @@ impl EventQueue {
         }
     }
 
+    /// Withdraws a pending event of a CPU that can no longer do anything (the end of a
+    /// segment that was re-armed): popping it later would only drop it. Nothing if it
+    /// is not pending (it may be the event being handled).
+    pub fn cancel_cpu_event(&mut self, cpu: usize, kind: EventKind) {
+        let Some(q) = self.cpus.get_mut(cpu) else { return };
+        let Some(i) = q.iter().rposition(|e| e.kind == kind) else { return };
+        q.remove(i);
+        if i == q.len() {
+            // It was the CPU's earliest.
+            let next = q.last().map_or(EMPTY, |e| e.key);
+            self.fix(cpu, next);
+        }
+    }
+
     /// Schedules `kind` at the instant of the last popped event, after what is already
     /// due then.
     #[inline]
@@ -305,7 +319,8 @@ mod tests {
         assert!(q.is_empty());
     }
 
-    /// The queue pops exactly what a plain binary heap would, FIFO aside.
+    /// The queue pops exactly what a plain binary heap would, FIFO aside, less what was
+    /// withdrawn.
     #[test]
     fn matches_a_binary_heap_on_random_pushes() {
         // A shallow tree and a deep, ragged one (the early stop of `fix` at every level).
@@ -318,6 +333,7 @@ mod tests {
         let mut q = EventQueue::new(nr_cpus as usize);
         let mut reference = std::collections::BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
+        let (mut cancellable, mut cancelled) = (Vec::new(), std::collections::HashSet::new());
         for round in 0..20_000u64 {
             for _ in 0..rng.below(3) {
                 let dt = match rng.below(4) {
@@ -337,10 +353,25 @@ mod tests {
                 };
                 q.push(now + dt, class, kind);
                 reference.push(std::cmp::Reverse((now + dt, class, seq, kind.clone_key())));
+                if let EventKind::SegmentEnd { cpu, .. } = kind {
+                    if cpu < nr_cpus {
+                        cancellable.push(kind);
+                    }
+                }
+            }
+            // Withdraw a CPU's segment end now and then (pending or already popped).
+            if rng.below(4) == 0 && !cancellable.is_empty() {
+                let kind = cancellable.swap_remove(rng.below(cancellable.len() as u64) as usize);
+                let EventKind::SegmentEnd { cpu, .. } = kind else { unreachable!() };
+                q.cancel_cpu_event(cpu as usize, kind);
+                cancelled.insert(kind.clone_key());
             }
             if rng.below(2) == 0 {
                 let got = q.pop();
-                let want = reference.pop().map(|std::cmp::Reverse((t, _, _, k))| (t, k));
+                let mut want = reference.pop().map(|std::cmp::Reverse((t, _, _, k))| (t, k));
+                while want.is_some_and(|(_, k)| cancelled.contains(&k)) {
+                    want = reference.pop().map(|std::cmp::Reverse((t, _, _, k))| (t, k));
+                }
                 assert_eq!(got.map(|(t, k)| (t, k.clone_key())), want);
                 if let Some((t, _)) = got {
                     now = t;
@@ -348,6 +379,9 @@ mod tests {
             }
         }
         while let Some(std::cmp::Reverse((t, _, _, k))) = reference.pop() {
+            if cancelled.contains(&k) {
+                continue;
+            }
             assert_eq!(q.pop().map(|(t2, k2)| (t2, k2.clone_key())), Some((t, k)));
         }
         assert!(q.pop().is_none() && q.is_empty());

@@ -332,6 +332,7 @@ impl Simulator {
         self.update_curr(src);
         self.put_prev_task(src, p);
         self.set_curr(src, None);
+        self.cancel_segment(src);
         self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);
         self.detach_task(src, p);
         self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;

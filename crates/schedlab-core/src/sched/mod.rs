@@ -280,8 +280,9 @@ impl Simulator {
         self.counters.refill_ns += refill as u128;
     }
 
-    /// Arms the end of the running task's current step (lazy cancel of the old one).
+    /// Arms the end of the running task's current step, withdrawing the old one.
     pub(crate) fn arm_segment(&mut self, cpu: usize) {
+        self.cancel_segment(cpu);
         let rq = &mut self.rqs[cpu];
         rq.seg_gen = rq.seg_gen.wrapping_add(1);
         let gen = rq.seg_gen;
@@ -300,6 +301,12 @@ impl Simulator {
         if !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);
         }
+    }
+
+    /// Withdraws the CPU's pending segment end, if any, and makes any copy stale.
+    pub(crate) fn cancel_segment(&mut self, cpu: usize) {
+        let gen = self.rqs[cpu].seg_gen;
+        self.q.cancel_cpu_event(cpu, EventKind::SegmentEnd { cpu: cpu as u32, gen });
     }
 
     pub(crate) fn arm_tick(&mut self, cpu: usize) {
