@@ -244,7 +244,7 @@ mod tests {
     }
 
     #[test]
-    fn next_in_neither_walks_the_complement_in_order() {
+    fn complement_walk_last_cpu_and_wrapped_order() {
         let a = CpuMask::parse_list("0-2,64,70").unwrap();
         let b = CpuMask::parse_list("3,5-63").unwrap();
         let mut got = Vec::new();

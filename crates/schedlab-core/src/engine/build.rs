@@ -322,6 +322,7 @@ impl Simulator {
     pub(crate) fn shared_mask(&mut self, m: CpuMask) -> std::sync::Arc<CpuMask> {
         self.affinity_masks.entry(m).or_insert_with(|| std::sync::Arc::new(m)).clone()
     }
+
     /// Creates the bandwidth state machine if any group has a quota.
     fn setup_bandwidth(&mut self, groups: &[crate::scenario::GroupSpec]) -> Result<(), SimError> {
         use crate::bandwidth::{BandwidthMode, BandwidthSpec, CfsBandwidthControl};

@@ -407,11 +407,6 @@ impl Simulator {
         self.nohz_balancer_kick(cpu);
     }
 
-    /// nohz_balancer_kick(): a busy CPU wakes an idle CPU to balance on behalf of all
-    /// tickless idle CPUs when it has waiting tasks, a misfit a bigger CPU could take
-    /// (asymmetric machines stop there), or more than one busy CPU in its LLC
-    /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
-    /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
     /// rq is idle: nothing running, nothing queued (Rq::is_idle, from the two masks kept
     /// with them: a wakeup's scan reads bits, not each CPU's runqueue).
     #[inline]
@@ -432,6 +427,11 @@ impl Simulator {
         None
     }
 
+    /// nohz_balancer_kick(): a busy CPU wakes an idle CPU to balance on behalf of all
+    /// tickless idle CPUs when it has waiting tasks, a misfit a bigger CPU could take
+    /// (asymmetric machines stop there), or more than one busy CPU in its LLC
+    /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
+    /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
         if self.now < self.nohz_next_balance {
             return;

@@ -303,7 +303,7 @@ impl Simulator {
         }
     }
 
-    /// Withdraws the CPU's pending segment end, if any, and makes any copy stale.
+    /// Withdraws the CPU's pending segment end, if any (callers then move seg_gen on).
     pub(crate) fn cancel_segment(&mut self, cpu: usize) {
         let gen = self.rqs[cpu].seg_gen;
         self.q.cancel_cpu_event(cpu, EventKind::SegmentEnd { cpu: cpu as u32, gen });
