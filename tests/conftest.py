@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,13 @@ def fake_json(*args, **kwargs) -> str:
 
 def example_files(pattern: str = "*.toml") -> list[Path]:
     return sorted(EXAMPLES.glob(pattern))
+
+
+def default_sigint() -> None:
+    """Popen's preexec_fn for a child the test sends Ctrl-C: a shell starts background
+    jobs with SIGINT ignored, the child inherits that, and Python then installs no
+    KeyboardInterrupt handler. CI launched from such a job would fail for that alone."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def rel(p: Path) -> str:

@@ -17,7 +17,7 @@ import pytest
 import schedlab
 from schedlab import schemas
 
-from conftest import ROOT
+from conftest import ROOT, default_sigint
 
 RUN_SCHEMA = schemas.load("run-result")
 PINGPONG = "examples/pipe_pingpong.toml"
@@ -97,7 +97,8 @@ def test_ctrl_c_prints_what_the_runs_have(tmp_path, seeds):
     args = [sys.executable, "-m", "schedlab", "run", str(p), "--json", "-j", "2"]
     for s in seeds:
         args += ["--seed", s]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=default_sigint)
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)  # a run going on to its end would take many minutes

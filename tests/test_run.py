@@ -15,7 +15,7 @@ import pytest
 import schedlab
 from schedlab import schemas
 
-from conftest import example_files, rel
+from conftest import default_sigint, example_files, rel
 
 RUN_SCHEMA = schemas.load("run-result")
 ROW_SCHEMA = schemas.load("reproduce-rows")
@@ -167,7 +167,7 @@ def test_ctrl_c_stops_a_long_run_inside_the_run(tmp_path):
                  "program = [{ loop = { body = [{ run_exp = \"500us\" }, { sleep_exp = \"500us\" }] } }]\n"
                  "[run]\nduration_s = 500.0\n")
     proc = subprocess.Popen([sys.executable, "-m", "schedlab", "run", str(p)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)  # a hang would take minutes
