@@ -144,17 +144,7 @@ impl CpuMask {
 
     /// Iterates the CPUs in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = CpuId> + '_ {
-        self.bits.iter().enumerate().flat_map(|(i, &w)| {
-            let mut w = w;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+        self.iter_from(0)
     }
 
     /// Iterates the CPUs >= `from` in ascending order.
