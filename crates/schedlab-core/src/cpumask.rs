@@ -148,26 +148,21 @@ impl CpuMask {
     }
 
     /// Iterates the CPUs >= `from` in ascending order.
-    pub fn iter_from(&self, from: CpuId) -> impl Iterator<Item = CpuId> + '_ {
-        let start = (from / 64).min(WORDS);
-        self.bits[start..].iter().enumerate().flat_map(move |(i, &w)| {
-            let i = start + i;
-            let mut w = if i == from / 64 { w & (!0u64 << (from % 64)) } else { w };
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(i * 64 + b)
-            })
-        })
+    pub fn iter_from(&self, from: CpuId) -> CpuIter<'_> {
+        if from >= MAX_CPUS {
+            return CpuIter { bits: &self.bits, idx: 0, w: 0, steps_left: 0, last_mask: 0 };
+        }
+        let idx = from / 64;
+        CpuIter { bits: &self.bits, idx, w: self.bits[idx] & (!0u64 << (from % 64)), steps_left: WORDS - 1 - idx, last_mask: !0 }
     }
 
     /// Iterates the CPUs from `from` up, then wrapping round to those below it
     /// (for_each_cpu_wrap).
-    pub fn iter_wrap(&self, from: CpuId) -> impl Iterator<Item = CpuId> + '_ {
-        self.iter_from(from).chain(self.iter().take_while(move |&c| c < from))
+    pub fn iter_wrap(&self, from: CpuId) -> CpuIter<'_> {
+        let from = if from >= MAX_CPUS { 0 } else { from };
+        let (idx, bit) = (from / 64, from % 64);
+        // Every other word once, then the first word again for the bits below `from`.
+        CpuIter { bits: &self.bits, idx, w: self.bits[idx] & (!0u64 << bit), steps_left: WORDS, last_mask: (1u64 << bit) - 1 }
     }
 
     /// Parses a kernel cpulist ("0-3,8,10-11").
@@ -204,6 +199,42 @@ impl CpuMask {
             i = j + 1;
         }
         out.join(",")
+    }
+}
+
+/// The CPUs of a mask in a walk over its words (see `iter_from` and `iter_wrap`): a plain
+/// struct rather than an iterator chain, since the wakeup scans step it on every wakeup.
+pub struct CpuIter<'a> {
+    bits: &'a [u64; WORDS],
+    /// The word being walked, and its bits not yet returned.
+    idx: usize,
+    w: u64,
+    /// Words still to load; the last one is masked with `last_mask`.
+    steps_left: usize,
+    last_mask: u64,
+}
+
+impl Iterator for CpuIter<'_> {
+    type Item = CpuId;
+
+    #[inline]
+    fn next(&mut self) -> Option<CpuId> {
+        loop {
+            if self.w != 0 {
+                let b = self.w.trailing_zeros() as usize;
+                self.w &= self.w - 1;
+                return Some(self.idx * 64 + b);
+            }
+            if self.steps_left == 0 {
+                return None;
+            }
+            self.steps_left -= 1;
+            self.idx = if self.idx + 1 == WORDS { 0 } else { self.idx + 1 };
+            self.w = self.bits[self.idx];
+            if self.steps_left == 0 {
+                self.w &= self.last_mask;
+            }
+        }
     }
 }
 
