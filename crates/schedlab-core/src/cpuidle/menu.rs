@@ -119,8 +119,14 @@ impl MenuDevice {
             self.bucket = which_bucket(self.next_timer_ns);
             // Round up to half a microsecond.
             let scale = RESOLUTION * DECAY * NSEC_PER_USEC;
-            let timer_us = ((scale / 2) as u128 + self.next_timer_ns as u128 * self.correction_factor[self.bucket] as u128) / scale as u128;
-            predicted_ns = predicted_ns.min((timer_us as u64).saturating_mul(NSEC_PER_USEC));
+            let cf = self.correction_factor[self.bucket];
+            // 64-bit arithmetic unless the product overflows (a 128-bit division is a slow
+            // library call; the sleep length is often "no timer").
+            let timer_us = match self.next_timer_ns.checked_mul(cf).and_then(|p| p.checked_add(scale / 2)) {
+                Some(p) => p / scale,
+                None => (((scale / 2) as u128 + self.next_timer_ns as u128 * cf as u128) / scale as u128) as u64,
+            };
+            predicted_ns = predicted_ns.min(timer_us.saturating_mul(NSEC_PER_USEC));
         } else {
             // The next timer is not looked up: assume it is far, the tick half a period away.
             self.next_timer_ns = Ns::MAX;
@@ -217,7 +223,8 @@ impl MenuDevice {
         let mut f = self.correction_factor[self.bucket];
         f -= f / DECAY;
         if self.next_timer_ns > 0 && measured < MAX_INTERESTING {
-            f += ((RESOLUTION as u128 * measured as u128) / self.next_timer_ns as u128) as u64;
+            // measured < MAX_INTERESTING here: the product fits in 64 bits.
+            f += RESOLUTION * measured / self.next_timer_ns;
         } else {
             f += RESOLUTION;
         }

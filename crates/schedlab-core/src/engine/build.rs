@@ -190,7 +190,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         nohz_full,
         // kernel/watchdog.c set_sample_period(): 2 x watchdog_thresh / NUM_SAMPLE_PERIODS (5).
         watchdog_period: k.tunables.watchdog_thresh * 2 * crate::time::NSEC_PER_SEC / 5,
-        task_timers: BTreeMap::new(),
+        task_timers: Default::default(),
         scratch_hr: Vec::new(),
         scratch_timers: Vec::new(),
         timer_latency: Default::default(),

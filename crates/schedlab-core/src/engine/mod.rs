@@ -261,7 +261,7 @@ pub struct Simulator {
     /// The soft-lockup watchdog's hrtimer period (0: disabled).
     pub(crate) watchdog_period: crate::time::Ns,
     /// Named timers of tasks: (task, name index) -> timer.
-    pub(crate) task_timers: std::collections::BTreeMap<(TaskId, usize), crate::timers::TimerId>,
+    pub(crate) task_timers: crate::sched::program::NamedTimers,
     pub(crate) scratch_hr: Vec<crate::timers::HrtimerFn>,
     pub(crate) scratch_timers: Vec<crate::timers::TimerId>,
     /// Histogram of timed-sleep overshoot: when the task runs again minus when its

@@ -11,7 +11,7 @@ pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
 pub(crate) mod mm;
-mod program;
+pub(crate) mod program;
 mod timer;
 
 use crate::engine::queue::{EventClass, EventKind};

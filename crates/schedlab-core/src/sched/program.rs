@@ -16,7 +16,33 @@ use crate::engine::Simulator;
 use crate::error::SimError;
 use crate::task::{Insn, TaskId, TaskState};
 use crate::time::Ns;
-use crate::timers::{TimerFlags, TimerFn};
+use crate::timers::{TimerFlags, TimerFn, TimerId};
+
+/// The named `timer_list`s of tasks (a task's `mod_timer`/`del_timer` steps by name),
+/// set up at first use: per task, its few (name index, timer) pairs. A task has one or
+/// two, so a short list per task is found faster than a key in one map of them all.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NamedTimers(Vec<Vec<(usize, TimerId)>>);
+
+impl NamedTimers {
+    /// The timer task `c` set up under `slot`, if any.
+    fn get(&self, c: TaskId, slot: usize) -> Option<TimerId> {
+        self.0.get(c)?.iter().find(|&&(s, _)| s == slot).map(|&(_, t)| t)
+    }
+
+    /// The timer of task `c` under `slot`, set up by `setup` the first time.
+    fn get_or_insert_with(&mut self, c: TaskId, slot: usize, setup: impl FnOnce() -> TimerId) -> TimerId {
+        if let Some(t) = self.get(c, slot) {
+            return t;
+        }
+        if self.0.len() <= c {
+            self.0.resize_with(c + 1, Vec::new);
+        }
+        let t = setup();
+        self.0[c].push((slot, t));
+        t
+    }
+}
 
 /// select_estimate_accuracy() (fs/select.c): the slack of a poll()/select() timeout of
 /// `timeout` ns: 0.1 % of it (0.5 % for nice > 0), at most MAX_SLACK = 100 ms, at least
@@ -168,13 +194,14 @@ impl Simulator {
                         Some(ch) => TimerFn::Signal(self.resolve_channel(c, ch)),
                         None => TimerFn::Callback,
                     };
-                    let t = *self.task_timers.entry((c, slot)).or_insert_with(|| self.timers.setup(func, TimerFlags { pinned, deferrable }, cpu));
+                    let timers = &mut self.timers;
+                    let t = self.task_timers.get_or_insert_with(c, slot, || timers.setup(func, TimerFlags { pinned, deferrable }, cpu));
                     let jiffies = delay.div_ceil(self.tick_ns).max(1);
                     let ns = self.mod_timer(cpu, t, jiffies);
                     self.tasks[c].overhead_ns += ns;
                 }
                 Insn::DelTimer(slot) => {
-                    if let Some(&t) = self.task_timers.get(&(c, slot)) {
+                    if let Some(t) = self.task_timers.get(c, slot) {
                         let ns = self.del_timer(cpu, t);
                         self.tasks[c].overhead_ns += ns;
                     }
@@ -585,7 +612,8 @@ impl Simulator {
     /// timer `delay` ahead, then timer_delete(), in kernel context on `cpu`. The time
     /// each pair takes is recorded.
     fn timer_bench(&mut self, c: TaskId, cpu: usize, reps: u64, delay: Ns) {
-        let t = *self.task_timers.entry((c, usize::MAX)).or_insert_with(|| self.timers.setup(TimerFn::Bench, TimerFlags::default(), cpu));
+        let timers = &mut self.timers;
+        let t = self.task_timers.get_or_insert_with(c, usize::MAX, || timers.setup(TimerFn::Bench, TimerFlags::default(), cpu));
         let jiffies = delay.div_ceil(self.tick_ns).max(1);
         let mut total = 0;
         for _ in 0..reps {
