@@ -148,8 +148,8 @@ impl Simulator {
         let has_smt = self.has_smt;
         let has_idle_core = has_smt && self.load_sums.has_idle_core(self.m.cpus[target].llc);
         if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
-            let sib = self.m.smt_mask(prev).iter().find(|&c| c != prev && idle(self, c));
-            let siblings = self.m.smt_mask(prev).weight() as u64 - 1;
+            let sib = self.m.smt_siblings(prev).iter().copied().find(|&c| c != prev && idle(self, c));
+            let siblings = self.m.smt_siblings(prev).len() as u64 - 1;
             self.charge_waker(target, siblings, siblings as f64 * self.m.cost.cacheline.smt_sibling_ns);
             if let Some(c) = sib {
                 return c;
@@ -203,7 +203,7 @@ impl Simulator {
             examined += 1;
             cost += self.m.cost.cacheline.at(self.m.distance(target, c));
             let idle = |s: &Self, x: CpuId| s.cpu_is_idle(x) && !s.resched_pending[x];
-            let hit = if has_idle_core { self.m.smt_mask(c).iter().all(|s| idle(self, s)) } else { idle(self, c) };
+            let hit = if has_idle_core { self.m.smt_siblings(c).iter().all(|&s| idle(self, s)) } else { idle(self, c) };
             if hit {
                 found = Some(c);
                 break;

@@ -261,7 +261,7 @@ impl Simulator {
     /// data model.
     pub(crate) fn cpuidle_power_down(&mut self, cpu: usize, at: Ns) {
         let Some(cache) = &mut self.mm.cache else { return };
-        let core_off = self.m.smt_mask(cpu).iter().all(|s| {
+        let core_off = self.m.smt_siblings(cpu).iter().all(|&s| {
             let dev = &self.cpuidle[s];
             matches!(dev.phase, crate::cpuidle::IdlePhase::In { state, .. }
                 if self.m.idle_drivers[dev.driver].states[state].loses_private_caches)

@@ -82,6 +82,10 @@ pub struct Machine {
     /// CPUs of each core (SMT siblings), indexed by core.
     #[serde(skip)]
     pub core_span: Vec<CpuMask>,
+    /// The same CPUs as lists, ascending (a core's few siblings are walked on every
+    /// wakeup scan, and a list is shorter to walk than a mask's words).
+    #[serde(skip)]
+    pub core_cpus: Vec<Vec<CpuId>>,
     /// CPUs of each NUMA node, indexed by node.
     #[serde(skip)]
     pub node_span: Vec<CpuMask>,
@@ -107,6 +111,7 @@ impl Machine {
         };
         let llc_span = span(|c| c.llc);
         let core_span = span(|c| c.core);
+        let core_cpus = core_span.iter().map(|m| m.iter().collect()).collect();
         let node_span = span(|c| c.node);
         let mut idle_drivers: Vec<crate::cpuidle::IdleDriver> = Vec::new();
         let mut perf_domains = Vec::new();
@@ -134,6 +139,7 @@ impl Machine {
             perf_domains,
             llc_span,
             core_span,
+            core_cpus,
             node_span,
             cluster_span: Vec::new(),
             domains: Vec::new(),
@@ -222,6 +228,12 @@ impl Machine {
     #[inline]
     pub fn smt_mask(&self, cpu: CpuId) -> &CpuMask {
         &self.core_span[self.cpus[cpu].core]
+    }
+
+    /// Returns `cpu` and its SMT siblings, ascending (the CPUs of `smt_mask`).
+    #[inline]
+    pub fn smt_siblings(&self, cpu: CpuId) -> &[CpuId] {
+        &self.core_cpus[self.cpus[cpu].core]
     }
 
     /// Tells whether the machine has SMT (more than one thread in some core).
