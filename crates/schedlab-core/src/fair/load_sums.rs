@@ -3,7 +3,7 @@
 //!
 //! Mirrors: what update_sd_lb_stats()/update_sg_lb_stats() add up on every balance
 //! pass (sum_nr_running, group_load, group_capacity, idle_cpus), and
-//! sd_llc_shared->has_idle_cores.
+//! sd_llc_shared->has_idle_cores (the kernel's hint, kept as the kernel keeps it).
 //! Model: the kernel re-adds every CPU of a domain on each pass; the simulator keeps
 //! each group's sums current as runqueues change (every CPU belongs to one group per
 //! level), so a pass costs O(groups) of simulator time while the balancing CPU is still
@@ -49,12 +49,11 @@ pub struct LoadSums {
     /// Groups each CPU belongs to (one per level at most, deduplicated).
     cpu_groups: Vec<Vec<u32>>,
     cpu_nr_running: Vec<u32>,
-    cpu_core: Vec<u32>,
     cpu_llc: Vec<u32>,
-    /// Busy hardware threads per core; a core is idle when this is 0.
-    core_busy: Vec<u32>,
-    /// Idle cores per LLC (sd_llc_shared->has_idle_cores, counted exactly).
-    llc_idle_cores: Vec<u32>,
+    /// sd_llc_shared->has_idle_cores: a hint, set when a CPU goes idle with its SMT
+    /// siblings idle and cleared by a wakeup scan that finds no idle core, so it can
+    /// be stale either way, as the kernel's is.
+    has_idle_cores: Vec<bool>,
     /// CPUs with something runnable per LLC (sd_llc_shared->nr_busy_cpus).
     llc_busy: Vec<u32>,
     /// Cost of one balance pass at each (CPU, level): a remote line per CPU examined.
@@ -119,14 +118,11 @@ impl LoadSums {
             sd_groups,
             cpu_groups,
             cpu_nr_running: vec![0; m.nr_cpus()],
-            cpu_core: m.cpus.iter().map(|c| c.core as u32).collect(),
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
-            core_busy: vec![0; m.core_span.len()],
-            llc_idle_cores: (0..m.llc_span.len())
-                .map(|l| m.core_span.iter().filter(|c| c.is_subset(&m.llc_span[l])).count() as u32)
-                .collect(),
             scan_cost,
             llc_busy: vec![0; m.llc_span.len()],
+            // Every CPU went idle at boot with its siblings idle.
+            has_idle_cores: vec![true; m.llc_span.len()],
         }
     }
 
@@ -163,19 +159,8 @@ impl LoadSums {
             g.nr_running = (g.nr_running as isize + delta) as usize;
             g.idle_cpus = (g.idle_cpus as isize + idle_delta) as usize;
         }
-        let (llc, core) = (self.cpu_llc[cpu] as usize, self.cpu_core[cpu] as usize);
+        let llc = self.cpu_llc[cpu] as usize;
         self.llc_busy[llc] = (self.llc_busy[llc] as isize - idle_delta) as u32;
-        if idle_delta < 0 {
-            if self.core_busy[core] == 0 {
-                self.llc_idle_cores[llc] -= 1;
-            }
-            self.core_busy[core] += 1;
-        } else if idle_delta > 0 {
-            self.core_busy[core] -= 1;
-            if self.core_busy[core] == 0 {
-                self.llc_idle_cores[llc] += 1;
-            }
-        }
     }
 
     /// Applies a change of `cpu`'s load.
@@ -204,8 +189,15 @@ impl LoadSums {
         self.llc_busy[llc]
     }
 
-    /// Tells whether the LLC has a core whose threads all have nothing runnable.
-    pub fn has_idle_core(&self, llc: usize) -> bool {
-        self.llc_idle_cores[llc] > 0
+    /// test_idle_cores(): the LLC's has_idle_cores hint.
+    #[inline]
+    pub fn test_idle_cores(&self, llc: usize) -> bool {
+        self.has_idle_cores[llc]
+    }
+
+    /// set_idle_cores().
+    #[inline]
+    pub fn set_idle_cores(&mut self, llc: usize, idle: bool) {
+        self.has_idle_cores[llc] = idle;
     }
 }

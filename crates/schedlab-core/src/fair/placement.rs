@@ -8,6 +8,12 @@
 //! weights with the feature PELT off); asymmetric-capacity wakeups are in `asym.rs`.
 //! Each CPU an idle scan examines costs the waker one cache-line read of that CPU's
 //! runqueue at its sharing distance; the cost is charged to the waking task's CPU.
+//! The idle-core scan is the merged one of 5.12+ (9fe1f127b913) for every profile: each
+//! core read sibling by sibling, a busy core's siblings dropped from the scan, the
+//! first idle CPU seen kept as the fallback. It runs while sd_llc_shared's
+//! has_idle_cores hint is set, which, as in the kernel, a CPU sets when it goes idle
+//! beside idle siblings (update_idle_core()) and a scan clears when it finds no idle
+//! core: the hint can be stale either way.
 
 use crate::cpumask::{CpuId, CpuMask};
 use crate::engine::Simulator;
@@ -146,7 +152,7 @@ impl Simulator {
         }
         let llc = *self.m.llc_mask(target);
         let has_smt = self.has_smt;
-        let has_idle_core = has_smt && self.load_sums.has_idle_core(self.m.cpus[target].llc);
+        let has_idle_core = has_smt && self.load_sums.test_idle_cores(self.m.cpus[target].llc);
         if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
             let sib = self.m.smt_siblings(prev).iter().copied().find(|&c| c != prev && idle(self, c));
             let siblings = self.m.smt_siblings(prev).len() as u64 - 1;
@@ -189,6 +195,11 @@ impl Simulator {
         let mut cost = 0.0;
         let mut examined = 0;
         let mut found = None;
+        // select_idle_core()'s fallback: the first idle CPU seen in a core that was not.
+        let mut idle_cpu = None;
+        // Cores found busy: select_idle_core() takes their siblings out of the scan.
+        let mut scanned = CpuMask::new();
+        let idle = |s: &Self, x: CpuId| s.cpu_is_idle(x) && !s.resched_pending[x];
         // SIS_CLUSTER (6.7+, 8881e1639f1f): the target's cluster first, then the rest.
         let first = self.sis_cluster(target).map_or(CpuMask::new(), |cl| cl.and(&cpus));
         let rest = cpus.andnot(&first);
@@ -199,18 +210,62 @@ impl Simulator {
                 if nr == 0 {
                     break;
                 }
+                examined += 1;
+                cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+                if idle(self, c) {
+                    found = Some(c);
+                    break;
+                }
+                continue;
             }
-            examined += 1;
-            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-            let idle = |s: &Self, x: CpuId| s.cpu_is_idle(x) && !s.resched_pending[x];
-            let hit = if has_idle_core { self.m.smt_siblings(c).iter().all(|&s| idle(self, s)) } else { idle(self, c) };
-            if hit {
+            if scanned.test(c) {
+                continue;
+            }
+            // select_idle_core(): read each sibling until one is busy (and, while no
+            // idle CPU has been seen, the rest of the core too).
+            let mut core_idle = true;
+            for &s in self.m.smt_siblings(c) {
+                examined += 1;
+                cost += self.m.cost.cacheline.at(self.m.distance(target, s));
+                if !idle(self, s) {
+                    core_idle = false;
+                    if idle_cpu.is_none() {
+                        continue;
+                    }
+                    break;
+                }
+                if idle_cpu.is_none() && cpus.test(s) {
+                    idle_cpu = Some(s);
+                }
+            }
+            if core_idle {
                 found = Some(c);
                 break;
             }
+            for &s in self.m.smt_siblings(c) {
+                scanned.set(s);
+            }
+        }
+        if has_idle_core && found.is_none() {
+            // The scan found no idle core: clear the hint until a core goes idle again.
+            self.load_sums.set_idle_cores(self.m.cpus[target].llc, false);
+            found = idle_cpu;
         }
         self.charge_waker(target, examined, cost);
         found
+    }
+
+    /// update_idle_core() when `cpu` switches to idle: if its SMT siblings are idle
+    /// too, set its LLC's has_idle_cores hint.
+    pub(crate) fn update_idle_core(&mut self, cpu: CpuId) {
+        let llc = self.m.cpus[cpu].llc;
+        if !self.has_smt || self.load_sums.test_idle_cores(llc) {
+            return;
+        }
+        let siblings_idle = self.m.smt_siblings(cpu).iter().all(|&s| s == cpu || (self.cpu_is_idle(s) && !self.resched_pending[s]));
+        if siblings_idle {
+            self.load_sums.set_idle_cores(llc, true);
+        }
     }
 
     /// The target's cluster when wakeups scan it first (SIS_CLUSTER on a machine with
@@ -230,7 +285,7 @@ impl Simulator {
         for l in llcs {
             let span = self.m.llc_span[l];
             let first = span.first()?;
-            let idle_core = self.has_smt && self.load_sums.has_idle_core(l);
+            let idle_core = self.has_smt && self.load_sums.test_idle_cores(l);
             if let Some(c) = self.select_idle_cpu(p, &span, idle_core, first) {
                 return Some(c);
             }
@@ -290,5 +345,63 @@ impl Simulator {
                 .unwrap_or(cpu);
         }
         cpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cpumask::CpuMask;
+    use crate::engine::Simulator;
+    use crate::scenario::Scenario;
+
+    /// One LLC of three SMT-2 cores, numbered as x86 numbers them (siblings 0-3, 1-4,
+    /// 2-5), with a task pinned to CPU 0 and one to CPU 1: cores {0,3} and {1,4} are
+    /// busy, core {2,5} is idle. Task "w" is yet to start.
+    fn two_busy_cores() -> (Simulator, usize) {
+        let toml = "[machine]\ntopo = { sockets = 1, llcs = 1, cores = 3, smt = 2 }\n[kernel]\nprofile = \"6.6\"\n\
+                    [[tasks]]\nname = \"a\"\naffinity = \"0\"\nprogram = [{ run = \"1s\" }]\n\
+                    [[tasks]]\nname = \"b\"\naffinity = \"1\"\nprogram = [{ run = \"1s\" }]\n\
+                    [[tasks]]\nname = \"w\"\nstart = \"1s\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
+        let s = Scenario::from_toml_str(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let s = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((s.m.smt_siblings(0), s.m.smt_siblings(1), s.m.smt_siblings(2)), (&[0, 3][..], &[1, 4][..], &[2, 5][..]));
+        let idle: Vec<bool> = (0..6).map(|c| s.cpu_is_idle(c) && !s.resched_pending[c]).collect();
+        assert_eq!(idle, [false, false, true, true, true, true]);
+        let w = s.tasks.iter().position(|t| t.name == "w").unwrap();
+        (s, w)
+    }
+
+    #[test]
+    fn an_idle_core_scan_skips_the_siblings_of_busy_cores() {
+        let (mut s, w) = two_busy_cores();
+        let llc = *s.m.llc_mask(0);
+        let before = s.counters.sis_scanned;
+        // From CPU 1: core {1,4} (1 busy, 4 idle: every sibling read while no idle CPU
+        // is known), then core {2,5}, idle. CPUs 3 and 4 are not visited on their own.
+        assert_eq!(s.select_idle_cpu(w, &llc, true, 0), Some(2));
+        assert_eq!(s.counters.sis_scanned - before, 4, "1, 4, 2, 5");
+        assert!(s.load_sums.test_idle_cores(0), "an idle core was found: the hint stays");
+    }
+
+    #[test]
+    fn a_failed_idle_core_scan_clears_the_hint_and_falls_back_to_an_idle_cpu() {
+        let (mut s, w) = two_busy_cores();
+        // Only the two busy cores allowed: no idle core, but CPUs 3 and 4 are idle.
+        let mut allowed = CpuMask::new();
+        [0, 1, 3, 4].into_iter().for_each(|c| allowed.set(c));
+        s.tasks[w].cpus_allowed = std::sync::Arc::new(allowed);
+        let llc = *s.m.llc_mask(0);
+        assert!(s.load_sums.test_idle_cores(0), "set at boot");
+        let before = s.counters.sis_scanned;
+        // Core {1,4}: 4 is the first idle CPU seen; core {0,3}: 0 busy, stop.
+        assert_eq!(s.select_idle_cpu(w, &llc, true, 0), Some(4));
+        assert_eq!(s.counters.sis_scanned - before, 3, "1, 4, 0");
+        assert!(!s.load_sums.test_idle_cores(0), "cleared by the failed scan");
+        // A CPU going idle beside a busy sibling does not set it again; one whose
+        // sibling is idle does.
+        s.update_idle_core(3);
+        assert!(!s.load_sums.test_idle_cores(0));
+        s.update_idle_core(5);
+        assert!(s.load_sums.test_idle_cores(0));
     }
 }

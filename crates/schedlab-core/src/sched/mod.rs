@@ -201,6 +201,10 @@ impl Simulator {
             next = self.pick_next_task_fair(cpu);
         }
         self.switch_to(cpu, prev, next);
+        if next.is_none() {
+            // pick_next_task_idle() -> set_next_task_idle().
+            self.update_idle_core(cpu);
+        }
         if next.is_none() && matches!(self.cpuidle[cpu].phase, crate::cpuidle::IdlePhase::Awake) {
             // Nothing to run: back to the idle loop once the kernel path here ends.
             let at = self.irq_until[cpu].max(self.now);
