@@ -277,9 +277,16 @@ mod tests {
         assert_eq!(got, vec![4, 65, 66, 67, 68, 69, 71]);
         assert_eq!(CpuMask::next_in_neither(&a, &b, 0, 4), None);
         assert_eq!((a.first(), a.last(), b.last(), CpuMask::new().last()), (Some(0), Some(70), Some(63), None));
+        // The word walk against a bit-by-bit reference, the last CPU included.
+        let mut w = a;
+        w.set(MAX_CPUS - 1);
+        let every: Vec<_> = (0..MAX_CPUS).filter(|&c| w.test(c)).collect();
+        assert_eq!(w.iter().collect::<Vec<_>>(), every);
         for from in [0, 1, 3, 64, 65, 71, MAX_CPUS - 1, MAX_CPUS] {
-            let want: Vec<_> = a.iter().filter(|&c| c >= from).chain(a.iter().filter(|&c| c < from)).collect();
-            assert_eq!(a.iter_wrap(from).collect::<Vec<_>>(), want, "from {from}");
+            let above: Vec<_> = every.iter().copied().filter(|&c| c >= from).collect();
+            assert_eq!(w.iter_from(from).collect::<Vec<_>>(), above, "from {from}");
+            let want: Vec<_> = above.iter().copied().chain(every.iter().copied().filter(|&c| c < from)).collect();
+            assert_eq!(w.iter_wrap(from).collect::<Vec<_>>(), want, "from {from}");
         }
         assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));
     }
