@@ -109,7 +109,7 @@ impl Simulator {
     /// lowest domain of mixed capacities, else the target.
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
         let util = self.task_util_synced(p);
-        let idle = |s: &Self, c: CpuId| s.cpu_is_idle(c) && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
         let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
         if idle(self, target) && fits(self, target) {
             return target;
@@ -134,7 +134,7 @@ impl Simulator {
         for c in order {
             examined += 1;
             cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-            if !(self.cpu_is_idle(c) && !self.resched_pending[c]) {
+            if !self.available_idle_cpu(c) {
                 continue;
             }
             if fits(self, c) {

@@ -414,6 +414,12 @@ impl Simulator {
         !self.running.test(c) && !self.queue_index.nonempty.test(c)
     }
 
+    /// available_idle_cpu(): idle, and no wakeup already on its way there.
+    #[inline]
+    pub(crate) fn available_idle_cpu(&self, c: CpuId) -> bool {
+        self.cpu_is_idle(c) && !self.resched_pending[c]
+    }
+
     /// The first CPU from `from` on that is idle (nothing running or queued) and has no
     /// reschedule on its way: a candidate idle load balancer.
     fn next_nohz_idle_cpu(&self, mut from: CpuId) -> Option<CpuId> {

@@ -128,7 +128,7 @@ impl Simulator {
         if self.asym_wakeup() {
             return self.select_idle_sibling_asym(p, prev, target);
         }
-        let idle = |s: &Self, c: CpuId| s.cpu_is_idle(c) && !s.resched_pending[c] && s.tasks[p].cpus_allowed.test(c);
+        let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
         if idle(self, target) {
             return target;
         }
@@ -199,51 +199,33 @@ impl Simulator {
         let mut idle_cpu = None;
         // Cores found busy: select_idle_core() takes their siblings out of the scan.
         let mut scanned = CpuMask::new();
-        let idle = |s: &Self, x: CpuId| s.cpu_is_idle(x) && !s.resched_pending[x];
         // SIS_CLUSTER (6.7+, 8881e1639f1f): the target's cluster first, then the rest.
         let first = self.sis_cluster(target).map_or(CpuMask::new(), |cl| cl.and(&cpus));
         let rest = cpus.andnot(&first);
         let wrapped = first.iter_wrap(target + 1).chain(rest.iter_wrap(target + 1));
         for c in wrapped {
-            if !has_idle_core {
-                nr -= 1;
-                if nr == 0 {
-                    break;
+            if has_idle_core {
+                if scanned.test(c) {
+                    continue;
                 }
-                examined += 1;
-                cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-                if idle(self, c) {
+                if self.select_idle_core(c, &cpus, target, &mut idle_cpu, &mut examined, &mut cost) {
                     found = Some(c);
                     break;
                 }
+                for &s in self.m.smt_siblings(c) {
+                    scanned.set(s);
+                }
                 continue;
             }
-            if scanned.test(c) {
-                continue;
-            }
-            // select_idle_core(): read each sibling until one is busy (and, while no
-            // idle CPU has been seen, the rest of the core too).
-            let mut core_idle = true;
-            for &s in self.m.smt_siblings(c) {
-                examined += 1;
-                cost += self.m.cost.cacheline.at(self.m.distance(target, s));
-                if !idle(self, s) {
-                    core_idle = false;
-                    if idle_cpu.is_none() {
-                        continue;
-                    }
-                    break;
-                }
-                if idle_cpu.is_none() && cpus.test(s) {
-                    idle_cpu = Some(s);
-                }
-            }
-            if core_idle {
-                found = Some(c);
+            nr -= 1;
+            if nr == 0 {
                 break;
             }
-            for &s in self.m.smt_siblings(c) {
-                scanned.set(s);
+            examined += 1;
+            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+            if self.available_idle_cpu(c) {
+                found = Some(c);
+                break;
             }
         }
         if has_idle_core && found.is_none() {
@@ -255,6 +237,27 @@ impl Simulator {
         found
     }
 
+    /// select_idle_core(): whether `core`'s SMT siblings are all idle, reading each one
+    /// until one is busy (and, while no idle CPU of `cpus` has been seen, the rest of the
+    /// core too, to remember the first as the scan's fallback). Each read costs the
+    /// waker on `target` a line.
+    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, target: CpuId, idle_cpu: &mut Option<CpuId>, examined: &mut u64, cost: &mut f64) -> bool {
+        let mut idle = true;
+        for &s in self.m.smt_siblings(core) {
+            *examined += 1;
+            *cost += self.m.cost.cacheline.at(self.m.distance(target, s));
+            if !self.available_idle_cpu(s) {
+                idle = false;
+                if idle_cpu.is_some() {
+                    break;
+                }
+            } else if idle_cpu.is_none() && cpus.test(s) {
+                *idle_cpu = Some(s);
+            }
+        }
+        idle
+    }
+
     /// update_idle_core() when `cpu` switches to idle: if its SMT siblings are idle
     /// too, set its LLC's has_idle_cores hint.
     pub(crate) fn update_idle_core(&mut self, cpu: CpuId) {
@@ -262,7 +265,7 @@ impl Simulator {
         if !self.has_smt || self.load_sums.test_idle_cores(llc) {
             return;
         }
-        let siblings_idle = self.m.smt_siblings(cpu).iter().all(|&s| s == cpu || (self.cpu_is_idle(s) && !self.resched_pending[s]));
+        let siblings_idle = self.m.smt_siblings(cpu).iter().all(|&s| s == cpu || self.available_idle_cpu(s));
         if siblings_idle {
             self.load_sums.set_idle_cores(llc, true);
         }
@@ -365,7 +368,7 @@ mod tests {
         let s = Scenario::from_toml_str(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
         let s = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((s.m.smt_siblings(0), s.m.smt_siblings(1), s.m.smt_siblings(2)), (&[0, 3][..], &[1, 4][..], &[2, 5][..]));
-        let idle: Vec<bool> = (0..6).map(|c| s.cpu_is_idle(c) && !s.resched_pending[c]).collect();
+        let idle: Vec<bool> = (0..6).map(|c| s.available_idle_cpu(c)).collect();
         assert_eq!(idle, [false, false, true, true, true, true]);
         let w = s.tasks.iter().position(|t| t.name == "w").unwrap();
         (s, w)
