@@ -53,3 +53,22 @@ def test_ui_rows_cover_every_cluster_and_state():
         shares = [rows[("push", f"{cl}_{s}_share")]["simulated_mean"] for s in ("active", "state0", "state1")]
         assert sum(shares) == pytest.approx(1.0, abs=1e-6), (cl, shares)
         assert rows[("push", f"{cl}_state1_share")]["published"] is not None
+
+
+def test_dbench_idle_wake_option():
+    import schedlab
+    from schedlab.reproduce.runner import apply_options
+
+    e = apply_options([get("timers-dbench")], {"idle_wake": "C2=40"})[0]
+    fast = e.scenario("zen3-2s", "menu:NR2:push", quick=True)
+    assert fast["machine"] == {"preset": "zen3-2s", "cost": {"cpuidle.C2.wake_us": 40.0}}
+    assert e.published  # the same measurement, another hypothesis about its machine
+    slow = get("timers-dbench").scenario("zen3-2s", "menu:NR2:push", quick=True)
+    # menu sends these pairs' CPUs to C2 between requests: a faster wake from it shortens
+    # every operation that waits for one.
+    ops = [schedlab.run(s, seed=1).workload["ops_per_s"] for s in (slow, fast)]
+    assert ops[1] > 1.5 * ops[0], ops
+    with pytest.raises(ValueError, match="STATE=US"):
+        apply_options([get("timers-dbench")], {"idle_wake": "C2"})[0].scenario("zen3-2s", "menu:NR2:push")
+    with pytest.raises(schedlab.ScenarioError, match="no idle state 'C6'"):
+        schedlab.run(apply_options([get("timers-dbench")], {"idle_wake": "C6=1"})[0].scenario("zen3-2s", "menu:NR2:push", quick=True))

@@ -3,6 +3,8 @@
 //! One call runs one scenario with one seed to completion; there are no per-event
 //! callbacks, so bindings cross the language boundary once per run.
 
+use std::collections::BTreeMap;
+
 use crate::error::{ScenarioError, SimError};
 use crate::metrics::RunResult;
 use crate::scenario::{MachineSpec, Scenario};
@@ -84,8 +86,14 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
         crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
             .map_err(|e| ScenarioError::new("machine.host", e))?
     };
-    if !spec.cost.is_empty() {
-        m.cost = m.cost.with_overrides(&spec.cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
+    // `cpuidle.STATE.FIELD` keys change the machine's idle states; the rest its cost table.
+    let (idle, cost): (BTreeMap<_, _>, BTreeMap<_, _>) =
+        spec.cost.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| k.starts_with("cpuidle."));
+    for (key, us) in &idle {
+        m.override_idle_state(&key["cpuidle.".len()..], *us).map_err(|e| ScenarioError::new("machine.cost", e))?;
+    }
+    if !cost.is_empty() {
+        m.cost = m.cost.with_overrides(&cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
     }
     Ok(m)
 }

@@ -82,3 +82,35 @@ fn run_time_errors_name_the_field() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The machine is built when a run starts; its overrides are checked there.
+fn machine_err(toml: &str) -> schedlab_core::ScenarioError {
+    let s = Scenario::from_toml_str(&format!("{toml}{OK_TAIL}"), "bad.toml").expect("parses");
+    match schedlab_core::api::build_machine(&s.machine) {
+        Ok(_) => panic!("accepted:\n{toml}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn cost_and_idle_state_overrides_name_what_is_wrong() {
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { warp_drive_ns = 1 }\n");
+    assert_eq!(e.field, "machine.cost");
+    assert!(e.message.contains("unknown cost 'warp_drive_ns'"), "{e}");
+    // Idle states by name: the machine's states are listed when the name is wrong.
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C6.wake_us\" = 40 }\n");
+    assert_eq!(e.field, "machine.cost");
+    assert!(e.message.contains("no idle state 'C6'") && e.message.contains("POLL, C1, C2"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C2.exit_us\" = 40 }\n");
+    assert!(e.message.contains("unknown field 'exit_us'") && e.message.contains("wake_us"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.wake_us\" = 40 }\n");
+    assert!(e.message.contains("expected cpuidle.STATE.FIELD"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C2.wake_us\" = -1 }\n");
+    assert!(e.message.contains("non-negative"), "{e}");
+    let m = schedlab_core::api::build_machine(
+        &Scenario::from_toml_str(&format!("[machine]\npreset = \"bergamo\"\ncost = {{ \"cpuidle.C2.exit_latency_us\" = 100, \"cpuidle.C2.target_residency_us\" = 250.5 }}\n{OK_TAIL}"), "ok.toml").unwrap().machine,
+    )
+    .unwrap();
+    let c2 = &m.idle_drivers[0].states[2];
+    assert_eq!((c2.name.as_str(), c2.exit_latency_ns, c2.target_residency_ns, c2.wake_latency_ns()), ("C2", 100_000, 250_500, 100_000));
+}

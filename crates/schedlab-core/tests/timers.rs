@@ -43,6 +43,31 @@ fn nanosleep_ends_after_its_time_within_slack_exit_latency_and_path() {
     }
 }
 
+/// The wakeup waits for the time the hardware takes to leave its idle state
+/// (`cpuidle.STATE.wake_us`), while the governor keeps choosing by the advertised exit
+/// latency: an AMD server's C2 (CC6) advertises 400 us in _CST; told that the core
+/// really wakes in 40 us, the same states are chosen and each timer wakeup is 360 us
+/// sooner.
+#[test]
+fn idle_exit_waits_for_the_wake_time_while_the_governor_sees_the_advertised_latency() {
+    let sleeper = |cost: &str| {
+        scenario(&format!(
+            "[machine]\npreset = \"epyc-9654-2s\"\n{cost}[kernel]\nprofile = \"6.6\"\n\
+             [[tasks]]\nname = \"sleeper\"\ncpu = 1\nprogram = [{{ loop = {{ count = 100, body = [{{ run = \"20us\" }}, {{ sleep = \"3ms\" }}] }} }}]\n\
+             [run]\nuntil = \"workload_done\"\n"
+        ))
+    };
+    let advertised = run(&sleeper(""), 1, &checked()).unwrap().result;
+    let fast = run(&sleeper("cost = { \"cpuidle.C2.wake_us\" = 40 }\n"), 1, &checked()).unwrap().result;
+    let c2 = |r: &schedlab_core::metrics::RunResult| r.cpus[1].idle_states.iter().find(|s| s.name == "C2").unwrap().usage;
+    assert!(c2(&advertised) >= 100, "3 ms sleeps go to C2: {}", c2(&advertised));
+    assert_eq!(c2(&advertised), c2(&fast), "the governor's choices do not depend on the wake time");
+    let (slow_lat, fast_lat) = (&advertised.histograms["timer_latency"], &fast.histograms["timer_latency"]);
+    let gap = slow_lat.max_ns as f64 - fast_lat.max_ns as f64;
+    assert!((gap - 360_000.0).abs() < 10_000.0, "worst wakeup {} vs {} ns", slow_lat.max_ns, fast_lat.max_ns);
+    assert!(fast_lat.max_ns < 50_000 + 40_000 + 20_000, "slack + wake + path: {}", fast_lat.max_ns);
+}
+
 /// Timer slack lets a sleep end at an earlier interrupt: on a CPU whose tick runs (a
 /// hog beside the sleeper), sleeps with 0.9 ms of slack end at a tick (the next one is
 /// at most 1 ms away), sleeps with none at their own time, whatever the tick's phase.

@@ -25,8 +25,13 @@ pub struct IdleState {
     /// Name as in /sys/devices/system/cpu/cpuN/cpuidle/stateK/name.
     pub name: String,
     /// Worst-case time from the wakeup event to the CPU running again, ns
-    /// (exit_latency_ns; DT states: entry + exit latency).
+    /// (exit_latency_ns; DT states: entry + exit latency). The governors choose by it.
     pub exit_latency_ns: Ns,
+    /// The time the hardware takes to resume from the state, ns, where it is known to
+    /// differ from the advertised `exit_latency_ns` (firmware tables such as ACPI _CST
+    /// give a bound, not a measurement). `None`: the advertised figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake_ns: Option<Ns>,
     /// Minimum idle time for the state to pay off, ns (target_residency_ns).
     pub target_residency_ns: Ns,
     /// CPUIDLE_FLAG_POLLING: the state is the poll_idle() busy loop (x86 state 0,
@@ -42,6 +47,13 @@ pub struct IdleState {
     pub leaves_coherency: bool,
     /// Power drawn by one core in this state, mW (0 where unknown).
     pub power_mw: f64,
+}
+
+impl IdleState {
+    /// How long a wakeup from this state takes on the hardware.
+    pub fn wake_latency_ns(&self) -> Ns {
+        self.wake_ns.unwrap_or(self.exit_latency_ns)
+    }
 }
 
 /// The states of one core type, shallowest first (state 0 is WFI/C1/POLL).
@@ -207,8 +219,9 @@ impl CpuIdleDevice {
             return entered - wake;
         }
         let s = &drv.states[state];
-        // last_residency_ns: from entry to the CPU running again (exit latency included).
-        let residency = wake - entered + s.exit_latency_ns;
+        // last_residency_ns: from entry to the CPU running again, as the hardware took
+        // it (the governors then deduct the advertised exit latency).
+        let residency = wake - entered + s.wake_latency_ns();
         let u = &mut self.usage[state];
         u.usage += 1;
         u.time_ns += wake - entered;
@@ -225,7 +238,7 @@ impl CpuIdleDevice {
             Governor::Menu(m) => m.reflect(drv, state, residency, by_tick),
             Governor::Teo(t) => t.reflect(drv, state, residency, by_tick, wake, self.tick_nsec),
         }
-        s.exit_latency_ns
+        s.wake_latency_ns()
     }
 
     /// The state the CPU is in at `now`, if any.
@@ -242,6 +255,7 @@ pub(crate) fn test_driver() -> IdleDriver {
     let st = |name: &str, lat_us: u64, res_us: u64, polling: bool, off: bool| IdleState {
         name: name.into(),
         exit_latency_ns: lat_us * 1000,
+        wake_ns: None,
         target_residency_ns: res_us * 1000,
         polling: false,
         watches_flags: polling,

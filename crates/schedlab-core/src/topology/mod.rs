@@ -189,6 +189,45 @@ impl Machine {
         self.perf_domains[self.cpu_idle_driver[cpu]].as_ref()
     }
 
+    /// Overrides one figure of a named idle state, in every core type that has the
+    /// state: `key` is `STATE.FIELD` (the part of a `cpuidle.STATE.FIELD` cost key after
+    /// `cpuidle.`), with FIELD one of `exit_latency_us` and `target_residency_us` (what
+    /// the governors see, as sysfs shows them) or `wake_us` (what a wakeup takes on the
+    /// hardware; by default the advertised exit latency).
+    pub fn override_idle_state(&mut self, key: &str, us: f64) -> Result<(), String> {
+        let (state, field) = key
+            .rsplit_once('.')
+            .ok_or_else(|| format!("'cpuidle.{key}': expected cpuidle.STATE.FIELD, e.g. cpuidle.C2.wake_us"))?;
+        if !us.is_finite() || us < 0.0 {
+            return Err(format!("'cpuidle.{key}' must be a non-negative number of microseconds, got {us}"));
+        }
+        let ns = (us * 1000.0).round() as crate::time::Ns;
+        let mut found = false;
+        for s in self.idle_drivers.iter_mut().flat_map(|d| d.states.iter_mut()).filter(|s| s.name == state) {
+            found = true;
+            match field {
+                "exit_latency_us" => s.exit_latency_ns = ns,
+                "target_residency_us" => s.target_residency_ns = ns,
+                "wake_us" => s.wake_ns = Some(ns),
+                _ => {
+                    return Err(format!(
+                        "'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"
+                    ))
+                }
+            }
+        }
+        if !found {
+            let mut names: Vec<&str> = Vec::new();
+            for s in self.idle_drivers.iter().flat_map(|d| d.states.iter()) {
+                if !names.contains(&s.name.as_str()) {
+                    names.push(&s.name);
+                }
+            }
+            return Err(format!("'cpuidle.{key}': machine {} has no idle state '{state}' (it has {})", self.name, names.join(", ")));
+        }
+        Ok(())
+    }
+
     /// Returns the number of CPUs.
     #[inline]
     pub fn nr_cpus(&self) -> usize {

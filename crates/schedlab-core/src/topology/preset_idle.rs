@@ -18,6 +18,7 @@ fn state(name: &str, exit_us: u64, residency_us: u64) -> IdleState {
     IdleState {
         name: name.to_string(),
         exit_latency_ns: exit_us * US,
+        wake_ns: None,
         target_residency_ns: residency_us * US,
         polling: false,
         watches_flags: false,
