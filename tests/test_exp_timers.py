@@ -55,20 +55,24 @@ def test_ui_rows_cover_every_cluster_and_state():
         assert rows[("push", f"{cl}_state1_share")]["published"] is not None
 
 
-def test_dbench_idle_wake_option():
+def test_reproduce_cost_overrides_reach_every_run():
     import schedlab
-    from schedlab.reproduce.runner import apply_options
+    from schedlab.reproduce.runner import parse_cost, plan
 
-    e = apply_options([get("timers-dbench")], {"idle_wake": "C2=40"})[0]
-    fast = e.scenario("zen3-2s", "menu:NR2:push", quick=True)
-    assert fast["machine"] == {"preset": "zen3-2s", "cost": {"cpuidle.C2.wake_us": 40.0}}
-    assert e.published  # the same measurement, another hypothesis about its machine
-    slow = get("timers-dbench").scenario("zen3-2s", "menu:NR2:push", quick=True)
+    cost = parse_cost(["cpuidle.C2.wake_us=40", "smt_slowdown=1.25"])
+    assert cost == {"cpuidle.C2.wake_us": 40.0, "smt_slowdown": 1.25}
+    planned = plan([get("timers-dbench"), get("mm_cid")], quick=True, cost=cost)
+    assert all(p.scenario.doc["machine"]["cost"].items() >= cost.items() for p in planned)
+    # An experiment's own cost settings stay unless overridden.
+    mm = [p for p in plan([get("mm_cid")], quick=True, options={"rfo_parallelism": 4}, cost=cost)]
+    assert mm[0].scenario.doc["machine"]["cost"]["rfo_parallelism"] == 4.0
     # menu sends these pairs' CPUs to C2 between requests: a faster wake from it shortens
     # every operation that waits for one.
+    slow, fast = (get("timers-dbench").scenario("zen3-2s", "menu:NR2:push", quick=True),
+                  next(p for p in planned if p.config == "menu:NR2:push").scenario)
     ops = [schedlab.run(s, seed=1).workload["ops_per_s"] for s in (slow, fast)]
     assert ops[1] > 1.5 * ops[0], ops
-    with pytest.raises(ValueError, match="STATE=US"):
-        apply_options([get("timers-dbench")], {"idle_wake": "C2"})[0].scenario("zen3-2s", "menu:NR2:push")
+    with pytest.raises(ValueError, match="KEY=NUMBER"):
+        parse_cost(["smt_slowdown"])
     with pytest.raises(schedlab.ScenarioError, match="no idle state 'C6'"):
-        schedlab.run(apply_options([get("timers-dbench")], {"idle_wake": "C6=1"})[0].scenario("zen3-2s", "menu:NR2:push", quick=True))
+        plan([get("timers-dbench")], quick=True, cost={"cpuidle.C6.wake_us": 1.0})

@@ -436,6 +436,10 @@ def reproduce(
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write a report here: Markdown tables, report.html, PNGs."),
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
+    cost: Optional[List[str]] = typer.Option(
+        None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
+                             "of [machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
+                             "are still compared.", show_default=False),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How runs are spread."),
@@ -447,11 +451,12 @@ def reproduce(
     from .reproduce.report import notes, rich_tables, rows_json, write_markdown
     from .reproduce.runner import run_experiments
 
-    from .reproduce.runner import apply_options
+    from .reproduce.runner import apply_options, parse_cost
 
     with errors():
         names, exp_opts = _split_experiment_options(list(experiment or []))
         exps = apply_options(registry.select(names), exp_opts)
+        cost_overrides = parse_cost(cost or [])
         if list_:
             if json_out:
                 doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
@@ -473,12 +478,16 @@ def reproduce(
             return
         with DelayedProgress("reproduce", total=None) as bar:
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
-                                   backend=backend.value, on_planned=bar.set_total, on_done=bar.advance)
+                                   backend=backend.value, on_planned=bar.set_total, on_done=bar.advance,
+                                   cost=cost_overrides)
+        # The overrides go with the version line of every report, so a table says what it ran.
+        overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
+        generated_by = f"{__version__} with {overrides}" if overrides else __version__
         if out_dir is not None:
             from .report import reproduction_report
 
-            write_markdown(out_dir, exps, rows, __version__)
-            reproduction_report(out_dir, exps, rows, __version__)
+            write_markdown(out_dir, exps, rows, generated_by)
+            reproduction_report(out_dir, exps, rows, generated_by)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
@@ -486,6 +495,8 @@ def reproduce(
         out.print(table)
     for n in notes(rows, exps):
         out.print(n, soft_wrap=True)
+    if overrides:
+        out.print(f"Every run with {overrides}.", soft_wrap=True)
     if out_dir is not None:
         out.print(f"Markdown tables, report.html and PNGs written to {out_dir}/")
 

@@ -95,6 +95,12 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
     if !cost.is_empty() {
         m.cost = m.cost.with_overrides(&cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
     }
+    if !(m.cost.smt_slowdown >= 1.0) {
+        return Err(ScenarioError::new(
+            "machine.cost",
+            format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", m.cost.smt_slowdown),
+        ));
+    }
     Ok(m)
 }
 

@@ -110,6 +110,10 @@ pub struct CacheSizes {
     pub llc_flush_after_idle_us: f64,
 }
 
+fn no_smt_slowdown() -> f64 {
+    1.0
+}
+
 /// Every cost the simulator charges on a machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -124,6 +128,14 @@ pub struct CostTable {
     /// Ownership transfers (lines another cache holds dirty) a core's store stream keeps
     /// in flight: a read-modify-write pass over N such lines costs N × transfer / this.
     pub rfo_parallelism: f64,
+    /// How much slower a thread runs while another hardware thread of its core is busy
+    /// (SMT: the two share the core's pipelines and caches): 1 = not at all (each
+    /// thread as fast as alone), 1.6 = each at 1/1.6 of its speed alone, a core then
+    /// doing 2/1.6 = 1.25x the work of one thread. Default 1: what SMT yields depends
+    /// on the workload (for some it is a loss), so no one figure is sourced here and
+    /// contention is a what-if.
+    #[serde(default = "no_smt_slowdown")]
+    pub smt_slowdown: f64,
     /// Direct cost of a context switch (switch_to, mm switch, no cache effects), ns.
     pub context_switch_ns: f64,
     /// Sending an IPI (APIC write / GIC SGI), ns, paid by the sender.

@@ -195,3 +195,57 @@ fn piped_make_units_wake_their_assembler_through_a_private_pipe() {
     let woken: u64 = r.tasks.iter().filter(|t| t.name.starts_with("as")).map(|t| t.nr_wakeups).sum();
     assert!(woken > 200, "the assemblers sleep on their pipes: {woken} wakeups");
 }
+
+/// SMT contention (`machine.cost.smt_slowdown`): pinned to the two threads of one core,
+/// a 5 ms and a 10 ms task each run at 1/1.6 of their speed while both run. The short
+/// one ends at 5 x 1.6 = 8 ms, having let the long one do 8 / 1.6 = 5 ms of its work;
+/// the long one then runs its last 5 ms alone at full speed and ends at 13 ms. Without
+/// contention (the default) they end at 5 and 10 ms; a task alone on its core is never
+/// slowed.
+#[test]
+fn smt_siblings_slow_each_other_only_while_both_run() {
+    let ends = |cost: &str, second: &str| {
+        let r = run_toml(
+            &format!(
+                "[machine]\ntopo = {{ cores = 2, smt = 2 }}\n{cost}[kernel]\nprofile = \"6.6\"\n\
+                 [[tasks]]\nname = \"long\"\naffinity = \"0\"\nprogram = [{{ run = \"10ms\" }}]\n\
+                 [[tasks]]\nname = \"short\"\naffinity = \"{second}\"\nprogram = [{{ run = \"5ms\" }}]\n\
+                 [run]\nuntil = \"workload_done\"\n"
+            ),
+            1,
+        );
+        let end = |name: &str| r.tasks.iter().find(|t| t.name == name).unwrap().exit_ns.unwrap() as f64 / 1e6;
+        (end("long"), end("short"))
+    };
+    let slowed = "cost = { smt_slowdown = 1.6 }\n";
+    let near = |got: (f64, f64), want: (f64, f64)| (got.0 - want.0).abs() < 0.1 && (got.1 - want.1).abs() < 0.1;
+    // CPUs 0 and 2 are the two threads of core 0 (x86 numbering: siblings n and n + cores).
+    let (same_core, other_core) = ("2", "1");
+    assert!(near(ends("", same_core), (10.0, 5.0)), "{:?}", ends("", same_core));
+    assert!(near(ends(slowed, same_core), (13.0, 8.0)), "{:?}", ends(slowed, same_core));
+    assert!(near(ends(slowed, other_core), (10.0, 5.0)), "{:?}", ends(slowed, other_core));
+}
+
+/// Under SMT contention on a crowded SMT machine, the invariants hold after every event,
+/// and every task's work lies between its user time slowed throughout ((run - sys) /
+/// slowdown) and its CPU time (never slowed); the same seed gives the same run.
+#[test]
+fn smt_contention_keeps_invariants_and_bounds_work_by_cpu_time() {
+    let toml = "[machine]\ntopo = { llcs = 2, cores = 4, smt = 2 }\ncost = { smt_slowdown = 1.5 }\n[kernel]\nprofile = \"6.6\"\n\
+                [[tasks]]\nname = \"w\"\ncount = 24\nprogram = [{ loop = { body = [{ run_exp = \"300us\" }, { sleep_exp = \"200us\" }] } }]\n\
+                [run]\nduration_s = 0.2\n";
+    let s = scenario(toml);
+    let opts = RunOptions { check_invariants: true, ..Default::default() };
+    let r = run(&s, 3, &opts).unwrap().result;
+    let (mut work, mut cpu) = (0.0, 0.0);
+    for t in &r.tasks {
+        let (w, c, sys) = (t.work_done_ns as f64, t.run_ns as f64, t.sys_ns as f64);
+        assert!(w <= c && w >= (c - sys) / 1.5 - 1.0, "{}: work {w} against CPU time {c} (system {sys})", t.name);
+        work += w;
+        cpu += c;
+    }
+    // 24 tasks on 16 threads: siblings are often busy together, so work falls short.
+    assert!(work < 0.95 * cpu, "work {work} of CPU time {cpu}");
+    let tasks = |r: &schedlab_core::RunResult| serde_json::to_string(&r.tasks).unwrap();
+    assert_eq!(tasks(&run(&s, 3, &opts).unwrap().result), tasks(&r));
+}

@@ -107,6 +107,8 @@ fn cost_and_idle_state_overrides_name_what_is_wrong() {
     assert!(e.message.contains("expected cpuidle.STATE.FIELD"), "{e}");
     let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C2.wake_us\" = -1 }\n");
     assert!(e.message.contains("non-negative"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { smt_slowdown = 0.5 }\n");
+    assert!(e.field == "machine.cost" && e.message.contains("smt_slowdown must be at least 1"), "{e}");
     let m = schedlab_core::api::build_machine(
         &Scenario::from_toml_str(&format!("[machine]\npreset = \"bergamo\"\ncost = {{ \"cpuidle.C2.exit_latency_us\" = 100, \"cpuidle.C2.target_residency_us\" = 250.5 }}\n{OK_TAIL}"), "ok.toml").unwrap().machine,
     )

@@ -11,7 +11,7 @@ from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
 
-__all__ = ["Planned", "plan", "run_experiments", "apply_options", "Runner"]
+__all__ = ["Planned", "plan", "run_experiments", "apply_options", "parse_cost", "Runner"]
 
 # (jobs, on_done) -> RunResult JSON texts in job order; tests substitute their own.
 Runner = Callable[[Sequence[Job], Callable[[int], None]], list]
@@ -49,15 +49,36 @@ def apply_options(experiments: Sequence[Experiment], options: Optional[dict[str,
     return out
 
 
+def parse_cost(items: Sequence[str]) -> dict[str, float]:
+    """``["smt_slowdown=1.6", "cpuidle.C2.wake_us=40"]`` -> ``{"smt_slowdown": 1.6, ...}``:
+    cost-table overrides by field name, as ``[machine.cost]`` takes them (docs/scenario.md)."""
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if not sep or not key.strip() or number is None:
+            raise ValueError(f"--cost: expected KEY=NUMBER (e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40), got '{item}'")
+        out[key.strip()] = number
+    return out
+
+
 def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
-         machine: Optional[str] = None, options: Optional[dict[str, Any]] = None) -> list[Planned]:
-    """Builds and validates every scenario (fails fast, before anything runs)."""
+         machine: Optional[str] = None, options: Optional[dict[str, Any]] = None,
+         cost: Optional[dict[str, float]] = None) -> list[Planned]:
+    """Builds and validates every scenario (fails fast, before anything runs). ``cost``
+    overrides the cost table of every run's machine, over what an experiment sets itself."""
     experiments = apply_options(experiments, options)
     out = []
     for exp in experiments:
         for m in ([machine] if machine else exp.machines):
             for config in exp.configs:
                 doc = exp.scenario(m, config, quick)
+                if cost:
+                    spec = doc["machine"]
+                    doc = {**doc, "machine": {**spec, "cost": {**spec.get("cost", {}), **cost}}}
                 s = Scenario.from_dict(doc, origin=f"<{exp.name}:{m}:{config}>")
                 out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, quick, seeds))))
     return out
@@ -75,15 +96,18 @@ def run_experiments(
     on_done: Optional[Callable[[int], None]] = None,
     runner: Optional[Runner] = None,
     options: Optional[dict[str, Any]] = None,
+    cost: Optional[dict[str, float]] = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.
 
     ``on_planned(n_runs)`` is called once before the runs start, ``on_done(i)`` after each.
-    ``options`` are per-experiment options by name (see :func:`apply_options`).
+    ``options`` are per-experiment options by name (see :func:`apply_options`); ``cost``
+    overrides every machine's cost table (see :func:`plan`). The published figures are
+    compared either way: one measurement, another hypothesis about its machine.
     """
     experiments = apply_options(experiments, options)
-    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine)
+    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost)
     jobs: list[Job] = []
     owner: list[int] = []
     for k, p in enumerate(planned):

@@ -441,4 +441,16 @@ impl Simulator {
     pub(crate) fn capacity(&self, cpu: usize) -> u64 {
         self.m.cpus[cpu].capacity as u64
     }
+
+    /// The cost table's `smt_slowdown` in thousandths, if a thread on `cpu` is slowed
+    /// now: another hardware thread of its core runs a task.
+    #[inline]
+    pub(crate) fn smt_slowdown_milli(&self, cpu: usize) -> Option<u64> {
+        let slowdown = self.m.cost.smt_slowdown;
+        if slowdown == 1.0 {
+            return None;
+        }
+        let busy_sibling = self.m.smt_siblings(cpu).iter().any(|&s| s != cpu && self.rqs[s].curr.is_some());
+        busy_sibling.then(|| (slowdown * 1000.0).round() as u64)
+    }
 }

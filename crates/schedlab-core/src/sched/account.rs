@@ -33,6 +33,7 @@ impl Simulator {
     pub(crate) fn advance_progress(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
         let cap = self.capacity(cpu);
+        let slowdown = self.smt_slowdown_milli(cpu);
         let t = &mut self.tasks[c];
         let delta = self.now.saturating_sub(t.progress_stamp);
         if delta == 0 {
@@ -41,7 +42,12 @@ impl Simulator {
         t.progress_stamp = self.now;
         let overhead = delta.min(t.overhead_ns);
         t.overhead_ns -= overhead;
-        let progress = ((delta - overhead) * cap / 1024).min(t.work_left);
+        let work_ns = delta - overhead;
+        let progress = match slowdown {
+            None => work_ns * cap / 1024,
+            Some(milli) => mul_div(work_ns, cap * 1000, 1024 * milli),
+        };
+        let progress = progress.min(t.work_left);
         t.work_left -= progress;
         t.stats.work_done_ns += progress;
     }
@@ -79,6 +85,30 @@ impl Simulator {
     pub(crate) fn set_curr(&mut self, cpu: usize, next: Option<TaskId>) {
         let was_idle = self.rqs[cpu].curr.is_none();
         let now_idle = next.is_none();
+        // With SMT contention, the tasks on the core's other threads change speed now:
+        // their work so far at the old speed, their step ends re-timed after the change.
+        let smt_change = was_idle != now_idle && self.m.cost.smt_slowdown != 1.0;
+        let core = self.m.cpus[cpu].core;
+        if smt_change {
+            for i in 0..self.m.core_cpus[core].len() {
+                let s = self.m.core_cpus[core][i];
+                if s != cpu {
+                    self.advance_progress(s);
+                }
+            }
+        }
+        self.set_curr_inner(cpu, next, was_idle, now_idle);
+        if smt_change {
+            for i in 0..self.m.core_cpus[core].len() {
+                let s = self.m.core_cpus[core][i];
+                if s != cpu && self.rqs[s].curr.is_some() {
+                    self.arm_segment(s);
+                }
+            }
+        }
+    }
+
+    fn set_curr_inner(&mut self, cpu: usize, next: Option<TaskId>, was_idle: bool, now_idle: bool) {
         if was_idle != now_idle {
             let llc = self.m.cpus[cpu].llc;
             let now = self.now;
@@ -166,5 +196,13 @@ mod tests {
         assert!(decay_load(1024, 1) < 1024 && decay_load(1024, 1) > 1000);
         assert_eq!(decay_load(1024, 5000), 0);
         assert_eq!(update_avg(800, 0), 700);
+    }
+}
+
+/// a * b / c without overflow (a 128-bit product only when the 64-bit one overflows).
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
     }
 }

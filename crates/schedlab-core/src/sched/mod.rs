@@ -293,7 +293,15 @@ impl Simulator {
         let Some(c) = rq.curr else { return };
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
-        let run = (t.work_left * 1024).div_ceil(cap);
+        let run = match self.smt_slowdown_milli(cpu) {
+            None => (t.work_left * 1024).div_ceil(cap),
+            // The inverse of advance_progress's slowed rate, rounded up so that the step
+            // is done when its end comes.
+            Some(milli) => match t.work_left.checked_mul(1024 * milli) {
+                Some(p) => p.div_ceil(cap * 1000),
+                None => (t.work_left as u128 * (1024 * milli) as u128).div_ceil(cap as u128 * 1000) as u64,
+            },
+        };
         let end = match t.run_until {
             // A task with the throttle task_work pending stops at its return to user space.
             _ if t.throttle_work => self.now + t.overhead_ns,

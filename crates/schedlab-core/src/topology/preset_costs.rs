@@ -204,6 +204,7 @@ pub fn zen4_desktop_costs() -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // [ctxsw] 1,070 ns per thread switch on an 11th-gen Intel desktop core at a
         // similar clock; estimate for Zen 4.
         context_switch_ns: 1100.0,
@@ -247,6 +248,7 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // estimate: [ctxsw]'s 1.07 us scaled up for a ~2-3 GHz server core.
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -293,6 +295,7 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -336,6 +339,7 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // estimate: as zen3_server_costs().
         context_switch_ns: 1500.0,
         // estimate: as zen4_desktop_costs().
@@ -381,6 +385,7 @@ pub fn kunpeng920_costs() -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // estimate: [ctxsw] scaled for a 2.6 GHz core with a narrower pipeline.
         context_switch_ns: 2000.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
@@ -428,6 +433,7 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         // estimate: stores commit in order and each waits for its line's ownership;
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
+        smt_slowdown: 1.0,
         // estimate: [ctxsw] scaled for phone cores.
         context_switch_ns: 2500.0,
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).

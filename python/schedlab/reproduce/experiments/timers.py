@@ -27,7 +27,7 @@ Three experiments, each on the seed's own benchmark shape:
 from __future__ import annotations
 
 from ..compare import compare_grouped
-from ..registry import ExpOption, Metric, Source, experiment, machine_spec, published_source
+from ..registry import Metric, Source, experiment, machine_spec, published_source
 
 PROFILE = "6.6"
 MODELS = {"push": False, "pull": True}
@@ -69,21 +69,6 @@ def build_enqueue(machine: str, config: str, quick: bool) -> dict:
     }
 
 
-def idle_wake_costs(text: str) -> dict:
-    """``"C2=40,C1=1"`` -> ``{"cpuidle.C2.wake_us": 40.0, "cpuidle.C1.wake_us": 1.0}``."""
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        state, sep, us = part.partition("=")
-        try:
-            value = float(us)
-        except ValueError:
-            value = -1.0
-        if not sep or not state.strip() or value < 0:
-            raise ValueError(f"--idle-wake: expected STATE=US[,STATE=US] with US >= 0 (e.g. C2=40), got '{text}'")
-        out[f"cpuidle.{state.strip()}.wake_us"] = value
-    return out
-
-
 # ---------------------------------------------------------------- dbench pairs
 NRS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
 GOVERNORS = ["menu", "teo"]
@@ -107,23 +92,16 @@ DBENCH_GROUPS = [([f"{g}:NR{n}:push", f"{g}:NR{n}:pull"], f"{g}:NR{n}:push") for
     compare=lambda exp, runs: compare_grouped(exp, runs, DBENCH_GROUPS),
     description="NR client/server pairs (dbench's NR) exchanging requests over loopback TCP: blocking reads, "
                 "TCP's retransmit and delayed-ACK timers re-armed per write; 20/30 us mean operations. "
-                "Ratios pull/push per NR and governor. `--idle-wake C2=40` makes a wakeup from an idle "
-                "state take that many us on the hardware (default: the state's advertised exit latency; "
-                "the governors still choose by the advertised figures).",
-    options=[
-        ExpOption("idle_wake", str, "", "STATE=US[,STATE=US]: the time a wakeup from each named idle state "
-                  "takes on the hardware (default: its advertised exit latency)", published_at_default=False),
-    ],
+                "Ratios pull/push per NR and governor. `schedlab reproduce timers-dbench --cost "
+                "cpuidle.C2.wake_us=40` has a wakeup from C2 take 40 us on the hardware (default: its "
+                "advertised exit latency; the governors still choose by the advertised figures).",
 )
-def build_dbench(machine: str, config: str, quick: bool, idle_wake: str = "") -> dict:
+def build_dbench(machine: str, config: str, quick: bool) -> dict:
     gov, nr, model = config.split(":")
     pairs = int(nr[2:])
-    spec = machine_spec(machine)
-    if idle_wake:
-        spec = {**spec, "cost": idle_wake_costs(idle_wake)}
     return {
         "name": f"timers-dbench-{gov}-{nr}-{model}",
-        "machine": spec,
+        "machine": machine_spec(machine),
         "kernel": _kernel(MODELS[model], cpuidle_governor=gov),
         "workload": {"kind": "dbench_pairs", "params": {"pairs": pairs}},
         "run": {"duration_s": 0.1 if quick else 1.0},
