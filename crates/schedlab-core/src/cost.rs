@@ -131,7 +131,8 @@ pub struct CostTable {
     /// How much slower a thread runs while another hardware thread of its core is busy
     /// (SMT: the two share the core's pipelines and caches): 1 = not at all (each
     /// thread as fast as alone), 1.6 = each at 1/1.6 of its speed alone, a core then
-    /// doing 2/1.6 = 1.25x the work of one thread. Default 1: what SMT yields depends
+    /// doing 2/1.6 = 1.25x the work of one thread. A sibling in an idle state (even
+    /// POLL) does not count. Default 1: what SMT yields depends
     /// on the workload (for some it is a loss), so no one figure is sourced here and
     /// contention is a what-if.
     #[serde(default = "no_smt_slowdown")]

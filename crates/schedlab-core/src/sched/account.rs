@@ -185,6 +185,14 @@ pub(crate) fn update_avg(avg: Ns, sample: Ns) -> Ns {
     (avg as i64 + (sample as i64 - avg as i64) / 8) as Ns
 }
 
+/// a * b / c without overflow (a 128-bit product only when the 64-bit one overflows).
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,13 +204,5 @@ mod tests {
         assert!(decay_load(1024, 1) < 1024 && decay_load(1024, 1) > 1000);
         assert_eq!(decay_load(1024, 5000), 0);
         assert_eq!(update_avg(800, 0), 700);
-    }
-}
-
-/// a * b / c without overflow (a 128-bit product only when the 64-bit one overflows).
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    match a.checked_mul(b) {
-        Some(p) => p / c,
-        None => (a as u128 * b as u128 / c as u128) as u64,
     }
 }
