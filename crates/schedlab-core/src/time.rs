@@ -13,6 +13,23 @@ pub const NSEC_PER_MSEC: Ns = 1_000_000;
 /// Nanoseconds per second.
 pub const NSEC_PER_SEC: Ns = 1_000_000_000;
 
+/// a * b / c, rounded down, in 64 bits unless the product overflows (a 128-bit
+/// division is a slow library call).
+pub(crate) fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
+    }
+}
+
+/// a * b / c, rounded up (see [`mul_div`]).
+pub(crate) fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p.div_ceil(c),
+        None => (a as u128 * b as u128).div_ceil(c as u128) as u64,
+    }
+}
+
 /// Returns the length of one jiffy (tick period) at the given HZ.
 pub fn tick_nsec(hz: u32) -> Ns {
     NSEC_PER_SEC / hz as Ns
@@ -58,6 +75,15 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mul_div_rounds_as_named_with_or_without_overflow() {
+        assert_eq!((mul_div(7, 3, 2), mul_div_ceil(7, 3, 2), mul_div_ceil(8, 3, 2)), (10, 11, 12));
+        // 2^40 * 2^40 overflows 64 bits: the 128-bit path gives the exact quotient.
+        let big = 1u64 << 40;
+        assert_eq!(mul_div(big, big, 1 << 30), 1 << 50);
+        assert_eq!(mul_div_ceil(big, big + 1, 1 << 50), (1 << 30) + 1);
+    }
 
     #[test]
     fn parses_units_and_rejects_bare_numbers() {

@@ -106,12 +106,8 @@ impl SchedAvg {
     /// ___update_load_avg(): averages from the sums (`weight` scales an entity's load).
     pub fn update_avg(&mut self, weight: u64) {
         let div = self.divider();
-        // The kernel's div_u64(weight * load_sum, divider); the 128-bit form only when the
-        // product would not fit (a 128-bit division is a slow library call).
-        self.load_avg = match weight.checked_mul(self.load_sum) {
-            Some(product) => product / div,
-            None => (weight as u128 * self.load_sum as u128 / div as u128) as u64,
-        };
+        // The kernel's div_u64(weight * load_sum, divider).
+        self.load_avg = crate::time::mul_div(weight, self.load_sum, div);
         self.runnable_avg = self.runnable_sum / div;
         self.util_avg = self.util_sum / div;
     }

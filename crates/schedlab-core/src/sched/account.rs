@@ -45,7 +45,7 @@ impl Simulator {
         let work_ns = delta - overhead;
         let progress = match slowdown {
             None => work_ns * cap / 1024,
-            Some(milli) => mul_div(work_ns, cap * 1000, 1024 * milli),
+            Some(milli) => crate::time::mul_div(work_ns, cap * 1000, 1024 * milli),
         };
         let progress = progress.min(t.work_left);
         t.work_left -= progress;
@@ -183,14 +183,6 @@ impl Simulator {
 /// Moves an average 1/8 of the way towards a sample (update_avg).
 pub(crate) fn update_avg(avg: Ns, sample: Ns) -> Ns {
     (avg as i64 + (sample as i64 - avg as i64) / 8) as Ns
-}
-
-/// a * b / c without overflow (a 128-bit product only when the 64-bit one overflows).
-fn mul_div(a: u64, b: u64, c: u64) -> u64 {
-    match a.checked_mul(b) {
-        Some(p) => p / c,
-        None => (a as u128 * b as u128 / c as u128) as u64,
-    }
 }
 
 #[cfg(test)]

@@ -297,10 +297,7 @@ impl Simulator {
             None => (t.work_left * 1024).div_ceil(cap),
             // The inverse of advance_progress's slowed rate, rounded up so that the step
             // is done when its end comes.
-            Some(milli) => match t.work_left.checked_mul(1024 * milli) {
-                Some(p) => p.div_ceil(cap * 1000),
-                None => (t.work_left as u128 * (1024 * milli) as u128).div_ceil(cap as u128 * 1000) as u64,
-            },
+            Some(milli) => crate::time::mul_div_ceil(t.work_left, 1024 * milli, cap * 1000),
         };
         let end = match t.run_until {
             // A task with the throttle task_work pending stops at its return to user space.
