@@ -45,9 +45,8 @@ fn nanosleep_ends_after_its_time_within_slack_exit_latency_and_path() {
 
 /// The wakeup waits for the time the hardware takes to leave its idle state
 /// (`cpuidle.STATE.wake_us`), while the governor keeps choosing by the advertised exit
-/// latency: an AMD server's C2 (CC6) advertises 400 us in _CST; told that the core
-/// really wakes in 40 us, the same states are chosen and each timer wakeup is 360 us
-/// sooner.
+/// latency: an AMD server's C2 (CC6) is listed with 400 us; told that the core really
+/// wakes in 40 us, the same states are chosen and each timer wakeup is 360 us sooner.
 #[test]
 fn idle_exit_waits_for_the_wake_time_while_the_governor_sees_the_advertised_latency() {
     let sleeper = |cost: &str| {

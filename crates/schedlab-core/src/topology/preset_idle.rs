@@ -107,9 +107,12 @@ fn gs101(core_type: &str) -> IdleDriver {
 /// AMD EPYC servers (Zen 2 to Zen 4): acpi_idle from the firmware's _CST, as
 /// drivers/acpi/processor_idle.c registers it: POLL, then C1 (FFH: MWAIT, so it watches
 /// its flags) and C2 (I/O-port entry, the core's CC6: L1/L2 written back), with
-/// target_residency = latency x latency_factor (2). C2's latency: 400 us, as an EPYC
-/// 7502P's _CST reports it (FreeBSD review D47444, "roughly 400us"). C1's 1 us is the
-/// usual _CST figure for an MWAIT C1; no vendor table was found for it (assumption).
+/// target_residency = latency x latency_factor (2). C2's latency: 400 us, the wake-up
+/// latency FreeBSD review D47444 reports for the halt and I/O-port idle entries on an
+/// EPYC 7502P ("roughly 400us"); the one figure found, used both as the advertised
+/// latency and as the wake time (`cpuidle.C2.wake_us` overrides the latter). C1's 1 us
+/// is the usual _CST figure for an MWAIT C1; no vendor table was found for it
+/// (assumption).
 fn amd_epyc_acpi_idle() -> IdleDriver {
     let mut c1 = state("C1", 1, 2);
     c1.watches_flags = true;
