@@ -88,10 +88,9 @@ impl Simulator {
         // With SMT contention, the tasks on the core's other threads change speed now:
         // their work so far at the old speed, their step ends re-timed after the change.
         let smt_change = was_idle != now_idle && self.m.cost.smt_slowdown != 1.0;
-        let core = self.m.cpus[cpu].core;
         if smt_change {
-            for i in 0..self.m.core_cpus[core].len() {
-                let s = self.m.core_cpus[core][i];
+            for i in 0..self.m.smt_siblings(cpu).len() {
+                let s = self.m.smt_siblings(cpu)[i];
                 if s != cpu {
                     self.advance_progress(s);
                 }
@@ -99,8 +98,8 @@ impl Simulator {
         }
         self.set_curr_inner(cpu, next, was_idle, now_idle);
         if smt_change {
-            for i in 0..self.m.core_cpus[core].len() {
-                let s = self.m.core_cpus[core][i];
+            for i in 0..self.m.smt_siblings(cpu).len() {
+                let s = self.m.smt_siblings(cpu)[i];
                 if s != cpu && self.rqs[s].curr.is_some() {
                     self.arm_segment(s);
                 }

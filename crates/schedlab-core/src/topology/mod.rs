@@ -201,6 +201,9 @@ impl Machine {
         if !us.is_finite() || us < 0.0 {
             return Err(format!("'cpuidle.{key}' must be a non-negative number of microseconds, got {us}"));
         }
+        if !matches!(field, "exit_latency_us" | "target_residency_us" | "wake_us") {
+            return Err(format!("'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"));
+        }
         let ns = (us * 1000.0).round() as crate::time::Ns;
         let mut found = false;
         for s in self.idle_drivers.iter_mut().flat_map(|d| d.states.iter_mut()).filter(|s| s.name == state) {
@@ -208,12 +211,7 @@ impl Machine {
             match field {
                 "exit_latency_us" => s.exit_latency_ns = ns,
                 "target_residency_us" => s.target_residency_ns = ns,
-                "wake_us" => s.wake_ns = Some(ns),
-                _ => {
-                    return Err(format!(
-                        "'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"
-                    ))
-                }
+                _ => s.wake_ns = Some(ns),
             }
         }
         if !found {
