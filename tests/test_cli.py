@@ -120,3 +120,24 @@ def test_workloads_name_shows_parameters_with_defaults(cli):
         assert g["params"], g["name"]
     r = cli("workloads", "no-such")
     assert r.exit_code == 2 and r.stderr.startswith("error: unknown workload generator 'no-such'")
+
+
+def test_help_texts_escape_their_brackets():
+    """Help is rendered as rich markup, where "[run]" is a style tag and vanishes:
+    every bracket a help text means literally must be escaped."""
+    import re
+
+    import typer.main
+
+    from schedlab.cli import app
+
+    def commands(cmd, path):
+        yield path, cmd
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from commands(sub, f"{path} {name}")
+
+    eaten = []
+    for path, cmd in commands(typer.main.get_command(app), "schedlab"):
+        for text in [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]:
+            eaten += [f"{path}: {m.group(0)}" for m in re.finditer(r"(?<!\\)\[[A-Za-z][^\]\s]*\]", text)]
+    assert not eaten, eaten

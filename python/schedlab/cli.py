@@ -179,7 +179,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's [run] seeds."),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
     trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
@@ -369,7 +369,7 @@ def workloads(
                                          show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the workload generators ([workload] kind = "NAME" in a scenario), or one
+    """List the workload generators (\\[workload] kind = "NAME" in a scenario), or one
     generator's parameters with their defaults."""
     with errors():
         doc = json.loads(_core.workloads())
@@ -438,7 +438,7 @@ def reproduce(
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
     cost: Optional[List[str]] = typer.Option(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
-                             "of [machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
+                             "of \\[machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
                              "are still compared.", show_default=False),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),

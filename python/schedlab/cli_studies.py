@@ -28,8 +28,8 @@ def sweep(
                                                                      "or SPEC.sweep beside it)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: str = typer.Option("process", "--executor", "-e",
-                                 help="process (default), thread, serial, ray or dask (pip install 'schedlab[ray]' / "
-                                      "'schedlab[dask]')."),
+                                 help="process (default), thread, serial, ray or dask (pip install 'schedlab\\[ray]' / "
+                                      "'schedlab\\[dask]')."),
     address: Optional[str] = typer.Option(None, "--address", help="Ray or Dask cluster to use (default: a local one)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run at most this many missing runs, then stop."),
     flush_s: float = typer.Option(2.0, "--flush-s", min=0.0, hidden=True, help="Seconds between part files."),
@@ -83,7 +83,7 @@ def report(
     directory: Path = typer.Argument(..., help="A sweep's results directory.", show_default=False),
     out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write (default: DIR/report)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Figure to plot (repeatable; default: "
-                                                                            "the spec's [report] metrics)."),
+                                                                            "the spec's \\[report] metrics)."),
 ) -> None:
     """Write a sweep's report: Markdown, one self-contained HTML page and PNGs."""
     from .report import sweep_report
