@@ -141,3 +141,22 @@ def test_help_texts_escape_their_brackets():
         for text in [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]:
             eaten += [f"{path}: {m.group(0)}" for m in re.finditer(r"(?<!\\)\[[A-Za-z][^\]\s]*\]", text)]
     assert not eaten, eaten
+
+
+def test_command_list_shows_each_summary_unbroken():
+    """`schedlab --help` lists every command with its summary (the docstring's first
+    paragraph) on one line when the terminal is wide enough."""
+    import inspect
+
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    r = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "400"}, terminal_width=400)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    for info in app.registered_commands:
+        summary = " ".join(inspect.cleandoc(info.callback.__doc__ or "").split("\n\n")[0].split())
+        name = info.name or info.callback.__name__.replace("_", "-")
+        row = [line for line in lines if f" {name} " in line]
+        assert row and summary.replace("\\[", "[") in row[0], (name, summary, row)

@@ -508,6 +508,21 @@ from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trac
 from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
 
 
+def _one_line_summaries() -> None:
+    """Typer's rich command list keeps a docstring's line breaks (a summary wrapped in
+    the source broke mid-sentence in ``schedlab --help``): give every command its first
+    paragraph as one line."""
+    import inspect
+
+    for info in app.registered_commands:
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if info.short_help is None and doc:
+            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+
+
+_one_line_summaries()
+
+
 def main(argv: Optional[List[str]] = None) -> NoReturn:
     """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
     argument, an unknown command) as one line ``error: ...`` and exit status 2, like
