@@ -53,10 +53,38 @@ pub struct SchedAvg {
     pub util_avg: u64,
 }
 
+/// ceil(2^64 / d) for every divider d = PELT_MIN_DIVIDER + period_contrib: dividing by a
+/// divider is then a multiply (the averages are recomputed at every update).
+const DIVIDER_RECIPROCAL: [u64; 1024] = {
+    let mut t = [0u64; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        // No divider is a power of two, so floor((2^64 - 1) / d) + 1 = ceil(2^64 / d).
+        t[i] = u64::MAX / (PELT_MIN_DIVIDER + i as u64) + 1;
+        i += 1;
+    }
+    t
+};
+
+/// Below this a quotient by reciprocal is exact: with m = (2^64 + e) / d, 0 < e < d,
+/// n * m / 2^64 = n / d + n * e / (d * 2^64), and the excess stays under 1 / d while
+/// n * e < 2^64, which n < 2^64 / d ensures (d < 2^16).
+const RECIPROCAL_EXACT_BELOW: u64 = 1 << 48;
+
 impl SchedAvg {
     /// get_pelt_divider().
     fn divider(&self) -> u64 {
         PELT_MIN_DIVIDER + self.period_contrib as u64
+    }
+
+    /// n / divider(), exactly as the division.
+    #[inline]
+    fn div_by_divider(&self, n: u64) -> u64 {
+        if n < RECIPROCAL_EXACT_BELOW {
+            ((n as u128 * DIVIDER_RECIPROCAL[self.period_contrib as usize] as u128) >> 64) as u64
+        } else {
+            n / self.divider()
+        }
     }
 
     /// ___update_load_sum(): brings the sums to `now` for a signal that was `load`
@@ -105,11 +133,13 @@ impl SchedAvg {
 
     /// ___update_load_avg(): averages from the sums (`weight` scales an entity's load).
     pub fn update_avg(&mut self, weight: u64) {
-        let div = self.divider();
         // The kernel's div_u64(weight * load_sum, divider).
-        self.load_avg = crate::time::mul_div(weight, self.load_sum, div);
-        self.runnable_avg = self.runnable_sum / div;
-        self.util_avg = self.util_sum / div;
+        self.load_avg = match weight.checked_mul(self.load_sum) {
+            Some(p) => self.div_by_divider(p),
+            None => crate::time::mul_div(weight, self.load_sum, self.divider()),
+        };
+        self.runnable_avg = self.div_by_divider(self.runnable_sum);
+        self.util_avg = self.div_by_divider(self.util_sum);
     }
 }
 
@@ -316,6 +346,28 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reciprocal's quotient is the division's, at every divider and at the edges
+    /// where a rounding error would show: just below a multiple, and at the bound.
+    #[test]
+    fn dividing_by_reciprocal_is_exact() {
+        for contrib in 0..1024u32 {
+            let a = SchedAvg { period_contrib: contrib, ..Default::default() };
+            let d = a.divider();
+            let top = RECIPROCAL_EXACT_BELOW - 1;
+            for n in [0, 1, d - 1, d, d + 1, top / d * d - 1, top / d * d, top, top + 1, u64::MAX] {
+                assert_eq!(a.div_by_divider(n), n / d, "n = {n}, d = {d}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn dividing_by_reciprocal_matches_division(contrib in 0u32..1024, n in 0u64..(1 << 49)) {
+            let a = SchedAvg { period_contrib: contrib, ..Default::default() };
+            proptest::prop_assert_eq!(a.div_by_divider(n), n / a.divider());
+        }
+    }
 
     #[test]
     fn an_always_running_signal_converges_to_its_weight() {
