@@ -232,6 +232,16 @@ impl Simulator {
         // find_busiest_group reads every CPU of the span: one remote line each.
         let cost = self.load_sums.scan_cost(cpu, level);
         let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
+        // A newly idle pass moves only queued tasks (misfit pushes aside) and keeps no
+        // state when it moves none: with no CPU of the span running two, whatever
+        // find_busiest() planned would move nothing, so skip the search.
+        if idle == IdleType::NewlyIdle
+            && !self.misfit_active()
+            && !self.overloaded_cpus.test(cpu)
+            && !self.m.domains[cpu][level].span.intersects(&self.overloaded_cpus)
+        {
+            return (0, cost);
+        }
         let Some(plan) = self.find_busiest(cpu, level) else {
             self.balanced(cpu, level, idle);
             return (0, cost);

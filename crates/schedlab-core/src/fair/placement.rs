@@ -134,7 +134,7 @@ impl Simulator {
         }
         // 6.7+ on cluster machines: prev/recent in another cluster are kept as fallbacks
         // after a scan of the target's cluster (22165f61d0c4).
-        let cluster = self.sis_cluster(target);
+        let cluster = self.sis_cluster(target).copied();
         let (mut prev_aff, mut recent_aff) = (None, None);
         if prev != target && self.m.share_llc(prev, target) && idle(self, prev) {
             if cluster.is_none_or(|cl| cl.test(prev)) {
@@ -200,9 +200,17 @@ impl Simulator {
         // Cores found busy: select_idle_core() takes their siblings out of the scan.
         let mut scanned = CpuMask::new();
         // SIS_CLUSTER (6.7+, 8881e1639f1f): the target's cluster first, then the rest.
-        let first = self.sis_cluster(target).map_or(CpuMask::new(), |cl| cl.and(&cpus));
-        let rest = cpus.andnot(&first);
-        let wrapped = first.iter_wrap(target + 1).chain(rest.iter_wrap(target + 1));
+        // (Without a cluster the scan is one walk of `cpus`: no empty first pass.)
+        let first = self.sis_cluster(target).map(|cl| cl.and(&cpus));
+        let rest_of_llc;
+        let rest = match &first {
+            Some(f) => {
+                rest_of_llc = cpus.andnot(f);
+                &rest_of_llc
+            }
+            None => &cpus,
+        };
+        let wrapped = first.iter().flat_map(|f| f.iter_wrap(target + 1)).chain(rest.iter_wrap(target + 1));
         for c in wrapped {
             if has_idle_core {
                 if scanned.test(c) {
@@ -273,9 +281,9 @@ impl Simulator {
 
     /// The target's cluster when wakeups scan it first (SIS_CLUSTER on a machine with
     /// clusters: sched_cluster_active).
-    fn sis_cluster(&self, target: CpuId) -> Option<CpuMask> {
-        let cl = self.m.cluster_span[target];
-        (self.feat.has(Feature::SIS_CLUSTER) && cl != *self.m.smt_mask(target)).then_some(cl)
+    fn sis_cluster(&self, target: CpuId) -> Option<&CpuMask> {
+        let cl = &self.m.cluster_span[target];
+        (self.feat.has(Feature::SIS_CLUSTER) && cl != self.m.smt_mask(target)).then_some(cl)
     }
 
     /// SIS_NODE: after the local LLC, scan the node's other LLCs (never across nodes).
