@@ -96,6 +96,10 @@ pub struct Machine {
     /// Sched-domain hierarchy of each CPU, lowest level first.
     #[serde(skip)]
     pub domains: Vec<Vec<SchedDomain>>,
+    /// Each CPU's (core, LLC, socket), packed: `distance` runs for every CPU a wakeup
+    /// scan or a balance pass reads, and `cpus` entries are five times the size.
+    #[serde(skip)]
+    places: Vec<[u32; 3]>,
 }
 
 impl Machine {
@@ -143,7 +147,9 @@ impl Machine {
             node_span,
             cluster_span: Vec::new(),
             domains: Vec::new(),
+            places: Vec::new(),
         };
+        m.places = m.cpus.iter().map(|c| [c.core as u32, c.llc as u32, c.socket as u32]).collect();
         m.cluster_span = m.cpus.iter().map(|c| m.core_span[c.core]).collect();
         m.domains = domains::build(&m);
         m
@@ -245,8 +251,8 @@ impl Machine {
     /// Returns the sharing distance between two CPUs.
     #[inline]
     pub fn distance(&self, a: CpuId, b: CpuId) -> Distance {
-        let (x, y) = (&self.cpus[a], &self.cpus[b]);
-        Distance::classify(a == b, x.core == y.core, x.llc == y.llc, x.socket == y.socket)
+        let (x, y) = (self.places[a], self.places[b]);
+        Distance::classify(a == b, x[0] == y[0], x[1] == y[1], x[2] == y[2])
     }
 
     /// Tells whether two CPUs share a last-level cache (`cpus_share_cache`).
