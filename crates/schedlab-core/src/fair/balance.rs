@@ -17,6 +17,7 @@
 //! A balance pass costs the balancing CPU one remote cache-line read per CPU it
 //! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
 
+use super::load_sums::{GroupSums, TreePick};
 use crate::cpumask::{CpuId, CpuMask};
 use crate::engine::Simulator;
 use crate::features::Feature;
@@ -75,42 +76,69 @@ struct Plan {
     misfit: bool,
 }
 
+/// group_classify() short of misfit: group_is_overloaded() / group_has_capacity() with
+/// PELT, else by task counts.
+fn classify(g: &GroupSums, imbalance_pct: u64, pelt: bool) -> GroupType {
+    if pelt {
+        let (cap, nr, w) = (g.capacity, g.nr_running, g.weight);
+        let overloaded = nr > w && (cap * 100 < g.util_avg * imbalance_pct || cap * imbalance_pct < g.runnable_avg * 100);
+        let has_capacity = nr < w || (cap * imbalance_pct >= g.runnable_avg * 100 && cap * 100 > g.util_avg * imbalance_pct);
+        if overloaded {
+            GroupType::Overloaded
+        } else if !has_capacity {
+            GroupType::FullyBusy
+        } else {
+            GroupType::HasSpare
+        }
+    } else if g.nr_running > g.weight {
+        GroupType::Overloaded
+    } else if g.nr_running == g.weight {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+/// A group's load as the balancer reads it: PELT's load_avg, else the queued weights.
+fn group_load(g: &GroupSums, pelt: bool) -> u64 {
+    if pelt {
+        g.load_avg
+    } else {
+        g.load
+    }
+}
+
 impl Simulator {
     fn group_stats(&self, gid: u32, imbalance_pct: u64, asym: bool) -> SgLbStats {
         let g = self.load_sums.group(gid);
         let (misfit_load, max_capacity) = if asym { self.group_misfit(&g.cpus) } else { (0, 0) };
-        let kind = if self.pelt_on() {
-            // group_is_overloaded() / group_has_capacity().
-            let (cap, nr, w) = (g.capacity, g.nr_running, g.weight);
-            let overloaded = nr > w && (cap * 100 < g.util_avg * imbalance_pct || cap * imbalance_pct < g.runnable_avg * 100);
-            let has_capacity = nr < w
-                || (cap * imbalance_pct >= g.runnable_avg * 100 && cap * 100 > g.util_avg * imbalance_pct);
-            if overloaded {
-                GroupType::Overloaded
-            } else if !has_capacity {
-                GroupType::FullyBusy
-            } else {
-                GroupType::HasSpare
-            }
-        } else if g.nr_running > g.weight {
-            GroupType::Overloaded
-        } else if g.nr_running == g.weight {
-            GroupType::FullyBusy
-        } else {
-            GroupType::HasSpare
-        };
+        let kind = classify(g, imbalance_pct, self.pelt_on());
         // group_classify(): a misfit ranks below overloaded only.
         let kind = if kind != GroupType::Overloaded && misfit_load > 0 { GroupType::Misfit } else { kind };
         SgLbStats {
             misfit_load,
             max_capacity,
             nr_running: g.nr_running,
-            load: if self.pelt_on() { g.load_avg } else { g.load },
+            load: group_load(g, self.pelt_on()),
             capacity: g.capacity,
             weight: g.weight,
             idle_cpus: g.idle_cpus,
             kind,
         }
+    }
+
+    /// The busiest-group pick of a domain of many groups, from its tree (None: scan).
+    /// Without misfit groups (asymmetric capacity), a group's rank depends on its own
+    /// sums alone, which is what lets a tree keep it.
+    fn busiest_from_tree(&mut self, cpu: CpuId, level: usize) -> Option<TreePick> {
+        let sd = &self.m.domains[cpu][level];
+        if sd.flags.has(SdFlags::ASYM_CPUCAPACITY) && self.misfit_active() {
+            return None;
+        }
+        let (pct, local, pelt) = (sd.imbalance_pct as u64, sd.local_group, self.pelt_on());
+        self.load_sums.tree_pick(cpu, level, local, |g| {
+            (g.nr_running > 0).then(|| (classify(g, pct, pelt) as u8, group_load(g, pelt) * 1024 / g.capacity.max(1)))
+        })
     }
 
     fn group_cpus(&self, gid: u32) -> impl Iterator<Item = CpuId> + '_ {
@@ -129,40 +157,22 @@ impl Simulator {
         first == Some(cpu)
     }
 
-    /// find_busiest_group() + calculate_imbalance() + find_busiest_queue().
-    fn find_busiest(&self, cpu: CpuId, level: usize) -> Option<Plan> {
+    /// find_busiest_group() + calculate_imbalance() + find_busiest_queue(); `tree`: the
+    /// domain's pick from its busiest-group tree, if it has one.
+    fn find_busiest(&self, cpu: CpuId, level: usize, tree: Option<TreePick>) -> Option<Plan> {
         let sd = &self.m.domains[cpu][level];
         let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
         let gids = &self.load_sums.sd_groups(cpu, level);
         let asym = sd.flags.has(SdFlags::ASYM_CPUCAPACITY) && self.misfit_active();
         let local = self.group_stats(gids[sd.local_group], pct, asym);
-        let (mut total_load, mut total_cap) = (local.load, local.capacity);
-        // The busiest so far, with its rank (kept: the rank divides).
-        let mut best: Option<(u32, SgLbStats, (GroupType, u64))> = None;
-        for (i, &gid) in gids.iter().enumerate() {
-            if i == sd.local_group {
-                continue;
+        let (total_load, total_cap, best) = match tree {
+            Some(t) => {
+                let load = if self.pelt_on() { t.load_avg } else { t.load };
+                (load, t.capacity, t.busiest.map(|gid| (gid, self.group_stats(gid, pct, asym))))
             }
-            let s = self.group_stats(gid, pct, asym);
-            total_load += s.load;
-            total_cap += s.capacity;
-            if s.nr_running == 0 {
-                continue;
-            }
-            // update_sd_pick_busiest(): a misfit group only for a bigger CPU with room.
-            if s.kind == GroupType::Misfit
-                && (!super::asym::capacity_greater(self.capacity(cpu), s.max_capacity) || local.kind != GroupType::HasSpare)
-            {
-                continue;
-            }
-            // Misfit groups rank by their misfit load, others by average load.
-            let rank = |g: &SgLbStats| (g.kind, if g.kind == GroupType::Misfit { g.misfit_load } else { g.avg_load() });
-            let r = rank(&s);
-            if best.is_none_or(|(_, _, br)| r > br) {
-                best = Some((gid, s, r));
-            }
-        }
-        let (bgid, busiest, _) = best?;
+            None => self.scan_busiest(cpu, gids, sd.local_group, &local, pct, asym),
+        };
+        let (bgid, busiest) = best?;
         if busiest.kind == GroupType::Misfit {
             // migrate_misfit, imbalance 1; find_busiest_queue(): the largest misfit load.
             let src = self
@@ -224,6 +234,40 @@ impl Simulator {
         Some(Plan { src, imbalance, by_tasks, misfit: false })
     }
 
+    /// update_sd_lb_stats()'s walk over every group of the domain: the busiest group
+    /// other than the local one (update_sd_pick_busiest(): the highest type, then
+    /// avg_load or a misfit's load, the first of equals), with the domain's load and
+    /// capacity sums.
+    fn scan_busiest(&self, cpu: CpuId, gids: &[u32], local_group: usize, local: &SgLbStats, pct: u64, asym: bool) -> (u64, u64, Option<(u32, SgLbStats)>) {
+        let (mut total_load, mut total_cap) = (local.load, local.capacity);
+        // The busiest so far, with its rank (kept: the rank divides).
+        let mut best: Option<(u32, SgLbStats, (GroupType, u64))> = None;
+        for (i, &gid) in gids.iter().enumerate() {
+            if i == local_group {
+                continue;
+            }
+            let s = self.group_stats(gid, pct, asym);
+            total_load += s.load;
+            total_cap += s.capacity;
+            if s.nr_running == 0 {
+                continue;
+            }
+            // update_sd_pick_busiest(): a misfit group only for a bigger CPU with room.
+            if s.kind == GroupType::Misfit
+                && (!super::asym::capacity_greater(self.capacity(cpu), s.max_capacity) || local.kind != GroupType::HasSpare)
+            {
+                continue;
+            }
+            // Misfit groups rank by their misfit load, others by average load.
+            let rank = |g: &SgLbStats| (g.kind, if g.kind == GroupType::Misfit { g.misfit_load } else { g.avg_load() });
+            let r = rank(&s);
+            if best.is_none_or(|(_, _, br)| r > br) {
+                best = Some((gid, s, r));
+            }
+        }
+        (total_load, total_cap, best.map(|(gid, s, _)| (gid, s)))
+    }
+
     /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
     fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
         if !self.should_we_balance(cpu, level, idle) {
@@ -242,7 +286,8 @@ impl Simulator {
         {
             return (0, cost);
         }
-        let Some(plan) = self.find_busiest(cpu, level) else {
+        let tree = self.busiest_from_tree(cpu, level);
+        let Some(plan) = self.find_busiest(cpu, level, tree) else {
             self.balanced(cpu, level, idle);
             return (0, cost);
         };
@@ -602,5 +647,56 @@ impl Simulator {
             st.max_newidle_lb_cost = st.max_newidle_lb_cost * 253 / 256;
             st.last_decay_max_lb_cost = now;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::RunOptions;
+    use crate::engine::Simulator;
+    use crate::scenario::Scenario;
+
+    /// A run's figures as JSON, its wall time left out.
+    fn figures(toml: &str, seed: u64, tree_min_groups: usize) -> (serde_json::Value, u64) {
+        let s = Scenario::from_toml_str(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let mut sim = Simulator::new(&s, seed, false).unwrap_or_else(|e| panic!("{e}"));
+        sim.load_sums.tree_min_groups = tree_min_groups;
+        let mut out = sim.run(&RunOptions::default()).unwrap_or_else(|e| panic!("{e}")).result;
+        out.engine.wall_ns = 0;
+        let lb = out.summary.get("lb_moved").copied().unwrap_or(0.0) as u64;
+        (serde_json::to_value(&out).expect("a result serializes"), lb)
+    }
+
+    /// Busiest-group trees on every domain of two groups or more give the figures of
+    /// the scan, on shapes with SMT, several LLCs and sockets, with and without PELT,
+    /// and on a big.LITTLE phone (where misfit groups keep the scan).
+    #[test]
+    fn busiest_trees_pick_as_the_scan() {
+        let run_sleep = |topo: &str, profile: &str, tasks: usize| {
+            format!(
+                "[machine]\ntopo = {topo}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"w\"\ncount = {tasks}\nprogram = [{{ loop = {{ body = [{{ run_exp = \"300us\" }}, {{ sleep_exp = \"200us\" }}] }} }}]\n\
+                 [[tasks]]\nname = \"hog\"\ncount = 3\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 0.2\n"
+            )
+        };
+        let cases = [
+            run_sleep("{ sockets = 2, llcs = 2, cores = 4, smt = 2 }", "6.6", 40),
+            run_sleep("{ sockets = 1, llcs = 1, cores = 48, smt = 1 }", "6.6", 80),
+            run_sleep("{ sockets = 2, llcs = 3, cores = 2, smt = 2 }", "3.4", 30),
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\n[workload]\nkind = \"make\"\n\
+             params = { jobs = 8, units = 60, unit_mean = \"5ms\" }\n[run]\nuntil = \"workload_done\"\n"
+                .to_string(),
+        ];
+        let mut moved = 0;
+        for toml in &cases {
+            for seed in [1, 2] {
+                let (scan, lb) = figures(toml, seed, usize::MAX);
+                let (tree, _) = figures(toml, seed, 2);
+                assert_eq!(scan, tree, "seed {seed}:\n{toml}");
+                moved += lb;
+            }
+        }
+        // The balancer moved tasks, so the picks mattered.
+        assert!(moved > 0);
     }
 }

@@ -9,9 +9,36 @@
 //! level), so a pass costs O(groups) of simulator time while the balancing CPU is still
 //! charged the kernel's cost: one remote cache-line read per CPU of the domain.
 
+use super::busiest_tree::{BusiestTree, Rank};
 use crate::cpumask::CpuId;
 use crate::time::Ns;
 use crate::topology::Machine;
+
+/// Domains of at least this many groups find their busiest group through a
+/// [`BusiestTree`]; smaller ones are scanned (a scan of a few groups is cheaper).
+pub const BUSIEST_TREE_MIN_GROUPS: usize = 32;
+
+/// A domain's busiest-group tree and the sums over all its groups (the whole span).
+#[derive(Clone, Debug)]
+struct ListTree {
+    tree: BusiestTree,
+    load: u64,
+    load_avg: u64,
+    capacity: u64,
+}
+
+/// What a domain's tree tells a balance pass.
+#[derive(Clone, Copy, Debug)]
+pub struct TreePick {
+    /// The busiest group other than the local one, if any has tasks.
+    pub busiest: Option<u32>,
+    /// Σ load over the domain's groups.
+    pub load: u64,
+    /// Σ PELT load_avg over them.
+    pub load_avg: u64,
+    /// Σ capacity over them.
+    pub capacity: u64,
+}
 
 /// The figures of one sched group.
 #[derive(Clone, Debug, Default)]
@@ -46,6 +73,16 @@ pub struct LoadSums {
     /// Group ids of each (CPU, level), in the domain's group order (shared, as the
     /// domains share their group lists).
     sd_groups: Vec<Vec<std::sync::Arc<[u32]>>>,
+    /// The same lists by index into `lists`.
+    sd_list: Vec<Vec<u32>>,
+    lists: Vec<std::sync::Arc<[u32]>>,
+    /// Each list's busiest-group tree, made at the first pass that needs it (lists of
+    /// at least `tree_min_groups` groups).
+    trees: Vec<Option<ListTree>>,
+    /// The (list, leaf) of each group in every tree made.
+    group_leaves: Vec<Vec<(u32, u32)>>,
+    /// [`BUSIEST_TREE_MIN_GROUPS`]; tests lower it to check trees against the scan.
+    pub(crate) tree_min_groups: usize,
     /// Groups each CPU belongs to (one per level at most, deduplicated).
     cpu_groups: Vec<Vec<u32>>,
     cpu_nr_running: Vec<u32>,
@@ -68,7 +105,7 @@ impl LoadSums {
         let mut cpu_groups = vec![Vec::new(); m.nr_cpus()];
         let mut by_list: std::collections::HashMap<*const crate::cpumask::CpuMask, std::sync::Arc<[u32]>> =
             Default::default();
-        let sd_groups = m
+        let sd_groups: Vec<Vec<std::sync::Arc<[u32]>>> = m
             .domains
             .iter()
             .map(|doms| {
@@ -102,6 +139,22 @@ impl LoadSums {
                     .collect()
             })
             .collect();
+        let mut list_ids: std::collections::HashMap<*const u32, u32> = Default::default();
+        let mut lists: Vec<std::sync::Arc<[u32]>> = Vec::new();
+        let sd_list = sd_groups
+            .iter()
+            .map(|levels| {
+                levels
+                    .iter()
+                    .map(|l| {
+                        *list_ids.entry(l.as_ptr()).or_insert_with(|| {
+                            lists.push(l.clone());
+                            lists.len() as u32 - 1
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
         let scan_cost = (0..m.nr_cpus())
             .map(|cpu| {
                 m.domains[cpu]
@@ -114,6 +167,11 @@ impl LoadSums {
             })
             .collect();
         Self {
+            trees: vec![None; lists.len()],
+            group_leaves: vec![Vec::new(); groups.len()],
+            sd_list,
+            lists,
+            tree_min_groups: BUSIEST_TREE_MIN_GROUPS,
             groups,
             sd_groups,
             cpu_groups,
@@ -155,9 +213,14 @@ impl LoadSums {
             _ => 0,
         };
         for &g in &self.cpu_groups[cpu] {
-            let g = &mut self.groups[g as usize];
-            g.nr_running = (g.nr_running as isize + delta) as usize;
-            g.idle_cpus = (g.idle_cpus as isize + idle_delta) as usize;
+            let gs = &mut self.groups[g as usize];
+            gs.nr_running = (gs.nr_running as isize + delta) as usize;
+            gs.idle_cpus = (gs.idle_cpus as isize + idle_delta) as usize;
+            for &(t, leaf) in &self.group_leaves[g as usize] {
+                if let Some(lt) = self.trees[t as usize].as_mut() {
+                    lt.tree.mark(leaf);
+                }
+            }
         }
         let llc = self.cpu_llc[cpu] as usize;
         self.llc_busy[llc] = (self.llc_busy[llc] as isize - idle_delta) as u32;
@@ -166,8 +229,14 @@ impl LoadSums {
     /// Applies a change of `cpu`'s load.
     pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
         for &g in &self.cpu_groups[cpu] {
-            let g = &mut self.groups[g as usize];
-            g.load = (g.load as i64 + delta) as u64;
+            let gs = &mut self.groups[g as usize];
+            gs.load = (gs.load as i64 + delta) as u64;
+            for &(t, leaf) in &self.group_leaves[g as usize] {
+                if let Some(lt) = self.trees[t as usize].as_mut() {
+                    lt.tree.mark(leaf);
+                    lt.load = (lt.load as i64 + delta) as u64;
+                }
+            }
         }
     }
 
@@ -177,11 +246,47 @@ impl LoadSums {
             return;
         }
         for &g in &self.cpu_groups[cpu] {
-            let g = &mut self.groups[g as usize];
-            g.load_avg = (g.load_avg as i64 + load) as u64;
-            g.util_avg = (g.util_avg as i64 + util) as u64;
-            g.runnable_avg = (g.runnable_avg as i64 + runnable) as u64;
+            let gs = &mut self.groups[g as usize];
+            gs.load_avg = (gs.load_avg as i64 + load) as u64;
+            gs.util_avg = (gs.util_avg as i64 + util) as u64;
+            gs.runnable_avg = (gs.runnable_avg as i64 + runnable) as u64;
+            for &(t, leaf) in &self.group_leaves[g as usize] {
+                if let Some(lt) = self.trees[t as usize].as_mut() {
+                    lt.tree.mark(leaf);
+                    lt.load_avg = (lt.load_avg as i64 + load) as u64;
+                }
+            }
         }
+    }
+
+    /// The busiest group of `cpu`'s domain at `level` other than the group at `local`
+    /// (its index in the domain's list), ranked by `rank_of`, with the domain's sums; None
+    /// for a domain of fewer than `tree_min_groups` groups (scan those). The tree is
+    /// made at its first use, and every group it covers is re-ranked then.
+    pub fn tree_pick(&mut self, cpu: CpuId, level: usize, local: usize, rank_of: impl Fn(&GroupSums) -> Rank) -> Option<TreePick> {
+        let id = self.sd_list[cpu][level] as usize;
+        let list = &self.lists[id];
+        if list.len() < self.tree_min_groups {
+            return None;
+        }
+        if self.trees[id].is_none() {
+            let sum = |f: fn(&GroupSums) -> u64| list.iter().map(|&g| f(&self.groups[g as usize])).sum::<u64>();
+            let lt = ListTree {
+                tree: BusiestTree::new(list.len()),
+                load: sum(|g| g.load),
+                load_avg: sum(|g| g.load_avg),
+                capacity: sum(|g| g.capacity),
+            };
+            for (leaf, &g) in list.iter().enumerate() {
+                self.group_leaves[g as usize].push((id as u32, leaf as u32));
+            }
+            self.trees[id] = Some(lt);
+        }
+        let (groups, list) = (&self.groups, &self.lists[id]);
+        let lt = self.trees[id].as_mut().expect("made above");
+        lt.tree.refresh(|leaf| rank_of(&groups[list[leaf] as usize]));
+        let busiest = lt.tree.best_except(local).map(|leaf| list[leaf]);
+        Some(TreePick { busiest, load: lt.load, load_avg: lt.load_avg, capacity: lt.capacity })
     }
 
     /// CPUs of the LLC with something runnable (sd_llc_shared->nr_busy_cpus).

@@ -15,6 +15,7 @@ mod cfs;
 mod delay;
 mod eevdf;
 pub mod balance;
+mod busiest_tree;
 pub mod group;
 pub mod load_sums;
 pub mod pelt;
