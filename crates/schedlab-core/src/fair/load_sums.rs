@@ -7,7 +7,9 @@
 //! Model: the kernel re-adds every CPU of a domain on each pass; the simulator keeps
 //! each group's sums current as runqueues change (every CPU belongs to one group per
 //! level), so a pass costs O(groups) of simulator time while the balancing CPU is still
-//! charged the kernel's cost: one remote cache-line read per CPU of the domain.
+//! charged the kernel's cost: one remote cache-line read per CPU of the domain. A domain
+//! of many groups also keeps a busiest-group tree (`busiest_tree.rs`), so its pass
+//! re-ranks only the groups that changed since the last one.
 
 use super::busiest_tree::{BusiestTree, Rank};
 use crate::cpumask::CpuId;
