@@ -317,12 +317,14 @@ impl Simulator {
             let pct = sd.imbalance_pct as u64;
             let local = sd.groups[sd.local_group];
             let gids = self.load_sums.sd_groups(cpu, level);
+            // A task allowed the whole span may use every group (no per-group mask test).
+            let whole_span = sd.span.is_subset(&allowed);
             // Fewer runnable tasks per CPU first, then more idle CPUs. A group the task
             // may wholly use is scored from the sums kept for load balance (the kernel
             // adds up its CPUs: the same figures).
             let score = |s: &Self, i: usize| -> (u64, u64) {
                 let g = &sd.groups[i];
-                let (n, idle, running) = if g.is_subset(&allowed) {
+                let (n, idle, running) = if whole_span || g.is_subset(&allowed) {
                     let sums = s.load_sums.group(gids[i]);
                     (sums.weight as u64, sums.idle_cpus as u64, sums.nr_running as u64)
                 } else {
@@ -337,7 +339,7 @@ impl Simulator {
             let local_score = score(self, sd.local_group);
             let mut best = (local, local_score);
             for (i, g) in sd.groups.iter().enumerate() {
-                if !g.intersects(&allowed) {
+                if !whole_span && !g.intersects(&allowed) {
                     continue;
                 }
                 let s = score(self, i);
