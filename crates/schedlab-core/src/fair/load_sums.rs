@@ -29,6 +29,17 @@ struct ListTree {
     capacity: u64,
 }
 
+/// A group's sums changed: mark it in the trees that hold it (`leaves`, its (list,
+/// leaf) pairs) and move those domains' load sums by `load` and `load_avg`.
+fn touch_trees(trees: &mut [Option<ListTree>], leaves: &[(u32, u32)], load: i64, load_avg: i64) {
+    for &(t, leaf) in leaves {
+        let lt = trees[t as usize].as_mut().expect("a group has leaves only in trees made");
+        lt.tree.mark(leaf);
+        lt.load = (lt.load as i64 + load) as u64;
+        lt.load_avg = (lt.load_avg as i64 + load_avg) as u64;
+    }
+}
+
 /// What a domain's tree tells a balance pass.
 #[derive(Clone, Copy, Debug)]
 pub struct TreePick {
@@ -72,10 +83,8 @@ pub struct GroupSums {
 #[derive(Clone, Debug, Default)]
 pub struct LoadSums {
     groups: Vec<GroupSums>,
-    /// Group ids of each (CPU, level), in the domain's group order (shared, as the
-    /// domains share their group lists).
-    sd_groups: Vec<Vec<std::sync::Arc<[u32]>>>,
-    /// The same lists by index into `lists`.
+    /// The group list of each (CPU, level), as an index into `lists`: group ids in the
+    /// domain's group order, one list per span (the domains share their group lists).
     sd_list: Vec<Vec<u32>>,
     lists: Vec<std::sync::Arc<[u32]>>,
     /// Each list's busiest-group tree, made at the first pass that needs it (lists of
@@ -105,52 +114,39 @@ impl LoadSums {
         let mut ids: std::collections::BTreeMap<(CpuId, usize), u32> = std::collections::BTreeMap::new();
         let mut groups: Vec<GroupSums> = Vec::new();
         let mut cpu_groups = vec![Vec::new(); m.nr_cpus()];
-        let mut by_list: std::collections::HashMap<*const crate::cpumask::CpuMask, std::sync::Arc<[u32]>> =
-            Default::default();
-        let sd_groups: Vec<Vec<std::sync::Arc<[u32]>>> = m
+        // One list per shared group list of the domains (keyed by its address).
+        let mut list_of: std::collections::HashMap<*const crate::cpumask::CpuMask, u32> = Default::default();
+        let mut lists: Vec<std::sync::Arc<[u32]>> = Vec::new();
+        let sd_list = m
             .domains
             .iter()
             .map(|doms| {
                 doms.iter()
                     .map(|sd| {
-                        let list = by_list.entry(sd.groups.as_ptr()).or_insert_with(|| {
-                        sd.groups
-                            .iter()
-                            .map(|g| {
-                                *ids.entry((g.first().unwrap_or(0), g.weight())).or_insert_with(|| {
-                                    let id = groups.len() as u32;
-                                    let cpus: Vec<CpuId> = g.iter().collect();
-                                    for &c in &cpus {
-                                        cpu_groups[c].push(id);
-                                    }
-                                    groups.push(GroupSums {
-                                        idle_cpus: cpus.len(),
-                                        weight: cpus.len(),
-                                        capacity: cpus.iter().map(|&c| m.cpus[c].capacity as u64).sum(),
-                                        cpus,
-                                        mask: *g,
-                                        ..Default::default()
-                                    });
-                                    id
+                        *list_of.entry(sd.groups.as_ptr()).or_insert_with(|| {
+                            let list = sd
+                                .groups
+                                .iter()
+                                .map(|g| {
+                                    *ids.entry((g.first().unwrap_or(0), g.weight())).or_insert_with(|| {
+                                        let id = groups.len() as u32;
+                                        let cpus: Vec<CpuId> = g.iter().collect();
+                                        for &c in &cpus {
+                                            cpu_groups[c].push(id);
+                                        }
+                                        groups.push(GroupSums {
+                                            idle_cpus: cpus.len(),
+                                            weight: cpus.len(),
+                                            capacity: cpus.iter().map(|&c| m.cpus[c].capacity as u64).sum(),
+                                            cpus,
+                                            mask: *g,
+                                            ..Default::default()
+                                        });
+                                        id
+                                    })
                                 })
-                            })
-                            .collect()
-                        });
-                        list.clone()
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut list_ids: std::collections::HashMap<*const u32, u32> = Default::default();
-        let mut lists: Vec<std::sync::Arc<[u32]>> = Vec::new();
-        let sd_list = sd_groups
-            .iter()
-            .map(|levels| {
-                levels
-                    .iter()
-                    .map(|l| {
-                        *list_ids.entry(l.as_ptr()).or_insert_with(|| {
-                            lists.push(l.clone());
+                                .collect();
+                            lists.push(list);
                             lists.len() as u32 - 1
                         })
                     })
@@ -175,7 +171,6 @@ impl LoadSums {
             lists,
             tree_min_groups: BUSIEST_TREE_MIN_GROUPS,
             groups,
-            sd_groups,
             cpu_groups,
             cpu_nr_running: vec![0; m.nr_cpus()],
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
@@ -195,7 +190,7 @@ impl LoadSums {
     /// Returns the group ids of `cpu`'s domain at `level`.
     #[inline]
     pub fn sd_groups(&self, cpu: CpuId, level: usize) -> &[u32] {
-        &self.sd_groups[cpu][level]
+        &self.lists[self.sd_list[cpu][level] as usize]
     }
 
     /// Returns the cost of one balance pass of `cpu` at `level`.
@@ -218,11 +213,7 @@ impl LoadSums {
             let gs = &mut self.groups[g as usize];
             gs.nr_running = (gs.nr_running as isize + delta) as usize;
             gs.idle_cpus = (gs.idle_cpus as isize + idle_delta) as usize;
-            for &(t, leaf) in &self.group_leaves[g as usize] {
-                if let Some(lt) = self.trees[t as usize].as_mut() {
-                    lt.tree.mark(leaf);
-                }
-            }
+            touch_trees(&mut self.trees, &self.group_leaves[g as usize], 0, 0);
         }
         let llc = self.cpu_llc[cpu] as usize;
         self.llc_busy[llc] = (self.llc_busy[llc] as isize - idle_delta) as u32;
@@ -233,12 +224,7 @@ impl LoadSums {
         for &g in &self.cpu_groups[cpu] {
             let gs = &mut self.groups[g as usize];
             gs.load = (gs.load as i64 + delta) as u64;
-            for &(t, leaf) in &self.group_leaves[g as usize] {
-                if let Some(lt) = self.trees[t as usize].as_mut() {
-                    lt.tree.mark(leaf);
-                    lt.load = (lt.load as i64 + delta) as u64;
-                }
-            }
+            touch_trees(&mut self.trees, &self.group_leaves[g as usize], delta, 0);
         }
     }
 
@@ -252,12 +238,7 @@ impl LoadSums {
             gs.load_avg = (gs.load_avg as i64 + load) as u64;
             gs.util_avg = (gs.util_avg as i64 + util) as u64;
             gs.runnable_avg = (gs.runnable_avg as i64 + runnable) as u64;
-            for &(t, leaf) in &self.group_leaves[g as usize] {
-                if let Some(lt) = self.trees[t as usize].as_mut() {
-                    lt.tree.mark(leaf);
-                    lt.load_avg = (lt.load_avg as i64 + load) as u64;
-                }
-            }
+            touch_trees(&mut self.trees, &self.group_leaves[g as usize], 0, load);
         }
     }
 
