@@ -13,9 +13,18 @@ const WORDS: usize = MAX_CPUS / 64;
 pub type CpuId = usize;
 
 /// A set of CPUs.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct CpuMask {
     bits: [u64; WORDS],
+}
+
+/// Hashes the words up to the last set bit: equal masks hash alike, and interning a
+/// 64-CPU mask hashes 8 bytes, not 256.
+impl std::hash::Hash for CpuMask {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let used = self.bits.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+        self.bits[..used].hash(state);
+    }
 }
 
 impl Default for CpuMask {

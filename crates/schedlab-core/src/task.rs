@@ -382,8 +382,6 @@ pub struct SchedEntity {
 /// A task.
 #[derive(Clone, Debug)]
 pub struct Task {
-    /// comm.
-    pub name: String,
     /// Program index.
     pub program: usize,
     /// Next step.

@@ -387,12 +387,11 @@ impl Simulator {
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {
                 pid: tid + 1,
-                name: name.clone(),
+                name,
                 group: self.groups[group].name.clone(),
                 start_ns: self.now,
                 ..Default::default()
             },
-            name,
             program,
             pc: 0,
             loops: Vec::new(),
@@ -437,7 +436,7 @@ impl Simulator {
             start_on: false,
             rseq: false,
         });
-        self.rngs.push(Stream::new(self.seed, &format!("task:{tid}")));
+        self.rngs.push(Stream::for_task(self.seed, tid));
         self.live_tasks += 1;
         if process.is_some() {
             self.mm_register_thread(tid);

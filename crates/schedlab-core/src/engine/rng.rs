@@ -18,14 +18,37 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn fnv1a(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
 impl Stream {
     /// Creates the stream `name` of run `seed`.
     pub fn new(seed: u64, name: &str) -> Stream {
-        let a = splitmix64(seed ^ fnv1a(name));
+        Stream::from_hash(seed, fnv1a_from(FNV_OFFSET, name.as_bytes()))
+    }
+
+    /// The stream `task:{tid}`, hashed without formatting the name (a build of 100,000
+    /// tasks made 100,000 strings for it).
+    pub fn for_task(seed: u64, tid: usize) -> Stream {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = tid;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        Stream::from_hash(seed, fnv1a_from(fnv1a_from(FNV_OFFSET, b"task:"), &digits[at..]))
+    }
+
+    fn from_hash(seed: u64, name_hash: u64) -> Stream {
+        let a = splitmix64(seed ^ name_hash);
         let b = splitmix64(a);
         Stream(Pcg64Mcg::new(((a as u128) << 64) | b as u128 | 1))
     }
@@ -80,5 +103,13 @@ mod tests {
         let xc: Vec<u64> = (0..4).map(|_| c.below(1 << 40)).collect();
         assert_eq!(xa, xb);
         assert_ne!(xa, xc);
+    }
+
+    #[test]
+    fn a_task_stream_is_the_stream_of_its_name() {
+        for tid in [0, 1, 9, 10, 99, 100, 12_345, 99_999, 1 << 40, usize::MAX] {
+            let (mut a, mut b) = (Stream::for_task(11, tid), Stream::new(11, &format!("task:{tid}")));
+            assert_eq!((a.below(1 << 60), a.below(1 << 60)), (b.below(1 << 60), b.below(1 << 60)), "task {tid}");
+        }
     }
 }

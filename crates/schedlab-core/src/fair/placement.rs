@@ -315,7 +315,6 @@ impl Simulator {
                 continue;
             }
             let pct = sd.imbalance_pct as u64;
-            let local = sd.groups[sd.local_group];
             let gids = self.load_sums.sd_groups(cpu, level);
             // A task allowed the whole span may use every group (no per-group mask test).
             let whole_span = sd.span.is_subset(&allowed);
@@ -337,25 +336,28 @@ impl Simulator {
                 (running * 1024 / n, n - idle)
             };
             let local_score = score(self, sd.local_group);
-            let mut best = (local, local_score);
+            let mut best = (sd.local_group, local_score);
             for (i, g) in sd.groups.iter().enumerate() {
                 if !whole_span && !g.intersects(&allowed) {
                     continue;
                 }
                 let s = score(self, i);
                 if s < best.1 {
-                    best = (*g, s);
+                    best = (i, s);
                 }
             }
             // Stay local unless the idlest group is clearly (imbalance_pct) less loaded.
-            if best.0 != local && local_score.0 * 100 <= best.1 .0 * pct && local_score.0 != 0 {
-                best.0 = local;
+            if best.0 != sd.local_group && local_score.0 * 100 <= best.1 .0 * pct && local_score.0 != 0 {
+                best.0 = sd.local_group;
             }
-            let group = best.0.and(&allowed);
-            cpu = group
-                .iter()
-                .min_by_key(|&c| (self.rqs[c].nr_running, self.cpu_load_avg(c), c))
-                .unwrap_or(cpu);
+            // The idlest CPU of the group (the key is unique, so any order finds it).
+            let idlest = |c: CpuId| (self.rqs[c].nr_running, self.cpu_load_avg(c), c);
+            cpu = if whole_span || sd.groups[best.0].is_subset(&allowed) {
+                self.load_sums.group(gids[best.0]).cpus.iter().copied().min_by_key(|&c| idlest(c))
+            } else {
+                sd.groups[best.0].and(&allowed).iter().min_by_key(|&c| idlest(c))
+            }
+            .unwrap_or(cpu);
         }
         cpu
     }
@@ -380,7 +382,7 @@ mod tests {
         assert_eq!((s.m.smt_siblings(0), s.m.smt_siblings(1), s.m.smt_siblings(2)), (&[0, 3][..], &[1, 4][..], &[2, 5][..]));
         let idle: Vec<bool> = (0..6).map(|c| s.available_idle_cpu(c)).collect();
         assert_eq!(idle, [false, false, true, true, true, true]);
-        let w = s.tasks.iter().position(|t| t.name == "w").unwrap();
+        let w = s.tasks.iter().position(|t| t.stats.name == "w").unwrap();
         (s, w)
     }
 

@@ -68,7 +68,7 @@ impl Simulator {
             if steps > MAX_INSTANT_STEPS {
                 self.error = Some(SimError::Limit(format!(
                     "task '{}' loops without taking time (a loop whose body has no run or sleep step?)",
-                    self.tasks[c].name
+                    self.tasks[c].stats.name
                 )));
                 return true;
             }

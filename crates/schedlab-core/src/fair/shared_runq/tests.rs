@@ -16,7 +16,7 @@ fn sim(features: &str, topo: &str, n: usize, extra: &str) -> Simulator {
 }
 
 fn id(s: &Simulator, name: &str) -> usize {
-    s.tasks.iter().position(|t| t.name == name).unwrap_or_else(|| panic!("no task {name}"))
+    s.tasks.iter().position(|t| t.stats.name == name).unwrap_or_else(|| panic!("no task {name}"))
 }
 
 const SMALL: &str = "sockets = 1, llcs = 1, cores = 4";
