@@ -108,6 +108,23 @@ impl CpuMask {
         }
     }
 
+    /// Word `i` of the mask: CPUs 64i to 64i + 63.
+    #[inline]
+    pub fn word(&self, i: usize) -> u64 {
+        self.bits[i]
+    }
+
+    /// The mask's words in for_each_cpu_wrap order from `from`, as (word index, its CPUs
+    /// still to walk): `iter_wrap` a word at a time, for walks that test 64 CPUs at once.
+    pub fn wrap_words(&self, from: CpuId) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let from = if from >= MAX_CPUS { 0 } else { from };
+        let (idx, bit) = (from / 64, from % 64);
+        let head = std::iter::once((idx, self.bits[idx] & (!0u64 << bit)));
+        let middle = (1..WORDS).map(move |k| (idx + k) % WORDS).map(|i| (i, self.bits[i]));
+        let tail = std::iter::once((idx, self.bits[idx] & ((1u64 << bit) - 1)));
+        head.chain(middle).chain(tail).filter(|&(_, w)| w != 0)
+    }
+
     /// Returns the highest CPU in the mask.
     pub fn last(&self) -> Option<CpuId> {
         self.bits.iter().enumerate().rev().find(|(_, &w)| w != 0).map(|(i, w)| i * 64 + 63 - w.leading_zeros() as usize)

@@ -21,6 +21,16 @@ use crate::features::Feature;
 use crate::task::TaskId;
 use crate::topology::SdFlags;
 
+/// How a wakeup scan's walk of a mask ended.
+enum ScanEnd {
+    /// At an available idle CPU.
+    Found(CpuId),
+    /// At the SIS scan limit.
+    Limit,
+    /// With every CPU of the mask passed.
+    Exhausted,
+}
+
 impl Simulator {
     /// Returns the CPU a waking (or, with `fork`, new) task should be queued on.
     pub(crate) fn select_task_rq_fair(
@@ -210,9 +220,9 @@ impl Simulator {
             }
             None => &cpus,
         };
-        let wrapped = first.iter().flat_map(|f| f.iter_wrap(target + 1)).chain(rest.iter_wrap(target + 1));
-        for c in wrapped {
-            if has_idle_core {
+        if has_idle_core {
+            let wrapped = first.iter().flat_map(|f| f.iter_wrap(target + 1)).chain(rest.iter_wrap(target + 1));
+            for c in wrapped {
                 if scanned.test(c) {
                     continue;
                 }
@@ -223,16 +233,14 @@ impl Simulator {
                 for &s in self.m.smt_siblings(c) {
                     scanned.set(s);
                 }
-                continue;
             }
-            nr -= 1;
-            if nr == 0 {
-                break;
-            }
-            examined += 1;
-            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
-            if self.available_idle_cpu(c) {
-                found = Some(c);
+        } else {
+            for part in first.iter().chain(std::iter::once(rest)) {
+                match self.scan_for_idle_cpu(part, target, &mut nr, &mut examined, &mut cost) {
+                    ScanEnd::Found(c) => found = Some(c),
+                    ScanEnd::Limit => {}
+                    ScanEnd::Exhausted => continue,
+                }
                 break;
             }
         }
@@ -243,6 +251,37 @@ impl Simulator {
         }
         self.charge_waker(target, examined, cost);
         found
+    }
+
+    /// select_idle_cpu()'s walk of `cpus` (no idle-core search) from target+1, wrapping:
+    /// each CPU passed counts toward the SIS limit `nr` and costs the waker a line at its
+    /// distance, and the first available idle one ends it. The walk goes a word of 64
+    /// CPUs at a time (idleness from the running and queued masks' words, one line cost
+    /// for every CPU of the LLC beyond the target's core), adding the same costs in the
+    /// same order as a CPU-by-CPU loop.
+    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, nr: &mut usize, examined: &mut u64, cost: &mut f64) -> ScanEnd {
+        let in_llc = cpus.is_subset(self.m.llc_mask(target));
+        let near = self.m.smt_mask(target);
+        let same_llc = self.m.cost.cacheline.at(crate::cost::Distance::SameLlc);
+        for (i, mut bits) in cpus.wrap_words(target + 1) {
+            let busy = self.running.word(i) | self.queue_index.nonempty.word(i);
+            let other_distance = if in_llc { near.word(i) } else { !0 };
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                *nr -= 1;
+                if *nr == 0 {
+                    return ScanEnd::Limit;
+                }
+                let c = i * 64 + b as usize;
+                *examined += 1;
+                *cost += if other_distance >> b & 1 == 0 { same_llc } else { self.m.cost.cacheline.at(self.m.distance(target, c)) };
+                if busy >> b & 1 == 0 && !self.resched_pending[c] {
+                    return ScanEnd::Found(c);
+                }
+            }
+        }
+        ScanEnd::Exhausted
     }
 
     /// select_idle_core(): whether `core`'s SMT siblings are all idle, reading each one
