@@ -313,6 +313,8 @@ mod tests {
             assert_eq!(w.iter_from(from).collect::<Vec<_>>(), above, "from {from}");
             let want: Vec<_> = above.iter().copied().chain(every.iter().copied().filter(|&c| c < from)).collect();
             assert_eq!(w.iter_wrap(from).collect::<Vec<_>>(), want, "from {from}");
+            let by_words: Vec<_> = w.wrap_words(from).flat_map(|(i, bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| i * 64 + b)).collect();
+            assert_eq!(by_words, want, "words from {from}");
         }
         assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));
     }

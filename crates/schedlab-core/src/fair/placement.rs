@@ -458,4 +458,52 @@ mod tests {
         s.update_idle_core(5);
         assert!(s.load_sums.test_idle_cores(0));
     }
+
+    /// The word-at-a-time scan against the CPU-by-CPU loop it replaced, on two LLCs of 40
+    /// SMT-2 cores (each LLC spans two words): random busy CPUs, pending wakeups, SIS
+    /// limits, targets and allowed masks; the same CPU, CPUs examined and cost bits.
+    #[test]
+    fn the_word_scan_walks_as_a_cpu_by_cpu_scan() {
+        let toml = "[machine]\ntopo = { sockets = 1, llcs = 2, cores = 40, smt = 2 }\n[kernel]\nprofile = \"6.6\"\n\
+                    [[tasks]]\nname = \"w\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n";
+        let s = Scenario::from_toml_str(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let mut rng = crate::engine::rng::Stream::new(5, "scan-test");
+        let n = s.m.nr_cpus();
+        for trial in 0..400 {
+            let busy_share = rng.below(101);
+            for c in 0..n {
+                let (busy, queued) = (rng.below(100) < busy_share, rng.below(100) < busy_share / 4);
+                if busy { s.running.set(c) } else { s.running.clear(c) }
+                if queued { s.queue_index.nonempty.set(c) } else { s.queue_index.nonempty.clear(c) }
+                s.resched_pending[c] = rng.below(10) == 0;
+            }
+            let target = rng.below(n as u64) as usize;
+            let mut cpus = *s.m.llc_mask(target);
+            if trial % 3 == 0 {
+                (0..n).filter(|_| rng.below(4) == 0).for_each(|c| cpus.clear(c));
+            }
+            let nr0 = if trial % 5 == 0 { usize::MAX } else { 1 + rng.below(90) as usize };
+            let (mut nr, mut examined, mut cost) = (nr0, 0, 0.0);
+            let got = match s.scan_for_idle_cpu(&cpus, target, &mut nr, &mut examined, &mut cost) {
+                super::ScanEnd::Found(c) => Some(c),
+                _ => None,
+            };
+            let (mut want_nr, mut want_examined, mut want_cost, mut want) = (nr0, 0, 0.0, None);
+            for c in cpus.iter_wrap(target + 1) {
+                want_nr -= 1;
+                if want_nr == 0 {
+                    break;
+                }
+                want_examined += 1;
+                want_cost += s.m.cost.cacheline.at(s.m.distance(target, c));
+                if s.available_idle_cpu(c) {
+                    want = Some(c);
+                    break;
+                }
+            }
+            assert_eq!((got, examined, cost.to_bits()), (want, want_examined, f64::to_bits(want_cost)), "trial {trial}");
+            assert!(want.is_some() || want_nr == 0 || nr == want_nr, "trial {trial}: limit left");
+        }
+    }
 }
