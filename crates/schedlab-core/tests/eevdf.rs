@@ -4,10 +4,12 @@ mod common;
 
 use common::run_toml;
 
-/// A task running 2 ms and sleeping 2 ms beside a hog on one CPU often goes to sleep
-/// with negative lag. Without DELAY_DEQUEUE it keeps that lag through the sleep and
-/// wakes behind; with it (and DELAY_ZERO) the lag is spent while it sleeps, so it wakes
-/// with none and its slow wakeups are faster.
+/// A task running 1 ms and sleeping 3 ms beside a hog on one CPU goes to sleep with
+/// negative lag (it ran 1 ms while the hog waited). Without
+/// DELAY_DEQUEUE it keeps that lag through the sleep and wakes behind, waiting for the
+/// hog's slice; with it (and DELAY_ZERO) the hog runs it off while it sleeps, so it
+/// wakes with none and preempts: its slow wakeups are faster. (A 2 ms / 2 ms task runs
+/// in slices alternating with the hog and sleeps with little lag: no difference.)
 #[test]
 fn delayed_dequeue_spends_negative_lag_during_the_sleep() {
     let run = |on: bool| {
@@ -15,7 +17,7 @@ fn delayed_dequeue_spends_negative_lag_during_the_sleep() {
             &format!(
                 "[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.12\"\nfeatures = {{ DELAY_DEQUEUE = {on} }}\n\
                  [[tasks]]\nname = \"hog\"\nprogram = [{{ run = \"100s\" }}]\n\
-                 [[tasks]]\nname = \"b\"\nprogram = [{{ loop = {{ body = [{{ run = \"2ms\" }}, {{ sleep = \"2ms\" }}] }} }}]\n\
+                 [[tasks]]\nname = \"b\"\nprogram = [{{ loop = {{ body = [{{ run = \"1ms\" }}, {{ sleep = \"3ms\" }}] }} }}]\n\
                  [run]\nduration_s = 5\n"
             ),
             1,

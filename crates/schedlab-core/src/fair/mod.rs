@@ -541,7 +541,10 @@ impl Simulator {
         Some(next)
     }
 
-    /// Tick-time preemption check at every level (task_tick_fair / entity_tick).
+    /// task_tick_fair() / entity_tick() at every level: PELT and group weights, and under
+    /// CFS the tick's preemption check. EEVDF (6.6+) has none: check_preempt_tick() went
+    /// with CFS, and a task is preempted at the tick only by update_curr()'s
+    /// update_deadline() once its slice is used (the scheduler_tick's update_curr()).
     pub(crate) fn task_tick_fair(&mut self, cpu: usize) {
         let Some(p) = self.rqs[cpu].curr else { return };
         let idle_queue = self.rqs[cpu].queue.is_empty();
@@ -553,11 +556,8 @@ impl Simulator {
                 self.update_load_avg(c, e, cpu);
             }
             self.update_cfs_group(e, cpu);
-            if !idle_queue && self.fg.cfs[c].nr_queued > 1 && self.on_rq(e) {
-                preempt |= match self.policy() {
-                    FairPolicy::Cfs => self.check_preempt_tick(c, e, cpu),
-                    FairPolicy::Eevdf => self.pick_eevdf(c, true) != Some(e),
-                };
+            if self.policy() == FairPolicy::Cfs && !idle_queue && self.fg.cfs[c].nr_queued > 1 && self.on_rq(e) {
+                preempt |= self.check_preempt_tick(c, e, cpu);
             }
             match self.parent_entity(e, cpu) {
                 Some(pe) => e = pe,
