@@ -30,21 +30,14 @@ impl Stream {
         Stream::from_hash(seed, fnv1a_from(FNV_OFFSET, name.as_bytes()))
     }
 
-    /// The stream `task:{tid}`, hashed without formatting the name (a build of 100,000
-    /// tasks made 100,000 strings for it).
+    /// The stream `task:{tid}`, its name written on the stack (a build of 100,000 tasks
+    /// allocated 100,000 strings for it).
     pub fn for_task(seed: u64, tid: usize) -> Stream {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = tid;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        Stream::from_hash(seed, fnv1a_from(fnv1a_from(FNV_OFFSET, b"task:"), &digits[at..]))
+        use std::io::Write;
+        let mut name = std::io::Cursor::new([0u8; 32]);
+        write!(name, "task:{tid}").expect("a usize fits in 32 bytes with its prefix");
+        let len = name.position() as usize;
+        Stream::from_hash(seed, fnv1a_from(FNV_OFFSET, &name.get_ref()[..len]))
     }
 
     fn from_hash(seed: u64, name_hash: u64) -> Stream {
