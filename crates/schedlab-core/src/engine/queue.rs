@@ -129,9 +129,12 @@ impl Contender {
         (self.time as u128) << 64 | self.order as u128
     }
 
-    #[inline]
-    fn before(&self, other: &Contender) -> bool {
-        (self.time, self.order) < (other.time, other.order)
+    /// The winner of a match: `sib` if strictly earlier, else `cur`. Which wins is a coin
+    /// toss for a branch predictor, so the pick is a conditional move, not a branch.
+    #[inline(always)]
+    fn earlier(cur: Contender, sib: Contender) -> Contender {
+        let sib_first = ((sib.time as u128) << 64 | sib.order as u128) < ((cur.time as u128) << 64 | cur.order as u128);
+        std::hint::select_unpredictable(sib_first, sib, cur)
     }
 }
 
@@ -195,14 +198,25 @@ impl EventQueue {
         let mut cur = Contender::new(key, s);
         self.tree[n] = cur;
         while n > 1 {
-            let sib = self.tree[n ^ 1];
-            if sib.before(&cur) {
-                cur = sib;
-            }
+            cur = Contender::earlier(cur, self.tree[n ^ 1]);
             n >>= 1;
             if self.tree[n] == cur {
                 break;
             }
+            self.tree[n] = cur;
+        }
+    }
+
+    /// `fix` for the source that held the root (a pop): every match on its path had it
+    /// as winner, so none can stop the walk early and all of them are replayed.
+    #[inline]
+    fn replay_from_root(&mut self, s: usize, key: u128) {
+        let mut n = self.size + s;
+        let mut cur = Contender::new(key, s);
+        self.tree[n] = cur;
+        while n > 1 {
+            cur = Contender::earlier(cur, self.tree[n ^ 1]);
+            n >>= 1;
             self.tree[n] = cur;
         }
     }
@@ -283,7 +297,7 @@ impl EventQueue {
                 (e, self.machine.peek().map_or(EMPTY, |Reverse(next)| next.key))
             }
         };
-        self.fix(s, next);
+        self.replay_from_root(s, next);
         let t = (e.key >> 64) as Ns;
         self.now_time = t;
         Some((t, e.kind))

@@ -77,25 +77,19 @@ struct Plan {
 }
 
 /// group_classify() short of misfit: group_is_overloaded() / group_has_capacity() with
-/// PELT, else by task counts.
+/// PELT, else by task counts. Every pass classifies a few groups per domain and their
+/// types are a coin toss for a branch predictor: the tests are evaluated in full (`&`,
+/// `|`) and the type picked by conditional moves.
 fn classify(g: &GroupSums, imbalance_pct: u64, pelt: bool) -> GroupType {
+    use std::hint::select_unpredictable as pick;
     if pelt {
         let (cap, nr, w) = (g.capacity, g.nr_running, g.weight);
-        let overloaded = nr > w && (cap * 100 < g.util_avg * imbalance_pct || cap * imbalance_pct < g.runnable_avg * 100);
-        let has_capacity = nr < w || (cap * imbalance_pct >= g.runnable_avg * 100 && cap * 100 > g.util_avg * imbalance_pct);
-        if overloaded {
-            GroupType::Overloaded
-        } else if !has_capacity {
-            GroupType::FullyBusy
-        } else {
-            GroupType::HasSpare
-        }
-    } else if g.nr_running > g.weight {
-        GroupType::Overloaded
-    } else if g.nr_running == g.weight {
-        GroupType::FullyBusy
+        let overloaded = (nr > w) & ((cap * 100 < g.util_avg * imbalance_pct) | (cap * imbalance_pct < g.runnable_avg * 100));
+        let has_capacity = (nr < w) | ((cap * imbalance_pct >= g.runnable_avg * 100) & (cap * 100 > g.util_avg * imbalance_pct));
+        pick(overloaded, GroupType::Overloaded, pick(has_capacity, GroupType::HasSpare, GroupType::FullyBusy))
     } else {
-        GroupType::HasSpare
+        let (nr, w) = (g.nr_running, g.weight);
+        pick(nr > w, GroupType::Overloaded, pick(nr == w, GroupType::FullyBusy, GroupType::HasSpare))
     }
 }
 

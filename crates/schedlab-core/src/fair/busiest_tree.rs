@@ -12,20 +12,24 @@
 /// A group's rank: (group type, avg_load); `None`: the group has no tasks.
 pub type Rank = Option<(u8, u64)>;
 
-const NONE: u32 = u32::MAX;
-
 /// One domain's tournament (shared by every CPU whose domain has this group list).
 #[derive(Clone, Debug)]
 pub struct BusiestTree {
-    /// Leaves (a power of two); leaf `i` is the list's `i`-th group.
+    /// Leaves (a power of two); leaf `i` is the list's `i`-th group. Leaf `size` is "no
+    /// group", ranked below every group (a match against it needs no test).
     size: usize,
-    /// Node `n` (1 = root): the winning leaf below it, or NONE.
+    /// Node `n` (1 = root): the winning leaf below it, or `size` (no group with tasks).
     win: Vec<u32>,
-    /// Each leaf's rank as of its last refresh.
-    rank: Vec<Rank>,
+    /// Each leaf's rank as of its last refresh, as one number ordered as ranks are:
+    /// 0 for no tasks, else (1 + type, avg_load).
+    key: Vec<u128>,
     /// Leaves whose group changed since the last refresh.
     dirty: Vec<u32>,
     is_dirty: Vec<bool>,
+}
+
+fn key_of(rank: Rank) -> u128 {
+    rank.map_or(0, |(kind, load)| (1 + kind as u128) << 64 | load as u128)
 }
 
 impl BusiestTree {
@@ -34,8 +38,8 @@ impl BusiestTree {
         let size = n.next_power_of_two().max(1);
         BusiestTree {
             size,
-            win: vec![NONE; 2 * size],
-            rank: vec![None; size],
+            win: vec![size as u32; 2 * size],
+            key: vec![0; size + 1],
             dirty: (0..n as u32).collect(),
             is_dirty: (0..size).map(|i| i < n).collect(),
         }
@@ -50,21 +54,17 @@ impl BusiestTree {
         }
     }
 
-    /// The better of two leaves: the higher rank, the earlier leaf among equals.
+    /// The better of two leaves: the higher rank, the earlier leaf among equals. Which
+    /// wins is a coin toss for a branch predictor: a conditional move picks it.
     #[inline]
     fn better(&self, a: u32, b: u32) -> u32 {
-        match (a, b) {
-            (NONE, _) => b,
-            (_, NONE) => a,
-            _ if self.rank[b as usize] > self.rank[a as usize] => b,
-            _ => a,
-        }
+        std::hint::select_unpredictable(self.key[b as usize] > self.key[a as usize], b, a)
     }
 
     /// Replays the matches above `leaf`.
     fn replay(&mut self, leaf: usize) {
         let mut n = self.size + leaf;
-        self.win[n] = if self.rank[leaf].is_some() { leaf as u32 } else { NONE };
+        self.win[n] = std::hint::select_unpredictable(self.key[leaf] != 0, leaf as u32, self.size as u32);
         while n > 1 {
             n >>= 1;
             self.win[n] = self.better(self.win[2 * n], self.win[2 * n + 1]);
@@ -76,7 +76,7 @@ impl BusiestTree {
         while let Some(leaf) = self.dirty.pop() {
             let leaf = leaf as usize;
             self.is_dirty[leaf] = false;
-            self.rank[leaf] = rank_of(leaf);
+            self.key[leaf] = key_of(rank_of(leaf));
             self.replay(leaf);
         }
     }
@@ -84,12 +84,12 @@ impl BusiestTree {
     /// The best leaf other than `except` (the balancing CPU's own group), if any group
     /// has tasks. The tree must be refreshed.
     pub fn best_except(&mut self, except: usize) -> Option<usize> {
-        let kept = self.rank[except].take();
+        let kept = std::mem::take(&mut self.key[except]);
         self.replay(except);
-        let best = self.win[1];
-        self.rank[except] = kept;
+        let best = self.win[1] as usize;
+        self.key[except] = kept;
         self.replay(except);
-        (best != NONE).then_some(best as usize)
+        (best != self.size).then_some(best)
     }
 }
 
