@@ -167,30 +167,41 @@ impl Timeline {
     }
 
     /// Treap insertion: descend by key while the nodes outrank `n`, then split the rest
-    /// under it. Each node passed gains `n` in its subtree, so its minimum only narrows.
-    fn insert_below(&mut self, t: u32, n: u32) -> u32 {
-        if t == NIL {
-            return n;
-        }
+    /// under it. Each node passed gains `n` in its subtree, so its minimum only narrows
+    /// (done on the way down: only the link to `n` changes below the root). Left or
+    /// right is a coin toss for a branch predictor: a conditional move picks the child.
+    fn insert_below(&mut self, root: u32, n: u32) -> u32 {
         let new = *self.nd(n);
-        if new.prio > self.nd(t).prio {
-            let (l, r) = self.split(t, (new.vruntime, n));
+        let key = (new.vruntime, n);
+        let (mut parent, mut went_left) = (NIL, false);
+        let mut t = root;
+        while t != NIL && new.prio <= self.nd(t).prio {
+            let node = self.nd_mut(t);
+            node.min_deadline = node.min_deadline.min((new.deadline, n));
+            went_left = key < (node.vruntime, t);
+            parent = t;
+            t = std::hint::select_unpredictable(went_left, node.left, node.right);
+        }
+        let sub = if t == NIL {
+            n
+        } else {
+            let (l, r) = self.split(t, key);
             let node = self.nd_mut(n);
             node.left = l;
             node.right = r;
             self.update(n);
-            return n;
+            n
+        };
+        if parent == NIL {
+            return sub;
         }
-        if (new.vruntime, n) < self.key(t) {
-            let l = self.insert_below(self.nd(t).left, n);
-            self.nd_mut(t).left = l;
+        let p = self.nd_mut(parent);
+        if went_left {
+            p.left = sub;
         } else {
-            let r = self.insert_below(self.nd(t).right, n);
-            self.nd_mut(t).right = r;
+            p.right = sub;
         }
-        let node = self.nd_mut(t);
-        node.min_deadline = node.min_deadline.min((new.deadline, n));
-        t
+        root
     }
 
     /// Removes entity `p`, which must be in the tree under `root`.
@@ -247,16 +258,19 @@ impl Timeline {
     /// that eligibility holds for every vruntime up to some bound and none beyond it
     /// (vruntime <= V): the descent pick_eevdf() makes.
     pub fn earliest_eligible(&self, root: TimelineRoot, eligible: impl Fn(u64) -> bool) -> Option<(u64, EntityId)> {
+        use std::hint::select_unpredictable as pick;
         let mut best = (u64::MAX, NIL);
         let mut n = root.root;
         while n != NIL {
             let node = self.nd(n);
-            if eligible(node.vruntime) {
-                best = best.min(self.min_deadline(node.left)).min((node.deadline, n));
-                n = node.right;
-            } else {
-                n = node.left;
-            }
+            // Eligible or not is a coin toss for a branch predictor: both outcomes are
+            // computed and conditional moves keep one (a missing left child reads this
+            // node's own figures, then stands for "nothing").
+            let e = eligible(node.vruntime);
+            let no_left = node.left == NIL;
+            let left_min = pick(no_left, (u64::MAX, NIL), self.nd(pick(no_left, n, node.left)).min_deadline);
+            best = pick(e, best.min(left_min).min((node.deadline, n)), best);
+            n = pick(e, node.right, node.left);
         }
         (best.1 != NIL).then_some((best.0, best.1 as EntityId))
     }
