@@ -67,14 +67,14 @@ impl MenuDevice {
     fn typical_interval_us(&self) -> u64 {
         let mut thresh = u64::MAX;
         loop {
+            // Which intervals pass the threshold is data, not a pattern: the sums count
+            // each interval times "it passes" rather than branch on it.
             let (mut max, mut sum, mut n) = (0u64, 0u64, 0u64);
             for &v in &self.intervals {
-                let v = v as u64;
-                if v <= thresh {
-                    sum += v;
-                    n += 1;
-                    max = max.max(v);
-                }
+                let (v, keep) = (v as u64, (v as u64 <= thresh) as u64);
+                sum += v * keep;
+                n += keep;
+                max = max.max(v * keep);
             }
             if max == 0 {
                 return u32::MAX as u64;
@@ -83,11 +83,10 @@ impl MenuDevice {
             let variance = self
                 .intervals
                 .iter()
-                .map(|&v| v as u64)
-                .filter(|&v| v <= thresh)
-                .map(|v| {
+                .map(|&v| {
+                    let (v, keep) = (v as u64, (v as u64 <= thresh) as u64);
                     let d = v as i64 - avg as i64;
-                    (d * d) as u64
+                    d.wrapping_mul(d) as u64 * keep
                 })
                 .sum::<u64>()
                 / n;
