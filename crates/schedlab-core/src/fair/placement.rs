@@ -258,14 +258,46 @@ impl Simulator {
     /// distance, and the first available idle one ends it. The walk goes a word of 64
     /// CPUs at a time (idleness from the running and queued masks' words, one line cost
     /// for every CPU of the LLC beyond the target's core), adding the same costs in the
-    /// same order as a CPU-by-CPU loop.
+    /// same order as a CPU-by-CPU loop: one CPU at a time, or, where a word holds only
+    /// same-LLC CPUs and the costs are whole nanoseconds (so every sum is exact), all the
+    /// word's CPUs up to the stop in one addition.
     fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, nr: &mut usize, examined: &mut u64, cost: &mut f64) -> ScanEnd {
+        debug_assert!(*nr > 0, "a scan starts with a limit left");
         let in_llc = cpus.is_subset(self.m.llc_mask(target));
         let near = self.m.smt_mask(target);
         let same_llc = self.m.cost.cacheline.at(crate::cost::Distance::SameLlc);
+        // With whole-ns line costs, the sums are exact integers: adding k lines at once is
+        // bit for bit the k additions one CPU at a time.
+        let exact = |cost: f64| same_llc.fract() == 0.0 && (0.0..=1e6).contains(&same_llc) && cost.fract() == 0.0 && cost.abs() < 1e15;
         for (i, mut bits) in cpus.wrap_words(target + 1) {
             let busy = self.running.word(i) | self.queue_index.nonempty.word(i);
             let other_distance = if in_llc { near.word(i) } else { !0 };
+            if other_distance & bits == 0 && exact(*cost) {
+                // The whole word at the same-LLC cost: walk to its first available idle
+                // CPU (or its end) and charge the CPUs passed in one step.
+                let mut idle = bits & !busy;
+                while idle != 0 && self.resched_pending[i * 64 + idle.trailing_zeros() as usize] {
+                    idle &= idle - 1;
+                }
+                let stop = (idle != 0).then(|| idle.trailing_zeros());
+                let through = stop.map_or(bits, |b| bits & (u64::MAX >> (63 - b)));
+                let walk = through.count_ones() as usize;
+                if walk >= *nr {
+                    // The limit runs out on the nr-th CPU, before it is read.
+                    let passed = *nr - 1;
+                    *nr = 0;
+                    *examined += passed as u64;
+                    *cost += passed as f64 * same_llc;
+                    return ScanEnd::Limit;
+                }
+                *nr -= walk;
+                *examined += walk as u64;
+                *cost += walk as f64 * same_llc;
+                if let Some(b) = stop {
+                    return ScanEnd::Found(i * 64 + b as usize);
+                }
+                continue;
+            }
             while bits != 0 {
                 let b = bits.trailing_zeros();
                 bits &= bits - 1;
@@ -484,12 +516,16 @@ mod tests {
                 (0..n).filter(|_| rng.below(4) == 0).for_each(|c| cpus.clear(c));
             }
             let nr0 = if trial % 5 == 0 { usize::MAX } else { 1 + rng.below(90) as usize };
-            let (mut nr, mut examined, mut cost) = (nr0, 0, 0.0);
+            // Whole-ns line costs (the exact word step) and fractional ones (per CPU), from
+            // a whole or a fractional cost so far.
+            s.m.cost.cacheline.same_llc_ns = if trial % 4 == 1 { 15.7 } else { 23.0 };
+            let cost0 = if trial % 7 == 3 { 0.3 } else { 46.0 };
+            let (mut nr, mut examined, mut cost) = (nr0, 0, cost0);
             let got = match s.scan_for_idle_cpu(&cpus, target, &mut nr, &mut examined, &mut cost) {
                 super::ScanEnd::Found(c) => Some(c),
                 _ => None,
             };
-            let (mut want_nr, mut want_examined, mut want_cost, mut want) = (nr0, 0, 0.0, None);
+            let (mut want_nr, mut want_examined, mut want_cost, mut want) = (nr0, 0, cost0, None);
             for c in cpus.iter_wrap(target + 1) {
                 want_nr -= 1;
                 if want_nr == 0 {
