@@ -55,6 +55,13 @@ impl Simulator {
                 return Err(format!("CPU {cpu}: the running, has-tasks or overloaded mask is stale"));
             }
             let root = self.root_cfs(cpu);
+            if self.load_sums.cpu_figures(cpu) != (rq.nr_running, rq.load, self.fg.cfs[root].avg.load_avg) {
+                return Err(format!(
+                    "CPU {cpu}: the balance sums hold (nr_running, load, load_avg) {:?}, the runqueue {:?}",
+                    self.load_sums.cpu_figures(cpu),
+                    (rq.nr_running, rq.load, self.fg.cfs[root].avg.load_avg)
+                ));
+            }
             if rq.queue.len() != nr {
                 return Err(format!("CPU {cpu}: the list does not hold the queued tasks"));
             }

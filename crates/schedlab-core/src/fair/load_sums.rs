@@ -97,6 +97,11 @@ pub struct LoadSums {
     /// Groups each CPU belongs to (one per level at most, deduplicated).
     cpu_groups: Vec<Vec<u32>>,
     cpu_nr_running: Vec<u32>,
+    /// Per CPU, its rq's queued weight and its root cfs_rq's PELT load_avg, as the group
+    /// sums last took them: fork placement's per-CPU key read from two dense arrays
+    /// instead of a runqueue and a cfs_rq per CPU of the group.
+    cpu_load: Vec<u64>,
+    cpu_load_avg: Vec<u64>,
     cpu_llc: Vec<u32>,
     /// sd_llc_shared->has_idle_cores: a hint, set when a CPU goes idle with its SMT
     /// siblings idle and cleared by a wakeup scan that finds no idle core, so it can
@@ -173,6 +178,8 @@ impl LoadSums {
             groups,
             cpu_groups,
             cpu_nr_running: vec![0; m.nr_cpus()],
+            cpu_load: vec![0; m.nr_cpus()],
+            cpu_load_avg: vec![0; m.nr_cpus()],
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
             scan_cost,
             llc_busy: vec![0; m.llc_span.len()],
@@ -185,6 +192,13 @@ impl LoadSums {
     #[inline]
     pub fn group(&self, gid: u32) -> &GroupSums {
         &self.groups[gid as usize]
+    }
+
+    /// `cpu`'s runnable tasks, queued weight and root PELT load_avg (rq->nr_running,
+    /// rq's load, cpu_load()), as the sums took them.
+    #[inline]
+    pub fn cpu_figures(&self, cpu: CpuId) -> (usize, u64, u64) {
+        (self.cpu_nr_running[cpu] as usize, self.cpu_load[cpu], self.cpu_load_avg[cpu])
     }
 
     /// Returns the group ids of `cpu`'s domain at `level`.
@@ -221,6 +235,7 @@ impl LoadSums {
 
     /// Applies a change of `cpu`'s load.
     pub fn load_changed(&mut self, cpu: CpuId, delta: i64) {
+        self.cpu_load[cpu] = (self.cpu_load[cpu] as i64 + delta) as u64;
         for &g in &self.cpu_groups[cpu] {
             let gs = &mut self.groups[g as usize];
             gs.load = (gs.load as i64 + delta) as u64;
@@ -233,6 +248,7 @@ impl LoadSums {
         if load == 0 && util == 0 && runnable == 0 {
             return;
         }
+        self.cpu_load_avg[cpu] = (self.cpu_load_avg[cpu] as i64 + load) as u64;
         for &g in &self.cpu_groups[cpu] {
             let gs = &mut self.groups[g as usize];
             gs.load_avg = (gs.load_avg as i64 + load) as u64;

@@ -421,8 +421,14 @@ impl Simulator {
             if best.0 != sd.local_group && local_score.0 * 100 <= best.1 .0 * pct && local_score.0 != 0 {
                 best.0 = sd.local_group;
             }
-            // The idlest CPU of the group (the key is unique, so any order finds it).
-            let idlest = |c: CpuId| (self.rqs[c].nr_running, self.cpu_load_avg(c), c);
+            // The idlest CPU of the group (the key is unique, so any order finds it), from
+            // the balance sums' dense per-CPU figures (equal to the runqueues': checked
+            // with the invariants).
+            let pelt = self.pelt_on();
+            let idlest = |c: CpuId| {
+                let (nr, load, load_avg) = self.load_sums.cpu_figures(c);
+                (nr, if pelt { load_avg } else { load }, c)
+            };
             cpu = if whole_span || sd.groups[best.0].is_subset(&allowed) {
                 self.load_sums.group(gids[best.0]).cpus.iter().copied().min_by_key(|&c| idlest(c))
             } else {
