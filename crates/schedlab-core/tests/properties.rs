@@ -215,3 +215,25 @@ fn random_scenarios_keep_every_invariant() {
         );
     }
 }
+
+/// Scenarios the long run once broke, each in `tests/property-regressions/` with the
+/// fix noted at its head, run over a few seeds with every invariant checked after every
+/// event.
+#[test]
+fn property_regressions_stay_fixed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/property-regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    files.sort();
+    assert!(!files.is_empty(), "no scenarios in {}", dir.display());
+    let checked = RunOptions { check_invariants: true, ..Default::default() };
+    for path in files {
+        let name = path.display().to_string();
+        let s = Scenario::from_toml_str(&std::fs::read_to_string(&path).unwrap(), &name).unwrap_or_else(|e| panic!("{e}"));
+        for seed in 1..=8 {
+            if let Err(e) = run(&s, seed, &checked) {
+                panic!("{name}, seed {seed}: {e}");
+            }
+        }
+    }
+}

@@ -383,6 +383,12 @@ impl Simulator {
         self.set_curr(src, None);
         self.cancel_segment(src);
         self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);
+        if self.tasks[p].state != TaskState::Runnable {
+            // put_prev found p's group out of runtime and throttled it on `src`: the
+            // stopper finds nothing it may push (can_migrate_task() refuses a throttled
+            // pair), and `src` is left idle as after a push.
+            return false;
+        }
         self.detach_task(src, p);
         self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
         self.send_ipi(dst, src);
