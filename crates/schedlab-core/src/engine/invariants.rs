@@ -99,7 +99,7 @@ impl Simulator {
         }
         self.check_fair()?;
         self.timers.check()?;
-        self.mm.check()?;
+        self.mm.check(|cpu| self.rqs[cpu].curr)?;
         if let Some(e) = &self.bw_violation {
             return Err(e.clone());
         }

@@ -377,9 +377,11 @@ impl Simulator {
         if self.tasks[p].state != TaskState::Running {
             return false;
         }
-        // The stopper preempts p; p is then queued and moved as a queued task.
+        // The stopper preempts p; p is then queued and moved as a queued task. The switch
+        // to the stopper (a kernel thread) is a context switch for mm_cid too.
         self.update_curr(src);
         self.put_prev_task(src, p);
+        self.mm_switch(src, Some(p), None);
         self.set_curr(src, None);
         self.cancel_segment(src);
         self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);

@@ -538,6 +538,12 @@ impl MmCidState {
         self.thread(tid).and_then(|t| t.cid)
     }
 
+    /// The threads the allocator holds as current on a CPU, with that CPU (for the
+    /// engine's check that each is what the CPU runs).
+    pub fn running_threads(&self) -> impl Iterator<Item = (Tid, CpuId)> + '_ {
+        self.threads.iter().enumerate().filter_map(|(tid, t)| Some((tid, t.as_ref()?.on_cpu?)))
+    }
+
     /// Returns the number of cids allocated in `mm` (popcount of its cid bitmap).
     pub fn cids_in_use(&self, mm: MmId) -> usize {
         self.mms[mm].cidmask.weight

@@ -70,9 +70,18 @@ fn blocked_load_lifetime(run: Ns) -> Ns {
 
 impl MmState {
     /// The mm_cid allocator's invariants (no two slots of one mm hold one cid, every
-    /// running thread's cid is its CPU's), if any process uses it.
-    pub(crate) fn check(&self) -> Result<(), String> {
-        self.cid.as_ref().map_or(Ok(()), |c| c.check_invariants())
+    /// running thread's cid is its CPU's), if any process uses it; and, since every
+    /// context switch reaches the allocator (switch_mm_cid), a thread it holds as running
+    /// is its CPU's current task (`curr`: what each CPU runs).
+    pub(crate) fn check(&self, curr: impl Fn(usize) -> Option<TaskId>) -> Result<(), String> {
+        let Some(cid) = &self.cid else { return Ok(()) };
+        cid.check_invariants()?;
+        for (tid, cpu) in cid.running_threads() {
+            if curr(cpu) != Some(tid) {
+                return Err(format!("mm_cid holds task {tid} as running on CPU {cpu}, which runs {:?}", curr(cpu)));
+            }
+        }
+        Ok(())
     }
 }
 
