@@ -385,10 +385,12 @@ impl Simulator {
         self.set_curr(src, None);
         self.cancel_segment(src);
         self.rqs[src].seg_gen = self.rqs[src].seg_gen.wrapping_add(1);
+        // When the stopper is done, `src` schedules: a newidle pass, then the idle loop.
+        self.resched_curr(src, src);
         if self.tasks[p].state != TaskState::Runnable {
             // put_prev found p's group out of runtime and throttled it on `src`: the
             // stopper finds nothing it may push (can_migrate_task() refuses a throttled
-            // pair), and `src` is left idle as after a push.
+            // pair).
             return false;
         }
         self.detach_task(src, p);
