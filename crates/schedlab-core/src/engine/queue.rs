@@ -190,33 +190,21 @@ impl EventQueue {
 
     /// Source `s`'s earliest key became `key`: replays its matches up to the root. Each
     /// level reads only the sibling's stored winner, so the walk does not wait on itself.
-    /// It stops where a match's winner is what that node already holds: every match
-    /// above depends only on it (a new head that loses early costs a few levels).
+    /// With `STOP_EARLY` it stops where a match's winner is what that node already holds:
+    /// every match above depends only on it (a new head that loses early costs a few
+    /// levels). A pop replays without the test: every match on the popped source's path
+    /// had it as winner, so the test could never stop the walk there.
     #[inline]
-    fn fix(&mut self, s: usize, key: u128) {
+    fn fix<const STOP_EARLY: bool>(&mut self, s: usize, key: u128) {
         let mut n = self.size + s;
         let mut cur = Contender::new(key, s);
         self.tree[n] = cur;
         while n > 1 {
             cur = Contender::earlier(cur, self.tree[n ^ 1]);
             n >>= 1;
-            if self.tree[n] == cur {
+            if STOP_EARLY && self.tree[n] == cur {
                 break;
             }
-            self.tree[n] = cur;
-        }
-    }
-
-    /// `fix` for the source that held the root (a pop): every match on its path had it
-    /// as winner, so none can stop the walk early and all of them are replayed.
-    #[inline]
-    fn replay_from_root(&mut self, s: usize, key: u128) {
-        let mut n = self.size + s;
-        let mut cur = Contender::new(key, s);
-        self.tree[n] = cur;
-        while n > 1 {
-            cur = Contender::earlier(cur, self.tree[n ^ 1]);
-            n >>= 1;
             self.tree[n] = cur;
         }
     }
@@ -251,7 +239,7 @@ impl EventQueue {
             None => self.machine.push(Reverse(Entry { key, kind })),
         }
         if key < self.tree[self.size + s].key() {
-            self.fix(s, key);
+            self.fix::<true>(s, key);
         }
     }
 
@@ -265,7 +253,7 @@ impl EventQueue {
         if i == q.len() {
             // It was the CPU's earliest.
             let next = q.last().map_or(EMPTY, |e| e.key);
-            self.fix(cpu, next);
+            self.fix::<true>(cpu, next);
         }
     }
 
@@ -297,7 +285,7 @@ impl EventQueue {
                 (e, self.machine.peek().map_or(EMPTY, |Reverse(next)| next.key))
             }
         };
-        self.replay_from_root(s, next);
+        self.fix::<false>(s, next);
         let t = (e.key >> 64) as Ns;
         self.now_time = t;
         Some((t, e.kind))
