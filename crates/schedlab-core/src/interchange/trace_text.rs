@@ -118,6 +118,9 @@ pub struct ParsedTrace {
 pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
     let mut out = ParsedTrace { flavour: "ftrace", ..Default::default() };
     let mut perf_lines = 0u64;
+    // (timestamp, line) of the latest event: a trace runs forward in time.
+    let mut last: Option<(Ns, usize)> = None;
+    let mut events = 0u64;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -137,6 +140,20 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         if head.cpu >= crate::cpumask::MAX_CPUS {
             return Err(ImportError::new(file, n, "cpu", format!("CPU {} is beyond the {} CPUs schedlab models", head.cpu, crate::cpumask::MAX_CPUS)));
         }
+        if let Some((ts, at)) = last.filter(|&(ts, _)| head.ts < ts) {
+            return Err(ImportError::new(
+                file,
+                n,
+                "timestamp",
+                format!(
+                    "{} s is before {} s of line {at}: a trace runs forward in time (two traces joined, or per-CPU buffers not merged?)",
+                    secs(head.ts),
+                    secs(ts)
+                ),
+            ));
+        }
+        last = Some((head.ts, n));
+        events += 1;
         perf_lines += head.perf as u64;
         let event = match head.event {
             "sched_switch" => decode_switch(head.args),
@@ -163,10 +180,18 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         .map_err(|(field, msg)| ImportError::new(file, n, format!("{}.{field}", head.event), msg))?;
         out.lines.push(TraceLine { line: n, ts: head.ts, cpu: head.cpu, ctx_pid: head.pid, in_irq: head.in_irq, event });
     }
+    if events == 0 {
+        return Err(ImportError::new(file, 0, "trace", "no events: the file is empty or holds only comments and headers"));
+    }
     if perf_lines * 2 > out.lines.len() as u64 + out.other_events {
         out.flavour = "perf";
     }
     Ok(out)
+}
+
+/// A timestamp as the trace prints it (seconds, 6 decimals).
+fn secs(ns: Ns) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000)
 }
 
 fn shorten(s: &str) -> String {
