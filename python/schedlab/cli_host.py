@@ -149,6 +149,8 @@ def validate_host_cmd(
                 err.print(f"[dim]{msg}[/dim]")
 
         if rt_app is not None:
+            if configs:
+                fail(f"--rt-app {rt_app} and configurations {' '.join(configs)}: give one or the other")
             doc = _rt_app_report(str(rt_app), seconds, seeds, repeats, sim_only, step)
             if doc is None:
                 return
