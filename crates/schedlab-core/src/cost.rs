@@ -238,6 +238,14 @@ pub struct KernelPathCosts {
     pub tmigr_level_ns: f64,
     /// try_to_wake_up() path (select_task_rq, enqueue, wakeup_preempt), ns.
     pub ttwu_ns: f64,
+    /// __schedule() up to the switch: the blocking call's wait-queue code,
+    /// deactivate_task(), pick_next_task() (sched_switch fires at its end), ns.
+    #[serde(default)]
+    pub schedule_ns: f64,
+    /// switch_mm_irqs_off() between two address spaces (CR3 / TTBR0 write, and the TLB
+    /// and cache refill a process switch costs over a thread switch), ns.
+    #[serde(default)]
+    pub mm_switch_ns: f64,
     /// Cache lines a wakeup pulls from the wakee's CPU (p->pi_lock, p->state and the
     /// scheduling entity, the target rq lock and cfs_rq).
     pub ttwu_lines: f64,
@@ -249,6 +257,18 @@ pub struct KernelPathCosts {
     /// IPI delivery beyond the fabric: from the ICR/SGI write to the target taking the
     /// interrupt, ns (the message's travel is priced as a cache line at the distance).
     pub ipi_delivery_ns: f64,
+    /// One read of the ACPI PM timer's I/O port (the chipset, or AMD's FCH), ns; one
+    /// port serves the machine, so concurrent reads queue. Paid only by acpi_idle's
+    /// pre-6.0 "dummy wait" after an I/O-port C-state.
+    #[serde(default = "default_pm_timer_read_ns")]
+    pub pm_timer_read_ns: f64,
+}
+
+/// estimate: legacy port I/O to the chipset takes on the order of a microsecond (why the
+/// acpi_pm clocksource is avoided where a TSC exists); no measurement of an FCH PM timer
+/// read was found. Band 0.5-3 us.
+pub(crate) fn default_pm_timer_read_ns() -> f64 {
+    1000.0
 }
 
 impl CostTable {

@@ -113,6 +113,9 @@ fn cost_and_idle_state_overrides_name_what_is_wrong() {
         &Scenario::from_toml_str(&format!("[machine]\npreset = \"bergamo\"\ncost = {{ \"cpuidle.C2.exit_latency_us\" = 100, \"cpuidle.C2.target_residency_us\" = 250.5 }}\n{OK_TAIL}"), "ok.toml").unwrap().machine,
     )
     .unwrap();
+    // The declared figures change; the wake stays the measured one (10 us), and the
+    // declared figure's provenance says the scenario set it.
     let c2 = &m.idle_drivers[0].states[2];
-    assert_eq!((c2.name.as_str(), c2.exit_latency_ns, c2.target_residency_ns, c2.wake_latency_ns()), ("C2", 100_000, 250_500, 100_000));
+    assert_eq!((c2.name.as_str(), c2.exit_latency_ns, c2.target_residency_ns, c2.wake_latency_ns()), ("C2", 100_000, 250_500, 10_000));
+    assert_eq!(c2.declared.kind, schedlab_core::provenance::Kind::Override);
 }

@@ -183,6 +183,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 crate::cpuidle::CpuIdleDevice::new(d, &m.idle_drivers[d], k.tunables.cpuidle_governor)
             })
             .collect(),
+        idle_hw: crate::sched::IdleHardware::new(&m),
         tick_do_timer_cpu: Some(0),
         nohz_idle_cpus: 0,
         irq_until: vec![0; nr],
@@ -422,6 +423,7 @@ impl Simulator {
             run_until: None,
             periods_late: 0,
             pending_exit_ns: 0,
+            blocking: None,
             throttle_work: false,
             sched_delayed: false,
             woken_at: 0,

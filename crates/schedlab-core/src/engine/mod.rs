@@ -247,6 +247,8 @@ pub struct Simulator {
     pub(crate) timers: crate::timers::Timers,
     /// Per-CPU cpuidle devices (governor memory, residency counters).
     pub(crate) cpuidle: Vec<crate::cpuidle::CpuIdleDevice>,
+    /// Which cores and packages are really powered down (the hardware behind `cpuidle`).
+    pub(crate) idle_hw: crate::sched::IdleHardware,
     /// The CPU with the do_timer duty (tick_do_timer_cpu); None = TICK_DO_TIMER_NONE.
     pub(crate) tick_do_timer_cpu: Option<usize>,
     /// CPUs whose tick is stopped (nohz.idle_cpus_mask weight).
@@ -415,8 +417,12 @@ impl Simulator {
                 }
             }
             EventKind::Resched { cpu } => {
-                self.resched_pending[cpu as usize] = false;
-                self.schedule(cpu as usize);
+                let cpu = cpu as usize;
+                self.resched_pending[cpu] = false;
+                // A task on its way to sleep reaches schedule() at the end of its path.
+                if !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
+                    self.schedule(cpu);
+                }
             }
             EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),

@@ -245,16 +245,17 @@ impl EventQueue {
 
     /// Withdraws a pending event of a CPU that can no longer do anything (the end of a
     /// segment that was re-armed): popping it later would only drop it. Nothing if it
-    /// is not pending (it may be the event being handled).
-    pub fn cancel_cpu_event(&mut self, cpu: usize, kind: EventKind) {
-        let Some(q) = self.cpus.get_mut(cpu) else { return };
-        let Some(i) = q.iter().rposition(|e| e.kind == kind) else { return };
+    /// is not pending (it may be the event being handled). Returns whether it was.
+    pub fn cancel_cpu_event(&mut self, cpu: usize, kind: EventKind) -> bool {
+        let Some(q) = self.cpus.get_mut(cpu) else { return false };
+        let Some(i) = q.iter().rposition(|e| e.kind == kind) else { return false };
         q.remove(i);
         if i == q.len() {
             // It was the CPU's earliest.
             let next = q.last().map_or(EMPTY, |e| e.key);
             self.fix::<true>(cpu, next);
         }
+        true
     }
 
     /// Schedules `kind` at the instant of the last popped event, after what is already

@@ -374,7 +374,8 @@ impl Simulator {
         if !self.rqs[dst].is_idle() || !self.tasks[p].cpus_allowed.test(dst) || self.rqs[src].nr_running != 1 {
             return false;
         }
-        if self.tasks[p].state != TaskState::Running {
+        // A task on its way to sleep or exit reaches schedule() itself.
+        if self.tasks[p].state != TaskState::Running || self.tasks[p].blocking.is_some() {
             return false;
         }
         // The stopper preempts p; p is then queued and moved as a queued task. The switch

@@ -199,7 +199,7 @@ impl Machine {
     /// state: `key` is `STATE.FIELD` (the part of a `cpuidle.STATE.FIELD` cost key after
     /// `cpuidle.`), with FIELD one of `exit_latency_us` and `target_residency_us` (what
     /// the governors see, as sysfs shows them) or `wake_us` (what a wakeup takes on the
-    /// hardware; by default the advertised exit latency).
+    /// hardware). The figure's provenance becomes `override`.
     pub fn override_idle_state(&mut self, key: &str, us: f64) -> Result<(), String> {
         let (state, field) = key
             .rsplit_once('.')
@@ -214,10 +214,17 @@ impl Machine {
         let mut found = false;
         for s in self.idle_drivers.iter_mut().flat_map(|d| d.states.iter_mut()).filter(|s| s.name == state) {
             found = true;
+            let set = crate::provenance::Provenance::overridden(ns as f64);
             match field {
-                "exit_latency_us" => s.exit_latency_ns = ns,
+                "exit_latency_us" => {
+                    s.exit_latency_ns = ns;
+                    s.declared = set;
+                }
                 "target_residency_us" => s.target_residency_ns = ns,
-                _ => s.wake_ns = Some(ns),
+                _ => {
+                    s.wake_ns = ns;
+                    s.wake = set;
+                }
             }
         }
         if !found {
@@ -241,6 +248,11 @@ impl Machine {
     /// Returns the mask of every CPU.
     pub fn all_cpus(&self) -> CpuMask {
         CpuMask::first_n(self.nr_cpus())
+    }
+
+    /// The LLCs of socket `socket`, ascending.
+    pub fn llcs_of_socket(&self, socket: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.llc_span.len()).filter(move |&l| self.llc_span[l].first().is_some_and(|c| self.cpus[c].socket == socket))
     }
 
     /// Returns the number of sockets.
