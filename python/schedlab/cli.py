@@ -18,6 +18,7 @@ from typing import Iterator, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -34,9 +35,22 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# Piped or captured output is not squeezed to 80 columns.
+# Piped or captured output is not squeezed to 80 columns (and emit() strips the padding).
 out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False)
+
+
+def emit(renderable) -> None:
+    """Prints a table: as rich draws it on a terminal; piped or captured, without the
+    trailing blanks that pad every line to the console's width."""
+    if out.is_terminal:
+        out.print(renderable)
+        return
+    with out.capture() as cap:
+        out.print(renderable)
+    text = "\n".join(line.rstrip() for line in cap.get().split("\n"))
+    out.file.write(text if text.endswith("\n") else text + "\n")
+    out.file.flush()
 
 
 class TraceFormat(str, enum.Enum):
@@ -169,7 +183,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 
             cells.append(f"{fmt(m)} ± {fmt(s, m)}" if m is not None else "")
         t.add_row(label, *cells)
-    out.print(t)
+    emit(t)
     for p in traces:
         if p:
             out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
@@ -296,7 +310,7 @@ def machines(
                 t.add_column(c, overflow="fold")
             for m in doc:
                 t.add_row(m["name"], str(m["nr_cpus"]), m["arch"], m["summary"], m["description"])
-            out.print(t)
+            emit(t)
             if not doc:
                 out.print("(no presets built into this version)")
             out.print("Synthetic machines: machine.topo = { sockets, llcs, cores, smt } in a scenario, "
@@ -315,7 +329,7 @@ def machines(
         spans = m.get(level, [])
         shown = spans if len(spans) <= 16 else spans[:16] + [f"... {len(spans) - 16} more"]
         t.add_row(level, str(len(spans)), "  ".join(shown))
-    out.print(t)
+    emit(t)
     c0 = m["cpus"][0] if m.get("cpus") else {}
     types = sorted({(c.get("core_type"), c.get("capacity"), c.get("freq_mhz")) for c in m.get("cpus", [])}, key=str)
     out.print("core types: " + ", ".join(f"{ct} (capacity {cap}, {mhz} MHz)" for ct, cap, mhz in types) if c0 else "")
@@ -327,13 +341,13 @@ def machines(
         gtext = " | ".join(groups) if len(groups) <= 8 else f"{len(groups)} groups"
         t.add_row(str(d["level"]), d["span"], gtext, f"{d['min_interval_ms']}-{d['max_interval_ms']}",
                   str(d["imbalance_pct"]), " ".join(f.removeprefix("SD_") for f in d.get("flags", [])))
-    out.print(t)
+    emit(t)
     t = Table(title="cost table (override with \\[machine.cost] in a scenario)", title_justify="left", show_edge=False)
     t.add_column("field")
     t.add_column("value", justify="right")
     for k, v in _flatten(m.get("cost", {})):
         t.add_row(k, _cell(v))
-    out.print(t)
+    emit(t)
 
 
 # ------------------------------------------------------------------------ features
@@ -358,7 +372,7 @@ def features(
     t.add_column("what it selects", overflow="fold")
     for f in doc:
         t.add_row(f["name"], "[green]on[/]" if f["default"] else "[dim]off[/]", f["reason"])
-    out.print(t)
+    emit(t)
     out.print("Override in a scenario: [kernel] features = { SIS_NODE = true }")
 
 
@@ -388,7 +402,7 @@ def workloads(
         t.add_column("meaning")
         for p in doc["params"]:
             t.add_row(p["name"], p["default"], p["meaning"])
-        out.print(t)
+        emit(t)
         out.print(f'In a scenario: [workload] kind = "{doc["name"]}", params = {{ ... }}; durations as "10ms".',
                   markup=False)
         return
@@ -397,7 +411,7 @@ def workloads(
     t.add_column("what it models")
     for g in doc:
         t.add_row(g["name"], g["description"])
-    out.print(t)
+    emit(t)
     out.print("Parameters: schedlab workloads NAME; figures: the RunResult's workload section.")
 
 
@@ -429,12 +443,15 @@ def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, st
 @app.command(context_settings={"ignore_unknown_options": True})
 def reproduce(
     experiment: Optional[List[str]] = typer.Argument(
-        None, help="Experiments to run (default: all), and their own options, e.g. `mm_cid --delay-ms 10` "
-                   "(`--list` shows them).", show_default=False),
+        None, help="Experiments to run in full, and their own options, e.g. `mm_cid --delay-ms 10` (`--list` shows "
+                   "them). Default: the verdict: every published figure, simulated and judged, in one table.",
+        show_default=False),
+    all_: bool = typer.Option(False, "--all", help="Run every experiment in full, what-if grids included."),
     quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
     seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write a report here: Markdown tables, report.html, PNGs."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the full report here: verdict.md, "
+                                                               "Markdown tables, report.html, PNGs."),
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
     cost: Optional[List[str]] = typer.Option(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
@@ -444,61 +461,96 @@ def reproduce(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How runs are spread."),
 ) -> None:
-    """Re-derive published results: simulated vs published, per machine and configuration."""
-    from . import __version__
-    from ._progress import DelayedProgress
-    from .reproduce import registry
-    from .reproduce.report import notes, rich_tables, rows_json, write_markdown
-    from .reproduce.runner import run_experiments
+    """Re-derive published results: each published figure simulated and judged (reproduced or not).
 
-    from .reproduce.runner import apply_options, parse_cost
+    Without experiment names: the experiments that have published figures, only the
+    configurations those figures need, ending with one verdict table (the bar is in
+    docs/experiments.md). With names or --all: the experiments in full, every table."""
+    from . import __version__
+    from ._progress import RunsProgress
+    from .reproduce import registry
+    from .reproduce.report import notes, rich_tables, rows_json, verdict_markdown, verdict_rich, write_markdown
+    from .reproduce.runner import apply_options, parse_cost, run_experiments, verdict_experiments
+    from .reproduce.verdict import seeds_note, verdict_rows
 
     with errors():
         names, exp_opts = _split_experiment_options(list(experiment or []))
+        verdict = not names and not all_
+        if verdict and exp_opts:
+            raise ValueError(f"experiment options ({', '.join('--' + k.replace('_', '-') for k in exp_opts)}) "
+                             "need the experiment's name, e.g. `schedlab reproduce mm_cid --delay-ms 10`")
         exps = apply_options(registry.select(names), exp_opts)
         cost_overrides = parse_cost(cost or [])
         if list_:
-            if json_out:
-                doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
-                        "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
-                        "metrics": [m.key for m in e.metrics],
-                        "options": [{"flag": o.flag, "default": o.default, "help": o.help} for o in e.options]}
-                       for e in exps]
-                sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-                return
-            for e in exps:
-                configs = [f"{e.baseline} (baseline)"] + [c for c in e.configs if c != e.baseline]
-                out.print(f"[bold]{e.name}[/]: {e.title}")
-                out.print(f"    published figures: {e.source}", soft_wrap=True)
-                out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
-                          f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
-                          soft_wrap=True)
-                for o in e.options:
-                    out.print(f"    option {o.flag} (default {o.default}): {o.help}", soft_wrap=True)
+            _print_experiment_list(exps, json_out)
             return
-        with DelayedProgress("reproduce", total=None) as bar:
+        if verdict:
+            exps = verdict_experiments(exps)
+        with RunsProgress("reproduce") as bar:
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
-                                   backend=backend.value, on_planned=bar.set_total, on_done=bar.advance,
-                                   cost=cost_overrides)
+                                   backend=backend.value, on_jobs=bar.set_jobs, on_done=bar.advance,
+                                   cost=cost_overrides, verdict=verdict)
         # The overrides go with the version line of every report, so a table says what it ran.
         overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
         generated_by = f"{__version__} with {overrides}" if overrides else __version__
+        judged = verdict_rows(rows, exps)
+        how = seeds_note(exps, rows)
         if out_dir is not None:
             from .report import reproduction_report
 
             write_markdown(out_dir, exps, rows, generated_by)
-            reproduction_report(out_dir, exps, rows, generated_by)
+            (out_dir / "verdict.md").write_text(verdict_markdown(judged, exps, how, generated_by), encoding="utf-8")
+            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
-    for table in rich_tables(rows, exps):
-        out.print(table)
-    for n in notes(rows, exps):
-        out.print(n, soft_wrap=True)
+    if not verdict:
+        for table in rich_tables(rows, exps):
+            emit(table)
+        for n in notes(rows, exps):
+            out.print(n, soft_wrap=True, markup=False)
+    if judged:
+        emit(verdict_rich(judged, exps, how))
+        for e in exps:
+            if any(j.row.experiment == e.name for j in judged):
+                out.print(f"  {e.name}: {e.source.citation()}; table \"{e.source.table}\"", soft_wrap=True,
+                          markup=False)
+    elif not rows:
+        out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
     if overrides:
         out.print(f"Every run with {overrides}.", soft_wrap=True)
     if out_dir is not None:
-        out.print(f"Markdown tables, report.html and PNGs written to {out_dir}/")
+        out.print(f"Full report: {out_dir}/report.html (verdict.md, one Markdown table per experiment, PNGs in "
+                  f"{out_dir}/png/)", soft_wrap=True, markup=False)
+    elif verdict:
+        out.print("Every row of every experiment, with plots: `schedlab reproduce --out DIR` (DIR/report.html); "
+                  "the what-if grids too: `--all` or by name (`--list`).", soft_wrap=True, markup=False)
+
+
+def _print_experiment_list(exps, json_out: bool) -> None:
+    if json_out:
+        doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
+                "subject": e.source.subject, "posted": e.source.posted, "commit": e.source.commit,
+                "merged": e.source.merged, "published_figures": len(e.published or []),
+                "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
+                "metrics": [m.key for m in e.metrics],
+                "options": [{"flag": o.flag, "default": o.default, "help": o.help} for o in e.options]}
+               for e in exps]
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    for e in exps:
+        configs = [f"{e.baseline} (baseline)"] + [c for c in e.configs if c != e.baseline]
+        n = len(e.published or [])
+        out.print(f"[bold]{e.name}[/]: {escape(e.title)}")
+        out.print(f"    patch: {e.source.citation()}", soft_wrap=True, markup=False)
+        out.print(f"    published figures: {n} from table \"{e.source.table}\" (thread {e.source.seed})"
+                  if n else f"    published figures: none ({e.source.table}); runs with --all or by name",
+                  soft_wrap=True, markup=False)
+        out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
+                  f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
+                  soft_wrap=True, markup=False)
+        for o in e.options:
+            out.print(f"    option {o.flag} (default {o.default}): {o.help}", soft_wrap=True, markup=False)
 
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)

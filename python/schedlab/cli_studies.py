@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, errors, fail, out
+from .cli import app, emit, errors, fail, out
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
 
@@ -56,7 +56,7 @@ def sweep(
                  ("wall time", f"{outcome.wall_s:.1f} s")):
         t.add_row(k, str(v))
     out.print(f"[bold]sweep {s.name}[/] -> {s.out}/rows/")
-    out.print(t)
+    emit(t)
     for f in outcome.failed[:5]:
         out.print(f"  failed: point {f['point']} seed {f['seed']}: {f['error']}", soft_wrap=True)
     if not outcome.complete:
@@ -174,7 +174,7 @@ def compare(
             (">+999 %" if d.relative > 0 else "<-999 %")
         t.add_row(d.metric, fmt(d.mean_a), fmt(d.mean_b), fmt(d.diff, d.diff or d.mean_a), ci, rel,
                   "*" if d.significant else "")
-    out.print(t)
+    emit(t)
     if not diffs:
         out.print("No figure differs between A and B on these seeds" + ("" if all_ else " (--all shows them)") + ".")
 
