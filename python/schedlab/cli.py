@@ -4,7 +4,8 @@ prints tables or JSON.
 
 Exit status: 0 success; 2 bad input (scenario file, experiment or machine name,
 option), printed as ONE line ``error: ...`` on stderr with no traceback; 3 a run hit its
-limit; 70 an internal error (a schedlab bug); 130 interrupted.
+limit; 70 an internal error (a schedlab bug); 130 interrupted (Ctrl-C), 143 and 129 stopped by
+SIGTERM and SIGHUP, which are handled as Ctrl-C is (:mod:`schedlab._signals`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rich.table import Table
 
 from . import _core
 from .errors import InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError
+from ._signals import interrupt_status
 from .limits import limits_json
 
 app = typer.Typer(
@@ -95,7 +97,7 @@ def errors() -> Iterator[None]:
     except OSError as e:
         fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "), 2)
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted", interrupt_status())
 
 
 def _version(value: bool) -> None:
@@ -130,10 +132,10 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
             for name in dict.fromkeys(n for f in per_run for n in f):
                 for k in dict.fromkeys(k for f in per_run for k in f.get(name, {})):
                     rows.append((f"group.{name}.{k}", [f.get(name, {}).get(k) for f in per_run]))
-            from .figures import latency_figures  # wakeup latency p50/p99 (µs), then the counters
+            from .figures import latency_figures, rate_figures  # latency p50/p99 (µs), rates (/s)
 
-            lat = [latency_figures(r) for r in raws]
-            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us"))):
+            lat = [{**latency_figures(r), **rate_figures(r)} for r in raws]
+            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us", ".p50_per_s"))):
                 rows.append((k, [f.get(k) for f in lat]))
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
@@ -206,11 +208,16 @@ def run(
     max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
     max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
+    set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
+    profile: Optional[str] = typer.Option(None, "--profile", help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
+    feature: Optional[List[str]] = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
+    tunable: Optional[List[str]] = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
     A run that stops short of what the scenario asked (a limit, a deadlock) prints what
-    it has, warns and exits with status 3; Ctrl-C does the same with status 130."""
+    it has, warns and exits with status 3; Ctrl-C, SIGTERM and SIGHUP stop it the same
+    way, with status 130, 143 and 129."""
     from ._progress import DelayedProgress
     from .api import run as run_one
     from .parallel import run_many
@@ -220,6 +227,9 @@ def run(
     interrupted = False
     with errors():
         s = load_scenario(scenario, machine=machine)
+        changes = run_changes(s.doc, set_, profile, feature, tunable)
+        if changes:
+            s = s.with_changes(changes)
         for n in s.notes:
             sys.stderr.write(f"note: {n}\n")
         seeds = list(seed) if seed else s.seeds
@@ -241,7 +251,7 @@ def run(
             interrupted = True
             res = e.results
             if len(res) == 0:
-                fail("interrupted before any run had a result", 130)
+                fail("interrupted before any run had a result", interrupt_status())
     partial = False
     for r in res:
         warning = _partial_warning(r.seed, r.raw.get("engine", {}))
@@ -263,9 +273,35 @@ def run(
     else:
         _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
     if interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(interrupt_status())
     if partial:
         raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
+
+
+def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], features: Optional[List[str]],
+                tunables: Optional[List[str]]) -> dict:
+    """The dotted-path changes of `run`'s --set, --profile, --feature and --tunable (the
+    flags `compare`, `hackbench` and `schbench` take), in that order of precedence."""
+    from .changes import parse_assignment
+
+    changes: dict = {}
+    if profile is not None:
+        changes["kernel.profile"] = profile
+    for f in features or []:
+        name, _, val = f.partition("=")
+        if not name.strip() or val not in ("", "0", "1", "true", "false"):
+            raise ValueError(f"--feature {f}: expected NAME, NAME=1 or NAME=0")
+        changes[f"kernel.features.{name.strip()}"] = val in ("", "1", "true")
+    for t in tunables or []:
+        name, eq, _ = t.partition("=")
+        if not eq or not name.strip():
+            raise ValueError(f"--tunable {t}: expected NAME=VALUE")
+        k, v = parse_assignment(f"kernel.tunables.{name.strip()}={t.split('=', 1)[1]}", doc)
+        changes[k] = v
+    for text in sets or []:
+        k, v = parse_assignment(text, doc)
+        changes[k] = v
+    return changes
 
 
 def _partial_warning(seed: int, eng: dict) -> Optional[str]:
@@ -560,30 +596,59 @@ from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trac
 from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
 
 
-def _one_line_summaries() -> None:
-    """Typer's rich command list keeps a docstring's line breaks (a summary wrapped in
-    the source broke mid-sentence in ``schedlab --help``): give every command its first
-    paragraph as one line."""
+def _reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph's lines joined (rich's help keeps a
+    docstring's line breaks, so a sentence wrapped in the source broke mid-line in
+    `--help`); paragraphs that are lists or indented blocks are left as they are."""
     import inspect
 
+    out = []
+    for para in inspect.cleandoc(doc).split("\n\n"):
+        lines = para.split("\n")
+        if any(l.startswith((" ", "-", "*", "\b")) for l in lines):
+            out.append(para)
+        else:
+            out.append(" ".join(" ".join(lines).split()))
+    return "\n\n".join(out)
+
+
+def _tidy_help() -> None:
+    """Every command's help reflowed, its first paragraph as the one-line summary of
+    `schedlab --help`, and flags shown without a ``<bool>`` type (they take no value)."""
     for info in app.registered_commands:
         doc = info.help or (info.callback.__doc__ if info.callback else None)
-        if info.short_help is None and doc:
-            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+        if doc:
+            info.help = _reflow(doc)
+            if info.short_help is None:
+                info.short_help = info.help.split("\n\n")[0]
+    try:
+        from typer.core import TyperOption
+
+        shown = TyperOption.display_type_rich
+
+        def display_type_rich(self, ctx):
+            return None if getattr(self, "is_flag", False) and self.metavar is None else shown(self, ctx)
+
+        TyperOption.display_type_rich = display_type_rich
+    except (ImportError, AttributeError):  # pragma: no cover - another typer: its own display
+        pass
 
 
-_one_line_summaries()
+_tidy_help()
 
 
 def main(argv: Optional[List[str]] = None) -> NoReturn:
     """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
     argument, an unknown command) as one line ``error: ...`` and exit status 2, like
     every other bad input, instead of click's boxed usage text."""
+    from . import _signals
+
+    _signals.install()
     try:
         code = app(args=argv, prog_name="schedlab", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("error: interrupted\n")
-        code = 130
+        code = interrupt_status()
     except Exception as e:
         # click's ClickException family (typer vendors click, so matched by its shape).
         if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):

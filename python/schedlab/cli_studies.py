@@ -35,7 +35,9 @@ def sweep(
     flush_s: float = typer.Option(2.0, "--flush-s", min=0.0, hidden=True, help="Seconds between part files."),
 ) -> None:
     """Run a parameter sweep (or resume it): every point x seed without a row yet."""
+    from ._signals import interrupt_status
     from .sweep import load_spec, run_sweep, sweep_status
+    from .sweep.runner import SweepInterrupted
 
     with errors():
         s = load_spec(spec, out=out_dir)
@@ -43,10 +45,28 @@ def sweep(
             st = sweep_status(s)
             _print_status(st)
             return
+        interrupted = False
         try:
             outcome = run_sweep(s, executor=executor, workers=workers, address=address, limit=limit, flush_s=flush_s)
-        except KeyboardInterrupt:
-            fail(f"interrupted: the rows finished so far are written; rerun `schedlab sweep {spec}` to resume", 130)
+        except SweepInterrupted as e:
+            outcome, interrupted = e.outcome, True
+    _print_outcome(s, outcome)
+    if interrupted:
+        fail(f"interrupted: {outcome.computed} rows written by this run; rerun `schedlab sweep {spec}` to resume",
+             interrupt_status())
+    left = outcome.total - outcome.already - outcome.computed
+    if left and outcome.not_submitted == left and not outcome.failed:
+        # --limit: a partial run by request, not a failure.
+        out.print(f"stopped at --limit {limit}: {left} of {outcome.total} runs left; `schedlab sweep {spec}` "
+                  "runs them (or another --limit)", soft_wrap=True, markup=False)
+        return
+    if not outcome.complete:
+        fail(f"{left} of {outcome.total} runs are missing ({len(outcome.failed)} failed): rerun "
+             f"`schedlab sweep {spec}` to retry them", 1)
+    out.print(f"report: schedlab report {s.out}")
+
+
+def _print_outcome(s, outcome) -> None:
     t = Table(show_edge=False, show_header=False)
     t.add_column()
     t.add_column(justify="right")
@@ -59,11 +79,6 @@ def sweep(
     emit(t)
     for f in outcome.failed[:5]:
         out.print(f"  failed: point {f['point']} seed {f['seed']}: {f['error']}", soft_wrap=True)
-    if not outcome.complete:
-        left = outcome.total - outcome.already - outcome.computed
-        fail(f"{left} of {outcome.total} runs are missing ({len(outcome.failed)} failed): rerun "
-             f"`schedlab sweep {spec}` to retry them", 1)
-    out.print(f"report: schedlab report {s.out}")
 
 
 def _print_status(st) -> None:
