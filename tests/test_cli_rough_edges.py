@@ -135,3 +135,107 @@ def test_result_keeps_wall_time_apart():
     r = Result(fake_result(wall_ns=77))
     assert "wall_ns" not in r.raw["engine"] and r.wall_ns == 77
     assert json.loads(r.to_json(wall_time=True))["engine"]["wall_ns"] == 77
+
+
+# -------------------------------------------------------------------------- reports
+def test_series_colours_are_all_different():
+    from schedlab.report.page import PALETTE, series_colors
+
+    assert series_colors(3) == list(PALETTE[:3])
+    for n in (8, 9, 12, 30):
+        assert len(set(series_colors(n))) == n
+
+
+def test_latency_cdf_crosses_one_half_at_the_tables_p50():
+    from schedlab.report.run import latency_cdf
+
+    # Coarse buckets say 60 % are <= 1 us; the histogram's own p50 is 1.5 us.
+    hist = {"buckets": [[1000, 6], [2000, 4]], "p50_ns": 1500, "p90_ns": 1900, "p99_ns": 2000}
+    xs, ys = latency_cdf(hist)
+    first = next(x for x, y in zip(xs, ys) if y >= 0.5)
+    assert first == 1.5
+    assert ys == sorted(ys) and ys[-1] == 1.0
+
+
+def test_sweep_report_says_its_table_shows_top_and_bottom(tmp_path):
+    import pandas as pd
+    from schedlab.report.sweep import _extremes
+
+    df = pd.DataFrame({"param.n": list(range(20)), "m": [float(i) for i in range(20)]})
+    headers, rows, shown, total = _extremes(df, "m", ["param.n"])
+    assert (shown, total) == (10, 20)
+    assert ["…", "…", "…", "…"] in rows  # the gap between the top 5 and the bottom 5
+
+
+def test_timeline_axis_is_simulated_time(tmp_path):
+    import schedlab
+    from schedlab.report.run import run_report
+
+    s = schedlab.load_scenario(ROOT / "examples" / "pipe_pingpong.toml")
+    trace = tmp_path / "t.perfetto.json"
+    res = schedlab.run(s, seed=1, trace=trace)
+    run_report(tmp_path, [res.raw], trace)
+    html = (tmp_path / "report.html").read_text()
+    assert "time since" not in html and "simulated time (" in html
+
+
+# ------------------------------------------------------------- progress, large inputs
+def test_long_run_logs_progress_when_not_on_a_terminal():
+    import io
+
+    from schedlab._progress import RunProgress
+
+    log = io.StringIO()
+    with RunProgress("big seed 1", every_s=0.0, enabled=False, stream=log) as p:
+        p(0.25)
+        p(float("nan"))  # a run that ends with its workload: no fraction, events only
+    lines = log.getvalue().splitlines()
+    assert "big seed 1: 25% of the simulated time, 1 million events so far" in lines[0]
+    assert lines[1].endswith("big seed 1: 2 million events so far")
+
+
+def test_large_file_refused_before_it_is_parsed(cli, tmp_path):
+    big = tmp_path / "big.toml"
+    task = '[[tasks]]\nname = "t{i}"\nprogram = [ {{ run = "1ms" }} ]\n'
+    big.write_text('name = "big"\n[machine]\npreset = "bergamo"\n' + "".join(task.format(i=i) for i in range(30000)))
+    r = cli("run", big, "--max-memory", "64MiB")
+    assert r.exit_code == 2
+    assert "needs about" in r.output and "to read" in r.output and "64.0 MiB" in r.output
+
+
+# -------------------------------------------------------- parameters, silent clamps
+def test_workloads_lists_every_swap_bench_parameter(cli):
+    r = cli("workloads", "swap_bench", "--json")
+    names = {p["name"] for p in json.loads(r.stdout)["params"]}
+    assert {"memory_reclaim", "mapper_run", "mapper_sleep", "extra_mappers", "cpu"} <= names
+
+
+@pytest.mark.parametrize("cost,expect", [
+    ("miss_parallelism = 0", "miss_parallelism' must be at least 1"),
+    ('"cache.llc_kib" = 1e30', "must be a whole number up to 2^53, got 1e30"),
+    ("smt_slowdown = -1e300", "got -1e300"),
+])
+def test_cost_overrides_not_clamped_in_silence(cli, tmp_path, cost, expect):
+    scen = tmp_path / "c.toml"
+    scen.write_text(PINGPONG.replace('topo = { sockets = 1, llcs = 2, cores = 4, smt = 2 }',
+                                     f'topo = {{ sockets = 1, llcs = 2, cores = 4, smt = 2 }}\ncost = {{ {cost} }}'))
+    r = cli("run", scen)
+    assert r.exit_code == 2, r.output
+    assert expect in r.output and "18446744073709551615" not in r.output and len(r.output) < 400
+
+
+def test_run_takes_set_profile_feature(cli):
+    r = cli("run", "examples/pipe_pingpong.toml", "--seed", "1", "--json", "--profile", "6.5", "--feature", "SIS_NODE=0",
+            "--set", "tasks.ping.program.0.loop.count=50", "--set", "tasks.pong.program.0.loop.count=50")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["kernel"]["version"] == {"major": 6, "minor": 5} and doc["features"]["SIS_NODE"] is False
+    assert doc["summary"]["context_switches"] < 1000  # 50 rounds, not 20000
+
+
+def test_help_shows_no_bool_type_and_no_broken_lines(cli):
+    r = cli("run", "--help")
+    assert "<bool>" not in r.output
+    assert "prints what it has" in " ".join(r.output.split())
+    h = cli("hackbench", "--help")
+    assert "``" not in h.output

@@ -148,3 +148,57 @@ class RunsProgress:
                 self.log(f"{self.done}/{len(self.names)} runs done")
             while self.names and self.done / len(self.names) >= self._next_log:
                 self._next_log += 0.1
+
+
+# The core calls a run's progress callback once every 2^20 events (engine/mod.rs).
+EVENTS_PER_TICK = 1 << 20
+
+
+class RunProgress:
+    """Progress of one long run, fed by the core's progress callback (``fraction`` of the
+    simulated time, NaN for a run that ends with its workload). On a terminal: a bar
+    (or a pulsing one) after a second; otherwise a log line on stderr every
+    ``every_s`` seconds, so a run in a log or behind a pipe is not silent for minutes.
+    Events are counted from the callbacks (one per 2^20 events)."""
+
+    def __init__(self, description: str, *, every_s: float = 10.0, enabled: Optional[bool] = None, stream=None):
+        import sys
+        import time
+
+        self.description = description
+        self.stream = stream or sys.stderr
+        self._time = time.monotonic
+        self.t0 = self._time()
+        self.every_s = every_s
+        self.ticks = 0
+        self._next = self.t0 + every_s
+        terminal = self.stream.isatty() if enabled is None else enabled
+        self.bar = DelayedProgress(description, total=1.0, units=False, enabled=terminal) if terminal else None
+
+    def __enter__(self) -> "RunProgress":
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, fraction: float) -> None:
+        import math
+
+        self.ticks += 1
+        known = fraction is not None and not math.isnan(fraction)
+        if self.bar is not None:
+            if known:
+                self.bar.fraction(fraction)
+            else:
+                self.bar.set_total(None)
+            return
+        now = self._time()
+        if now >= self._next:
+            self._next = now + self.every_s
+            done = f"{fraction:.0%} of the simulated time, " if known else ""
+            self.stream.write(f"[{now - self.t0:6.1f} s] {self.description}: {done}"
+                              f"{self.ticks * EVENTS_PER_TICK / 1e6:,.0f} million events so far\n")
+            self.stream.flush()

@@ -218,7 +218,7 @@ def run(
     A run that stops short of what the scenario asked (a limit, a deadlock) prints what
     it has, warns and exits with status 3; Ctrl-C, SIGTERM and SIGHUP stop it the same
     way, with status 130, 143 and 129."""
-    from ._progress import DelayedProgress
+    from ._progress import DelayedProgress, RunProgress
     from .api import run as run_one
     from .parallel import run_many
     from .results import ResultSet
@@ -226,7 +226,15 @@ def run(
 
     interrupted = False
     with errors():
-        s = load_scenario(scenario, machine=machine)
+        from .limits import format_bytes, parse_bytes
+        from .scenario import LARGE_INPUT_BYTES, input_size
+
+        size = input_size(scenario) or 0
+        if size >= LARGE_INPUT_BYTES:  # a large file parses for a while: say so first
+            sys.stderr.write(f"note: reading {scenario} ({format_bytes(size)}): about a second per 2 MiB\n")
+            sys.stderr.flush()
+        with DelayedProgress(f"reading {scenario}", total=None, units=False):
+            s = load_scenario(scenario, machine=machine, max_memory=parse_bytes("max_memory", max_memory))
         changes = run_changes(s.doc, set_, profile, feature, tunable)
         if changes:
             s = s.with_changes(changes)
@@ -240,9 +248,8 @@ def run(
         limits_json(**limits)  # a bad value is a usage error before anything runs
         try:
             if len(seeds) == 1:
-                with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
-                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar.fraction,
-                                             **limits)])
+                with RunProgress(f"{s.name or 'run'} seed {seeds[0]}") as bar:
+                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar, **limits)])
             else:
                 with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
                     res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,

@@ -192,25 +192,27 @@ def verdict_title(judged, experiments: Sequence[Experiment]) -> str:
 
 
 def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str]):
-    """The verdict as one rich table."""
+    """The verdict as one rich table: a heading row per experiment (how it ran), then a
+    row per published figure."""
     from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=escape(verdict_title(judged, experiments)), title_justify="left", show_lines=False)
-    for h in VERDICT_HEADER:
+    for h in VERDICT_HEADER[1:]:
         right = h in ("published", "simulated", "[p5, p95]")
         t.add_column(escape(h), justify="right" if right else "left", overflow="fold",
                      no_wrap=h in ("published", "simulated", "[p5, p95]", "calibrated", "reproduced"))
     style = {"yes": "green", "direction only": "yellow", "no": "red", "fitted": "dim", "no result": "red"}
     last = None
     for j in judged:
-        cells = [escape(c) for c in verdict_cells(j, how)]
-        if j.row.experiment == last:
-            cells[0] = ""
-        else:
-            cells[0] = f"[bold]{cells[0]}[/]\n{escape(how.get(j.row.experiment, ''))}"
-        last = j.row.experiment
-        cells[6] = f"[{style[j.verdict]}]{cells[6]}[/]"
+        if j.row.experiment != last:
+            if last is not None:
+                t.add_section()
+            t.add_row(f"[bold]{escape(j.row.experiment)}[/] ({escape(how.get(j.row.experiment, ''))})")
+            last = j.row.experiment
+        cells = [escape(c) for c in verdict_cells(j, how)][1:]
+        cells[0] = "  " + cells[0]
+        cells[5] = f"[{style[j.verdict]}]{cells[5]}[/]"
         t.add_row(*cells)
     return t
 
