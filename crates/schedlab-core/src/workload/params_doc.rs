@@ -89,6 +89,7 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("area_bytes", "16384", "area size, bytes"),
             p!("warmup", "20000", "warm-up passes per thread"),
             p!("loops", "5", "timed passes per thread"),
+            p!("create", "20us", "main thread's time per created thread (pthread_create + sched_setaffinity); 0: every thread starts at once"),
         ],
         "timer_enqueue" => &[
             p!("cpu", "the last CPU", "the isolated CPU running the loop"),
@@ -119,7 +120,8 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("region_kib", "1024", "region size, KiB"),
             p!("iterations", "10000", "iterations of touch + page-out"),
             p!("extra_mappers", "0", "other processes mapping every page (running, one per CPU)"),
-            p!("memory_reclaim", "false", "reclaim through memory.reclaim (LRU batches, shared pages unmapped) instead of MADV_PAGEOUT; alias kswapd"),
+            p!("memory_reclaim", "false", "reclaim through memory.reclaim (LRU batches, shared pages unmapped) instead of MADV_PAGEOUT"),
+            p!("kswapd", "false", "the same as memory_reclaim (its former name)"),
             p!("mapper_run", "1ms", "a mapper's computation between two reads of the region"),
             p!("mapper_sleep", "0", "a mapper's sleep after each computation (0: it runs all the time)"),
         ],
