@@ -512,7 +512,8 @@ def reproduce(
     from . import __version__
     from ._progress import RunsProgress
     from .reproduce import registry
-    from .reproduce.report import notes, rich_tables, rows_json, verdict_markdown, verdict_rich, write_markdown
+    from .reproduce.report import (notes, rich_tables, rows_json, verdict_markdown, verdict_rich, verdict_summary,
+                                   write_markdown)
     from .reproduce.runner import apply_options, parse_cost, run_experiments, verdict_experiments
     from .reproduce.verdict import seeds_note, verdict_rows
 
@@ -558,6 +559,8 @@ def reproduce(
             if any(j.row.experiment == e.name for j in judged):
                 out.print(f"  {e.name}: {e.source.citation()}; table \"{e.source.table}\"", soft_wrap=True,
                           markup=False)
+        out.print(verdict_summary(judged) + " (the table above; the bar: docs/experiments.md).", soft_wrap=True,
+                  markup=False)
     elif not rows:
         out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
     if overrides:

@@ -9,7 +9,7 @@ from typing import Iterable, Optional, Sequence
 from .compare import ROW_FIELDS, Row
 from .registry import Experiment
 
-__all__ = ["fmt", "cal_mark", "rich_tables", "markdown", "write_markdown", "rows_json", "notes"]
+__all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "write_markdown", "rows_json", "notes"]
 
 CAL_MARK = "†"
 
@@ -173,18 +173,25 @@ def verdict_cells(j, how: dict[str, str]) -> list[str]:
     return [r.experiment, _figure_name(r), fmt(r.published), sim, sp, cal_mark(r), j.verdict, j.why]
 
 
-VERDICT_HEADER = ["experiment", "published figure", "published", "simulated", "[p5, p95]", "calibrated",
+VERDICT_HEADER = ["experiment", "published figure", "published", "simulated", "[p5, p95]", "factor",
                   "reproduced", "why"]
 
 
-def verdict_title(judged, experiments: Sequence[Experiment]) -> str:
-    from .verdict import EFFECT_FACTOR, LEVEL_TOLERANCE, NO_EFFECT, summary_counts
+def verdict_summary(judged) -> str:
+    """``Verdict: 83 of 126 published figures reproduced, 7 in direction only, ...``"""
+    from .verdict import summary_counts
 
     c = summary_counts(judged)
     judged_n = len(judged) - c["fitted"] - c["no result"]
     return (f"Verdict: {c['yes']} of {judged_n} published figures reproduced, {c['direction only']} in direction "
             f"only, {c['no']} not" + (f", {c['fitted']} fitted by calibration" if c["fitted"] else "")
-            + (f", {c['no result']} without a result" if c["no result"] else "")
+            + (f", {c['no result']} without a result" if c["no result"] else ""))
+
+
+def verdict_title(judged, experiments: Sequence[Experiment]) -> str:
+    from .verdict import EFFECT_FACTOR, LEVEL_TOLERANCE, NO_EFFECT
+
+    return (verdict_summary(judged)
             + f". Bar (docs/experiments.md): a level within {LEVEL_TOLERANCE:.0%} of the published figure or "
               f"inside the simulated 5-95 % range over seeds; a change in the same direction and within x"
               f"{EFFECT_FACTOR:g} of the published effect (ln ratio); a published change under {NO_EFFECT:.0%} "
@@ -201,7 +208,7 @@ def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str])
     for h in VERDICT_HEADER[1:]:
         right = h in ("published", "simulated", "[p5, p95]")
         t.add_column(escape(h), justify="right" if right else "left", overflow="fold",
-                     no_wrap=h in ("published", "simulated", "[p5, p95]", "calibrated", "reproduced"))
+                     no_wrap=h in ("published", "simulated", "[p5, p95]", "factor", "reproduced"))
     style = {"yes": "green", "direction only": "yellow", "no": "red", "fitted": "dim", "no result": "red"}
     last = None
     for j in judged:

@@ -68,12 +68,12 @@ def judge(row: Row) -> Judged:
         if sim is None:
             return Judged(row, "level", NONE, "no run produced it")
         if row.calibrated and pub and abs(sim / pub - 1.0) < 1e-9:
-            return Judged(row, "level", FITTED, "the factor is fitted on it")
+            return Judged(row, "level", FITTED, "factor fitted here")
         within = pub != 0 and abs(sim / pub - 1.0) <= LEVEL_TOLERANCE
         in_range = row.simulated_p5 is not None and row.simulated_p5 <= pub <= (row.simulated_p95 or row.simulated_p5)
         off = f"{(sim / pub - 1.0) * 100:+.0f} %" if pub else "published 0"
         return Judged(row, "level", YES if within or in_range else NO,
-                      off + (" (published inside p5-p95)" if in_range and not within else ""))
+                      off + (" (pub. in p5-p95)" if in_range and not within else ""))
     rp, rs = _as_ratio(row, pub), _as_ratio(row, sim)
     if rs is None or rp is None or rp <= 0 or rs <= 0:
         return Judged(row, "change", NONE, "no ratio")
@@ -84,13 +84,13 @@ def judge(row: Row) -> Judged:
     sim_change = f"{(rs - 1.0) * 100:+.1f} %"
     if abs(rp - 1.0) < NO_EFFECT:
         ok = abs(rs - 1.0) < NO_EFFECT or covers_none
-        return Judged(row, "change", YES if ok else NO, f"published no effect (<{NO_EFFECT:.0%}); simulated {sim_change}")
+        return Judged(row, "change", YES if ok else NO, f"pub. no effect; sim. {sim_change}")
     e_pub, e_sim = math.log(rp), math.log(rs)
     if abs(rs - 1.0) < NO_EFFECT or e_sim * e_pub < 0:
-        return Judged(row, "change", NO, f"simulated {sim_change}, published {(rp - 1.0) * 100:+.1f} %")
+        return Judged(row, "change", NO, f"sim. {sim_change}, pub. {(rp - 1.0) * 100:+.1f} %")
     size = e_sim / e_pub
     ok = 1.0 / EFFECT_FACTOR <= size <= EFFECT_FACTOR
-    return Judged(row, "change", YES if ok else DIRECTION, f"effect x{size:.2f} of published")
+    return Judged(row, "change", YES if ok else DIRECTION, f"effect x{size:.2f}")
 
 
 def verdict_rows(rows: Sequence[Row], experiments: Sequence[Experiment] = ()) -> list[Judged]:
