@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from . import _core
-from .cli import app, err, errors, fail, out
+from .cli import app, emit, err, errors, fail, out
 
 __all__ = ["bench"]
 
@@ -63,6 +63,6 @@ def bench(
         t.add_row(r["case"], str(r["cpus"]), f"{r['tasks']:,}", f"{r['events']:,}", f"{r['wall_s']:.2f}",
                   f"{r['build_s']:.2f}", f"{r['events_per_s'] / 1e6:.2f}", f"{r['sim_s_per_wall_s']:.3f}",
                   f"{r['heap_multiple']:.1f}", f"{r['peak_rss_mib']:.0f}")
-    out.print(t)
+    emit(t)
     out.print("x heap: wall time over events x the bare heap's ns per pop+push (this machine's speed drifts; "
               "the multiple does not). peak RSS includes the Python process itself.")

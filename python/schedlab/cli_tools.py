@@ -74,7 +74,7 @@ def hackbench(
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
-    """rt-tests hackbench on a simulated machine; prints its ``Time:`` line."""
+    """rt-tests hackbench on a simulated machine; prints its report (Time: in seconds) as hackbench does."""
     from .toolfmt import hackbench_text
 
     params = {"groups": groups, "fds": fds, "loops": loops, "datasize": datasize, "pipe": pipe, "threads": threads}

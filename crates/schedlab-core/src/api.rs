@@ -98,7 +98,7 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
     if !(m.cost.smt_slowdown >= 1.0) {
         return Err(ScenarioError::new(
             "machine.cost",
-            format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", m.cost.smt_slowdown),
+            format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", crate::cost::shown(m.cost.smt_slowdown)),
         ));
     }
     Ok(m)

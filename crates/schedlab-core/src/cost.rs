@@ -309,11 +309,46 @@ impl CostTable {
                 return Err(format!("cost '{key}' is a table, not a number"));
             }
             if !value.is_finite() || *value < 0.0 {
-                return Err(format!("cost '{key}' must be a non-negative number, got {value}"));
+                return Err(format!("cost '{key}' must be a non-negative number, got {}", shown(*value)));
             }
-            // Integral values stay integers so integer fields (cache sizes) accept them.
-            *slot = if value.fract() == 0.0 { serde_json::json!(*value as u64) } else { serde_json::json!(value) };
+            if slot.is_u64() || slot.is_i64() {
+                // An integer field (a cache size): a whole number f64 holds exactly, never
+                // saturated into u64::MAX.
+                if value.fract() != 0.0 || *value > MAX_EXACT_INTEGER {
+                    return Err(format!("cost '{key}' must be a whole number up to 2^53, got {}", shown(*value)));
+                }
+                *slot = serde_json::json!(*value as u64);
+            } else {
+                *slot = serde_json::json!(value);
+            }
+            serde_json::from_value::<CostTable>(doc.clone())
+                .map_err(|e| format!("cost '{key}' = {}: {e}", shown(*value)))?;
         }
-        serde_json::from_value(doc).map_err(|e| e.to_string())
+        let table: CostTable = serde_json::from_value(doc).map_err(|e| e.to_string())?;
+        table.check()?;
+        Ok(table)
+    }
+
+    /// Values the simulator would otherwise clamp in silence: every use divides by
+    /// `max(1, ...)` of the two parallelism figures, so below 1 they meant nothing.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [("miss_parallelism", self.miss_parallelism), ("rfo_parallelism", self.rfo_parallelism)] {
+            if !(v >= 1.0) {
+                return Err(format!("cost '{name}' must be at least 1 (transfers a core keeps in flight), got {}", shown(v)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// 2^53: the largest whole number below which every integer is an exact f64.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// A number as an error message echoes it: `1e30` and `-1e300`, not 300 digits.
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() >= 1e15 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }

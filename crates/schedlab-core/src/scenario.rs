@@ -667,7 +667,7 @@ impl Scenario {
         let r = &self.run;
         match r.duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => {
-                return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
+                return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {}", crate::cost::shown(d))))
             }
             Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
                 return Err(ScenarioError::new(

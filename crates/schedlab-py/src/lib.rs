@@ -126,6 +126,15 @@ fn load_scenario(text: &str, format: &str, origin: &str, machine: Option<&str>) 
     })
 }
 
+/// available_memory() -> Optional[int]
+///
+/// The memory this process may still take, bytes (the least of MemAvailable, the
+/// rlimits and the cgroup's memory.max headroom): the default memory limit of a run.
+#[pyfunction]
+fn available_memory() -> Option<u64> {
+    schedlab_core::engine::limits::available_memory()
+}
+
 /// Bumped by `interrupt_runs()`: every run in this process that started before stops at
 /// its next check (threads other than the main one never see a signal themselves).
 static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
@@ -514,7 +523,7 @@ mod _core {
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
     use super::{
-        bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
+        available_memory, bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
         run, toml_location, trace_replay, trace_timelines, version, workloads,
     };
 }

@@ -11,7 +11,7 @@ from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
 
-__all__ = ["Planned", "plan", "run_experiments", "apply_options", "parse_cost", "Runner"]
+__all__ = ["Planned", "plan", "verdict_experiments", "run_experiments", "apply_options", "parse_cost", "Runner"]
 
 # (jobs, on_done) -> RunResult JSON texts in job order; tests substitute their own.
 Runner = Callable[[Sequence[Job], Callable[[int], None]], list]
@@ -65,22 +65,44 @@ def parse_cost(items: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def verdict_experiments(experiments: Sequence[Experiment]) -> list[Experiment]:
+    """The experiments as the verdict runs them (``schedlab reproduce`` without names):
+    those with published figures, each with its :class:`Verdict` options."""
+    out = []
+    for exp in experiments:
+        if not exp.published:
+            continue
+        opts = dict(exp.verdict.options) if exp.verdict else {}
+        out.append(exp.with_options(opts) if opts else exp)
+    return out
+
+
 def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
          machine: Optional[str] = None, options: Optional[dict[str, Any]] = None,
-         cost: Optional[dict[str, float]] = None) -> list[Planned]:
+         cost: Optional[dict[str, float]] = None, verdict: bool = False) -> list[Planned]:
     """Builds and validates every scenario (fails fast, before anything runs). ``cost``
-    overrides the cost table of every run's machine, over what an experiment sets itself."""
+    overrides the cost table of every run's machine, over what an experiment sets itself.
+    ``verdict``: only the configurations the published figures need, with each
+    experiment's verdict seeds and ``quick`` (``seeds`` and ``quick`` still override)."""
     experiments = apply_options(experiments, options)
     out = []
     for exp in experiments:
+        wanted = exp.published_configs() if verdict else None
+        v = exp.verdict if verdict else None
+        exp_quick = quick or bool(v and v.quick)
+        exp_seeds = seeds if seeds is not None else (v.seeds if v and not quick else None)
         for m in ([machine] if machine else exp.machines):
+            if wanted is not None and m not in wanted:
+                continue
             for config in exp.configs:
-                doc = exp.scenario(m, config, quick)
+                if wanted is not None and config not in wanted[m]:
+                    continue
+                doc = exp.scenario(m, config, exp_quick)
                 if cost:
                     spec = doc["machine"]
                     doc = {**doc, "machine": {**spec, "cost": {**spec.get("cost", {}), **cost}}}
                 s = Scenario.from_dict(doc, origin=f"<{exp.name}:{m}:{config}>")
-                out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, quick, seeds))))
+                out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, exp_quick, exp_seeds))))
     return out
 
 
@@ -97,6 +119,8 @@ def run_experiments(
     runner: Optional[Runner] = None,
     options: Optional[dict[str, Any]] = None,
     cost: Optional[dict[str, float]] = None,
+    verdict: bool = False,
+    on_jobs: Optional[Callable[[list[str]], None]] = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.
@@ -105,9 +129,11 @@ def run_experiments(
     ``options`` are per-experiment options by name (see :func:`apply_options`); ``cost``
     overrides every machine's cost table (see :func:`plan`). The published figures are
     compared either way: one measurement, another hypothesis about its machine.
+    ``verdict`` runs only what the published figures need (see :func:`plan`);
+    ``on_jobs(names)`` receives the experiment of every run, in job order, before they start.
     """
     experiments = apply_options(experiments, options)
-    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost)
+    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict)
     jobs: list[Job] = []
     owner: list[int] = []
     for k, p in enumerate(planned):
@@ -115,6 +141,8 @@ def run_experiments(
             # Comparisons read summary figures only, never the per-task list.
             jobs.append(Job(p.scenario.json, seed, without_tasks=True))
             owner.append(k)
+    if on_jobs:
+        on_jobs([planned[k].experiment.name for k in owner])
     if on_planned:
         on_planned(len(jobs))
     done = on_done or (lambda i: None)
@@ -128,5 +156,10 @@ def run_experiments(
     rows: list[Row] = []
     for exp in experiments:
         runs = {(p.machine, p.config): by_planned[k] for k, p in enumerate(planned) if p.experiment is exp}
-        rows.extend(compare(exp, runs))
+        if not runs:
+            continue
+        mine = compare(exp, runs)
+        if verdict:  # configurations left out of the plan have empty rows
+            mine = [r for r in mine if r.n_seeds > 0]
+        rows.extend(mine)
     return rows

@@ -204,8 +204,12 @@ impl Machine {
         let (state, field) = key
             .rsplit_once('.')
             .ok_or_else(|| format!("'cpuidle.{key}': expected cpuidle.STATE.FIELD, e.g. cpuidle.C2.wake_us"))?;
-        if !us.is_finite() || us < 0.0 {
-            return Err(format!("'cpuidle.{key}' must be a non-negative number of microseconds, got {us}"));
+        // Up to 1000 s: a larger value would saturate the nanosecond field in silence.
+        if !us.is_finite() || !(0.0..=1e9).contains(&us) {
+            return Err(format!(
+                "'cpuidle.{key}' must be a non-negative number of microseconds up to 1e9 (1000 s), got {}",
+                crate::cost::shown(us)
+            ));
         }
         if !matches!(field, "exit_latency_us" | "target_residency_us" | "wake_us") {
             return Err(format!("'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"));
