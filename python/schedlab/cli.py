@@ -363,7 +363,10 @@ def machines(
     if json_out:
         sys.stdout.write(json.dumps(m, indent=2) + "\n")
         return
-    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}", title="machine"))
+    kernel = m.get("host_kernel")
+    kernel_line = (f"\nkernel {kernel['release']}: profile {kernel['profile']}, HZ {kernel['hz'] or 'unknown'} "
+                   f"(a host scenario's defaults)") if kernel else ""
+    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}{kernel_line}", title="machine"))
     t = Table(title="spans", title_justify="left", show_edge=False)
     t.add_column("level")
     t.add_column("count", justify="right")
@@ -391,6 +394,38 @@ def machines(
     for k, v in _flatten(m.get("cost", {})):
         t.add_row(k, _cell(v))
     emit(t)
+    for table in _idle_state_tables(m):
+        emit(table)
+
+
+def _idle_state_tables(m: dict) -> list[Table]:
+    """One table per idle driver: each state's declared figures (what the governors
+    read) beside the wake a wakeup pays, with its kind, band and source."""
+    from rich.markup import escape
+
+    us = lambda ns: f"{ns / 1000:g}"
+    tables = []
+    for i, drv in enumerate(m.get("idle_drivers", [])):
+        types = sorted({c["core_type"] for c, d in zip(m.get("cpus", []), m.get("cpu_idle_driver", [])) if d == i})
+        t = Table(title=f"idle states of {', '.join(types)} ({drv['name']}; override cpuidle.STATE.FIELD in \\[machine.cost])",
+                  title_justify="left", show_edge=False)
+        for c in ("state", "declared exit/residency us", "wake us", "kind", "band us", "source (wake; declared)"):
+            t.add_column(c, overflow="fold")
+        for s in drv["states"]:
+            w, d = s["wake"], s["declared"]
+            t.add_row(s["name"], f"{us(s['exit_latency_ns'])} / {us(s['target_residency_ns'])}", us(s["wake_ns"]),
+                      w["kind"], f"{us(w['low'])}-{us(w['high'])}", escape(f"{w['source']}; {d['source']}"))
+        tables.append(t)
+        fd = drv["core_flush_delay"]
+        lines = [f"core: the shallowest state its threads request; power-down after {us(drv['core_flush_delay_ns'])} us "
+                 f"({fd['kind']}, {us(fd['low'])}-{us(fd['high'])} us: {escape(fd['source'])})"]
+        if drv.get("package"):
+            p = drv["package"]
+            lines.append(f"package: {p['name']} once every core of the socket is down; "
+                         f"{'flushes' if p['flushes_llc'] else 'keeps'} the LLC ({escape(p['source'])})")
+        t.caption = "\n".join(lines)
+        t.caption_justify = "left"
+    return tables
 
 
 # ------------------------------------------------------------------------ features

@@ -57,6 +57,7 @@ fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result
         }?;
         if let Some(m) = machine {
             s.machine = m;
+            s.settle_kernel().map_err(|e| e.with_origin(origin))?;
             s.validate().map_err(|e| e.with_origin(origin))?;
         }
         s
@@ -347,7 +348,11 @@ fn find_machine(name: &str) -> PyResult<Machine> {
     if let Some(m) = parse_topo(name) {
         return Ok(m);
     }
-    let spec = MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() };
+    let spec = if name == "host" {
+        MachineSpec { host: true, ..MachineSpec::default() }
+    } else {
+        MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() }
+    };
     api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message))
 }
 
@@ -412,6 +417,11 @@ fn machine(name: &str) -> PyResult<String> {
             })
             .unwrap_or_default();
         if let Some(obj) = doc.as_object_mut() {
+            if name == "host" {
+                // What a host scenario runs unless it says otherwise.
+                let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
+                obj.insert("host_kernel".into(), serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz}));
+            }
             obj.insert("summary".into(), m.summary().into());
             obj.insert("nr_cpus".into(), m.nr_cpus().into());
             obj.insert("llcs".into(), spans(&m.llc_span).into());
