@@ -124,6 +124,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         bw_csd_inflight: vec![false; nr],
         bw_window_start: Vec::new(),
         bw_violation: None,
+        liveness: None,
         has_smt: m.has_smt(),
         asym_capacity: m.is_asymmetric(),
         max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),

@@ -209,6 +209,7 @@ impl Simulator {
             }
             None => (None, None),
         };
-        RunOutput { result, trace, trace_error }
+        let liveness = self.take_liveness();
+        RunOutput { result, trace, trace_error, liveness }
     }
 }

@@ -13,6 +13,7 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod liveness;
 pub mod limits;
 
 use std::collections::VecDeque;
@@ -185,6 +186,8 @@ pub struct Simulator {
     pub(crate) bw_window_start: Vec<Ns>,
     /// The first window in which a group used more than its quota allows, if any.
     pub(crate) bw_violation: Option<String>,
+    /// Stall tracking of a checked run (the liveness property).
+    pub(crate) liveness: Option<liveness::Liveness>,
     pub(crate) has_smt: bool,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
@@ -356,6 +359,7 @@ impl Simulator {
                 if let Err(e) = self.check_invariants() {
                     return Err(SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.now, self.events)));
                 }
+                self.track_liveness();
             } else {
                 #[cfg(debug_assertions)]
                 self.check_invariants_sampled();
