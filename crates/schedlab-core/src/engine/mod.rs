@@ -14,6 +14,7 @@ mod conservation;
 mod finish;
 mod invariants;
 pub mod liveness;
+pub(crate) mod warmup;
 pub mod limits;
 
 use std::collections::VecDeque;
@@ -188,6 +189,8 @@ pub struct Simulator {
     pub(crate) bw_violation: Option<String>,
     /// Stall tracking of a checked run (the liveness property).
     pub(crate) liveness: Option<liveness::Liveness>,
+    /// The warm-up and the stationarity blocks (`[run] warmup_s`).
+    pub(crate) measure: warmup::Measurement,
     pub(crate) has_smt: bool,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
@@ -345,6 +348,7 @@ impl Simulator {
                 stopped_by = "max_sim_time";
                 break;
             }
+            self.measurement_tick(t);
             self.now = t;
             self.events += 1;
             if ev == EventKind::End {
