@@ -79,7 +79,7 @@ CATALOGUE = [
          expected="error: bad.json:2:12: tasks[0]: expected value"),
     Case("unknown field", ok(OK_TASK, "[run]\nduraton_s = 1.0\n"),
          expected="error: bad.toml:7:1: run.duraton_s: unknown field `duraton_s`, expected one of `duration_s`, "
-                  "`until`, `seeds`, `trace`, `max_events`"),
+                  "`until`, `seeds`, `trace`, `max_events`, `warmup_s`"),
     Case("duration without a unit", ok('[[tasks]]\nname = "t"\nprogram = [{ sleep = "10" }]\n'),
          expected="error: bad.toml:5:22: tasks[0].program[0].sleep: '10' has no unit: expected a number with ns, "
                   "us, ms or s"),

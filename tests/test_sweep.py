@@ -31,6 +31,7 @@ def write_spec(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
 SMALL = """
 seeds = [1, 2]
 [set]
+"run.warmup_s" = 0.0
 "run.duration_s" = 0.5
 [parameters]
 "tasks.worker.count" = [4, 8]
@@ -43,6 +44,7 @@ seeds = [1, 2]
 SLOW = """
 seeds = [1, 2, 3]
 [set]
+"run.warmup_s" = 0.0
 "run.duration_s" = 25.0
 "tasks.worker.program.0.loop.body.1.sleep_exp" = "1500us"
 "groups.svc.cpu_max" = "400000 100000"

@@ -265,6 +265,8 @@ def run(
         if warning:
             partial = True
             sys.stderr.write(f"warning: {warning}; the figures cover that part only\n")
+        for w in r.raw.get("warnings", []):
+            sys.stderr.write(f"warning: seed {r.seed}: {w}\n")
     if interrupted:
         sys.stderr.write(f"warning: interrupted: {len(res)} of {len(seeds)} seeds have a (partial) result\n")
     if plot is not None:

@@ -70,7 +70,8 @@ def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     an SRE reads off a Kubernetes dashboard:
 
     - ``usage_of_quota``: CPU time used / (quota x elapsed periods), the elapsed periods
-      being the simulated time over the period (cpuacct usage rate / CPU limit);
+      being the simulated time (after the warm-up) over the period (cpuacct usage rate /
+      CPU limit);
     - ``throttled_share``: nr_throttled / nr_periods (container_cpu_cfs_throttled_periods
       / container_cpu_cfs_periods; 0 when no period was counted).
 
@@ -79,6 +80,8 @@ def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     ``nr_bursts`` and ``burst_time_s``.
     """
     sim_ns = float(raw.get("engine", {}).get("sim_ns") or 0)
+    # After a [run] warmup_s the figures cover the measured window only.
+    sim_ns -= float(raw.get("summary", {}).get("warmup_seconds") or 0) * 1e9
     out: dict[str, dict[str, float]] = {}
     for g in raw.get("groups", []):
         quota, period = g.get("quota_ns"), g.get("period_ns") or 0

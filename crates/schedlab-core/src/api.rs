@@ -65,6 +65,8 @@ pub struct RunOutput {
     pub trace: Option<Trace>,
     /// Why writing the trace failed (the run itself completed).
     pub trace_error: Option<String>,
+    /// Each task's longest stall (runs with `check_invariants` only).
+    pub liveness: Option<crate::engine::liveness::Liveness>,
 }
 
 /// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.

@@ -549,6 +549,9 @@ pub struct RunSpec {
     /// Stop after this many events (a guard against runaway scenarios).
     #[serde(default = "default_max_events")]
     pub max_events: u64,
+    /// Simulated seconds before figures start counting (the warm-up).
+    #[serde(default)]
+    pub warmup_s: Option<f64>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -561,7 +564,7 @@ fn default_max_events() -> u64 {
 
 impl Default for RunSpec {
     fn default() -> Self {
-        Self { duration_s: None, until: None, seeds: default_seeds(), trace: false, max_events: default_max_events() }
+        Self { duration_s: None, until: None, seeds: default_seeds(), trace: false, max_events: default_max_events(), warmup_s: None }
     }
 }
 
@@ -712,6 +715,18 @@ impl Scenario {
         }
         if r.seeds.is_empty() {
             return Err(ScenarioError::new("run.seeds", "expected at least one seed"));
+        }
+        if let Some(w) = r.warmup_s {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(ScenarioError::new("run.warmup_s", format!("expected a number of seconds >= 0, got {w}")));
+            }
+            match r.duration_s {
+                Some(d) if w >= d => {
+                    return Err(ScenarioError::new("run.warmup_s", format!("expected less than duration_s ({d} s), got {w}")))
+                }
+                None => return Err(ScenarioError::new("run.warmup_s", "needs duration_s (a run until workload_done has no fixed window)")),
+                _ => {}
+            }
         }
         self.validate_groups()?;
         for (i, t) in self.timers.iter().enumerate() {

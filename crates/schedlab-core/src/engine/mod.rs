@@ -13,6 +13,8 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod liveness;
+pub(crate) mod warmup;
 pub mod limits;
 
 use std::collections::VecDeque;
@@ -185,6 +187,10 @@ pub struct Simulator {
     pub(crate) bw_window_start: Vec<Ns>,
     /// The first window in which a group used more than its quota allows, if any.
     pub(crate) bw_violation: Option<String>,
+    /// Stall tracking of a checked run (the liveness property).
+    pub(crate) liveness: Option<liveness::Liveness>,
+    /// The warm-up and the stationarity blocks (`[run] warmup_s`).
+    pub(crate) measure: warmup::Measurement,
     pub(crate) has_smt: bool,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
@@ -344,6 +350,7 @@ impl Simulator {
                 stopped_by = "max_sim_time";
                 break;
             }
+            self.measurement_tick(t);
             self.now = t;
             self.events += 1;
             if ev == EventKind::End {
@@ -358,6 +365,7 @@ impl Simulator {
                 if let Err(e) = self.check_invariants() {
                     return Err(SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.now, self.events)));
                 }
+                self.track_liveness();
             } else {
                 #[cfg(debug_assertions)]
                 self.check_invariants_sampled();

@@ -351,6 +351,9 @@ impl Simulator {
             if !self.tasks[p].cpus_allowed.test(dst) || self.tasks[p].state != TaskState::Runnable {
                 continue;
             }
+            if !self.lb_may_migrate_throttled(p, src, dst) {
+                continue;
+            }
             if !allow_hot && self.task_hot(p, dst) {
                 continue;
             }
@@ -393,6 +396,9 @@ impl Simulator {
             // stopper finds nothing it may push (can_migrate_task() refuses a throttled
             // pair).
             return false;
+        }
+        if !self.lb_may_migrate_throttled(p, src, dst) {
+            return false; // can_migrate_task() in the stopper refuses a throttled dst
         }
         self.detach_task(src, p);
         self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
