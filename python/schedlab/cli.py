@@ -540,6 +540,9 @@ def reproduce(
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How runs are spread."),
+    idle_check: bool = typer.Option(False, "--idle-check", help="Run everything again with idle capped at the halt "
+                                    "state (C1/WFI) and flag each effect that changes sign or by more than 2x: "
+                                    "effects of the idle states, not of the mechanism."),
 ) -> None:
     """Re-derive published results: each published figure simulated and judged (reproduced or not).
 
@@ -570,7 +573,7 @@ def reproduce(
         with RunsProgress("reproduce") as bar:
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
                                    backend=backend.value, on_jobs=bar.set_jobs, on_done=bar.advance,
-                                   cost=cost_overrides, verdict=verdict)
+                                   cost=cost_overrides, verdict=verdict, idle_check_runs=idle_check)
         # The overrides go with the version line of every report, so a table says what it ran.
         overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
         generated_by = f"{__version__} with {overrides}" if overrides else __version__
@@ -600,6 +603,8 @@ def reproduce(
                   markup=False)
     elif not rows:
         out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
+    if idle_check:
+        emit(_idle_check_table(rows))
     if overrides:
         out.print(f"Every run with {overrides}.", soft_wrap=True)
     if out_dir is not None:
@@ -608,6 +613,26 @@ def reproduce(
     elif verdict:
         out.print("Every row of every experiment, with plots: `schedlab reproduce --out DIR` (DIR/report.html); "
                   "the what-if grids too: `--all` or by name (`--list`).", soft_wrap=True, markup=False)
+
+
+def _idle_check_table(rows) -> Table:
+    """The effects (change rows) with idle free and capped at the halt state."""
+    t = Table(title="idle check: each effect with the governor's idle states and with idle capped at the halt state "
+                    "(flag: sign = the effect changes sign, x2 = it changes by more than 2x)",
+              title_justify="left", show_edge=False)
+    for c in ("experiment", "machine", "change", "metric", "effect", "idle capped", "flag"):
+        t.add_column(c, overflow="fold")
+    flagged = 0
+    for r in rows:
+        if r.idle_dependent is None:
+            continue
+        flagged += r.idle_dependent != "no"
+        style = "bold red" if r.idle_dependent != "no" else None
+        t.add_row(r.experiment, r.machine, escape(r.config), r.metric, f"{r.simulated_mean:.4g}",
+                  f"{r.idle_capped_mean:.4g}", r.idle_dependent, style=style)
+    t.caption = f"{flagged} effect(s) depend on the idle states"
+    t.caption_justify = "left"
+    return t
 
 
 def _print_experiment_list(exps, json_out: bool) -> None:
