@@ -75,6 +75,7 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("pairs", "1", "task pairs"),
             p!("rounds", "1000", "round trips per pair"),
             p!("work", "2us", "work each side does per message"),
+            p!("threads", "false", "each pair two threads of one process (default: two processes)"),
         ],
         "threadpool" => &[
             p!("threads", "required", "worker threads"),
