@@ -212,6 +212,9 @@ pub struct EngineStats {
     /// channel 'b-done'"), at most 8 and a count of the others.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<String>,
+    /// Events by kind (those of a stale generation apart, `*_stale`), the engine's own
+    /// bookkeeping like `events`: what the run spent events on.
+    pub events_by_kind: BTreeMap<String, u64>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.

@@ -186,6 +186,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             })
             .collect(),
         idle_hw: crate::sched::IdleHardware::new(&m),
+        events_by_kind: Default::default(),
         tick_do_timer_cpu: Some(0),
         nohz_idle_cpus: 0,
         irq_until: vec![0; nr],

@@ -191,6 +191,12 @@ impl Simulator {
             engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
+                events_by_kind: crate::engine::queue::EventKind::NAMES
+                    .iter()
+                    .zip(self.events_by_kind)
+                    .filter(|&(_, n)| n > 0)
+                    .map(|(name, n)| (name.to_string(), n))
+                    .collect(),
             },
             summary,
             workload: BTreeMap::new(),

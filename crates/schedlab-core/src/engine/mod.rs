@@ -204,6 +204,8 @@ pub struct Simulator {
     pub(crate) max_events: u64,
     pub(crate) q: EventQueue,
     pub(crate) events: u64,
+    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
+    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
     pub(crate) tasks: Vec<Task>,
     pub(crate) rngs: Vec<Stream>,
     pub(crate) programs: Vec<Program>,
@@ -353,6 +355,7 @@ impl Simulator {
             self.measurement_tick(t);
             self.now = t;
             self.events += 1;
+            self.events_by_kind[ev.index()] += 1;
             if ev == EventKind::End {
                 stopped_by = "duration";
                 break;
@@ -409,6 +412,8 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen == gen {
                     self.segment_end(cpu);
+                } else {
+                    self.count_stale(ev, 9);
                 }
             }
             EventKind::Hrtimer { cpu, seq } => self.hrtimer_event(cpu as usize, seq),
@@ -422,6 +427,8 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen == gen {
                     self.scheduler_tick(cpu);
+                } else {
+                    self.count_stale(ev, 10);
                 }
             }
             EventKind::Resched { cpu } => {
@@ -436,6 +443,13 @@ impl Simulator {
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
             EventKind::End => {}
         }
+    }
+
+    /// Counts a popped event whose generation was stale under `stale` instead of its kind.
+    #[inline]
+    pub(crate) fn count_stale(&mut self, ev: EventKind, stale: usize) {
+        self.events_by_kind[ev.index()] -= 1;
+        self.events_by_kind[stale] += 1;
     }
 
     /// Processes the next event (tests drive the engine step by step); false when none.
