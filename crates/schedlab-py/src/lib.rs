@@ -422,6 +422,9 @@ fn machine(name: &str) -> PyResult<String> {
                 let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
                 obj.insert("host_kernel".into(), serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz}));
             }
+            // Every cost-table figure's source, kind and band (docs/hardware-sources.md).
+            let sources = schedlab_core::topology::preset_sources::cost_sources(&m);
+            obj.insert("cost_sources".into(), serde_json::to_value(&sources).unwrap_or_default());
             obj.insert("summary".into(), m.summary().into());
             obj.insert("nr_cpus".into(), m.nr_cpus().into());
             obj.insert("llcs".into(), spans(&m.llc_span).into());
