@@ -37,7 +37,7 @@ def test_pairing_uses_the_same_seed():
 
 def test_compare_two_example_files(cli):
     r = cli("compare", "examples/bandwidth_whatif.toml", "examples/bandwidth_whatif_burst.toml",
-            "--seeds", "3", "--set", "run.duration_s=3", "--json")
+            "--seeds", "3", "--set", "run.warmup_s=0", "--set", "run.duration_s=3", "--json")
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["seeds"] == [1, 2, 3] and doc["method"].startswith("paired Student t")

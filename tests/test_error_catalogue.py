@@ -79,7 +79,7 @@ CATALOGUE = [
          expected="error: bad.json:2:12: tasks[0]: expected value"),
     Case("unknown field", ok(OK_TASK, "[run]\nduraton_s = 1.0\n"),
          expected="error: bad.toml:7:1: run.duraton_s: unknown field `duraton_s`, expected one of `duration_s`, "
-                  "`until`, `seeds`, `trace`, `max_events`"),
+                  "`until`, `seeds`, `trace`, `max_events`, `warmup_s`"),
     Case("duration without a unit", ok('[[tasks]]\nname = "t"\nprogram = [{ sleep = "10" }]\n'),
          expected="error: bad.toml:5:22: tasks[0].program[0].sleep: '10' has no unit: expected a number with ns, "
                   "us, ms or s"),
@@ -201,6 +201,13 @@ CATALOGUE = [
          expected="error: bad.toml:5:9: tasks[0].count: 100000000 tasks on 512 CPUs would need about 334 GiB, "
                   "more than the memory limit of 2.0 GiB (by default the memory available; --max-memory, or "
                   "max_memory= from Python)"),
+    Case("cost override the simulator would clamp",
+         ok('[machine]\ntopo = { cores = 2 }\ncost = { miss_parallelism = 0 }\n'),
+         expected="error: bad.toml:3:8: machine.cost: cost 'miss_parallelism' must be at least 1 (transfers a core "
+                  "keeps in flight), got 0"),
+    Case("cost override out of an integer field's range",
+         ok('[machine]\ntopo = { cores = 2 }\ncost = { "cache.llc_kib" = 1e30 }\n'),
+         expected="error: bad.toml:3:8: machine.cost: cost 'cache.llc_kib' must be a whole number up to 2^53, got 1e30"),
     # -- command-line options ----------------------------------------------------------------------
     Case("seed out of range", ok(), args=("--seed", "-1"),
          expected="error: Invalid value for '--seed' / '-s': Input should be greater than or equal to 0 "

@@ -118,7 +118,7 @@ def test_latency_cdf_and_idle_states_shape():
 @pytest.fixture(scope="module")
 def bw_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("run")
-    s = schedlab.load_scenario("examples/bandwidth_whatif.toml").with_changes({"run.duration_s": 1.0})
+    s = schedlab.load_scenario("examples/bandwidth_whatif.toml").with_changes({"run.warmup_s": 0.0, "run.duration_s": 1.0})
     trace = tmp / "t.perfetto.json"
     res = schedlab.run(s, seed=1, trace=trace)
     return res.raw, trace

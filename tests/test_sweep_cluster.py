@@ -24,6 +24,7 @@ GRID = """
 seeds = [1, 2]
 [set]
 "run.duration_s" = 1.0
+"run.warmup_s" = 0
 [parameters]
 "tasks.worker.count" = [4, 16, 64]
 "groups.svc.cpu_max" = ["100000 100000", "200000 100000"]

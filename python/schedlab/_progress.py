@@ -72,3 +72,133 @@ class DelayedProgress:
 
     def fraction(self, f: float) -> None:
         self.progress.update(self.task, completed=max(0.0, min(1.0, f)) * (self.progress.tasks[0].total or 1))
+
+
+class RunsProgress:
+    """Progress over groups of runs (a reproduction's experiments): a rich bar per group
+    and one for all runs when stdout and stderr are terminals; otherwise plain log lines
+    on stderr as each group finishes and every 10 % of the runs (a log or a pipe gets
+    progress it can read, with no control codes).
+
+    ``set_jobs(names)`` gives each run's group in run order; ``advance(i)`` marks run ``i``
+    done (any order)."""
+
+    def __init__(self, title: str, *, enabled: Optional[bool] = None, stream=None):
+        import sys
+        import time
+
+        self.title = title
+        self.stream = stream or sys.stderr
+        self._time = time.monotonic
+        self.t0 = self._time()
+        if enabled is None:
+            enabled = sys.stdout.isatty() and self.stream.isatty()
+        self.bars = enabled
+        self.progress: Optional[Progress] = None
+        self.names: list[str] = []
+        self.left: dict[str, int] = {}
+        self.total_of: dict[str, int] = {}
+        self.done = 0
+        self._next_log = 0.1
+        self._tasks: dict[str, int] = {}
+        self._all = None
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "RunsProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def log(self, text: str) -> None:
+        self.stream.write(f"[{self._time() - self.t0:6.1f} s] {text}\n")
+        self.stream.flush()
+
+    def set_jobs(self, names: list[str]) -> None:
+        self.names = list(names)
+        for n in self.names:
+            self.left[n] = self.left.get(n, 0) + 1
+        self.total_of = dict(self.left)
+        if self.bars:
+            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                     MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+                                     console=Console(stderr=True), transient=True)
+            self._all = self.progress.add_task(f"[bold]{self.title}[/]: all runs", total=len(self.names))
+            for n, k in self.total_of.items():
+                self._tasks[n] = self.progress.add_task(f"  {n}", total=k)
+            self.progress.start()
+        else:
+            self.log(f"{self.title}: {len(self.names)} runs in {len(self.total_of)} experiments: "
+                     + ", ".join(f"{n} ({k})" for n, k in self.total_of.items()))
+
+    def advance(self, index: int) -> None:
+        with self._lock:
+            name = self.names[index] if 0 <= index < len(self.names) else "?"
+            self.done += 1
+            self.left[name] = self.left.get(name, 1) - 1
+            if self.progress is not None:
+                self.progress.advance(self._all)
+                if name in self._tasks:
+                    self.progress.advance(self._tasks[name])
+                return
+            if self.left.get(name) == 0:
+                self.log(f"{name}: its {self.total_of.get(name, 0)} runs done ({self.done}/{len(self.names)} in all)")
+            elif self.names and self.done / len(self.names) >= self._next_log:
+                self.log(f"{self.done}/{len(self.names)} runs done")
+            while self.names and self.done / len(self.names) >= self._next_log:
+                self._next_log += 0.1
+
+
+# The core calls a run's progress callback once every 2^20 events (engine/mod.rs).
+EVENTS_PER_TICK = 1 << 20
+
+
+class RunProgress:
+    """Progress of one long run, fed by the core's progress callback (``fraction`` of the
+    simulated time, NaN for a run that ends with its workload). On a terminal: a bar
+    (or a pulsing one) after a second; otherwise a log line on stderr every
+    ``every_s`` seconds, so a run in a log or behind a pipe is not silent for minutes.
+    Events are counted from the callbacks (one per 2^20 events)."""
+
+    def __init__(self, description: str, *, every_s: float = 10.0, enabled: Optional[bool] = None, stream=None):
+        import sys
+        import time
+
+        self.description = description
+        self.stream = stream or sys.stderr
+        self._time = time.monotonic
+        self.t0 = self._time()
+        self.every_s = every_s
+        self.ticks = 0
+        self._next = self.t0 + every_s
+        terminal = self.stream.isatty() if enabled is None else enabled
+        self.bar = DelayedProgress(description, total=1.0, units=False, enabled=terminal) if terminal else None
+
+    def __enter__(self) -> "RunProgress":
+        if self.bar is not None:
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def __call__(self, fraction: float) -> None:
+        import math
+
+        self.ticks += 1
+        known = fraction is not None and not math.isnan(fraction)
+        if self.bar is not None:
+            if known:
+                self.bar.fraction(fraction)
+            else:
+                self.bar.set_total(None)
+            return
+        now = self._time()
+        if now >= self._next:
+            self._next = now + self.every_s
+            done = f"{fraction:.0%} of the simulated time, " if known else ""
+            self.stream.write(f"[{now - self.t0:6.1f} s] {self.description}: {done}"
+                              f"{self.ticks * EVENTS_PER_TICK / 1e6:,.0f} million events so far\n")
+            self.stream.flush()

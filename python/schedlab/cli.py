@@ -4,7 +4,8 @@ prints tables or JSON.
 
 Exit status: 0 success; 2 bad input (scenario file, experiment or machine name,
 option), printed as ONE line ``error: ...`` on stderr with no traceback; 3 a run hit its
-limit; 70 an internal error (a schedlab bug); 130 interrupted.
+limit; 70 an internal error (a schedlab bug); 130 interrupted (Ctrl-C), 143 and 129 stopped by
+SIGTERM and SIGHUP, which are handled as Ctrl-C is (:mod:`schedlab._signals`).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from typing import Iterator, List, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from . import _core
 from .errors import InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError
+from ._signals import interrupt_status
 from .limits import limits_json
 
 app = typer.Typer(
@@ -34,9 +37,22 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# Piped or captured output is not squeezed to 80 columns.
+# Piped or captured output is not squeezed to 80 columns (and emit() strips the padding).
 out = Console(highlight=False, soft_wrap=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False)
+
+
+def emit(renderable) -> None:
+    """Prints a table: as rich draws it on a terminal; piped or captured, without the
+    trailing blanks that pad every line to the console's width."""
+    if out.is_terminal:
+        out.print(renderable)
+        return
+    with out.capture() as cap:
+        out.print(renderable)
+    text = "\n".join(line.rstrip() for line in cap.get().split("\n"))
+    out.file.write(text if text.endswith("\n") else text + "\n")
+    out.file.flush()
 
 
 class TraceFormat(str, enum.Enum):
@@ -81,7 +97,7 @@ def errors() -> Iterator[None]:
     except OSError as e:
         fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "), 2)
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted", interrupt_status())
 
 
 def _version(value: bool) -> None:
@@ -116,10 +132,10 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
             for name in dict.fromkeys(n for f in per_run for n in f):
                 for k in dict.fromkeys(k for f in per_run for k in f.get(name, {})):
                     rows.append((f"group.{name}.{k}", [f.get(name, {}).get(k) for f in per_run]))
-            from .figures import latency_figures  # wakeup latency p50/p99 (µs), then the counters
+            from .figures import latency_figures, rate_figures  # latency p50/p99 (µs), rates (/s)
 
-            lat = [latency_figures(r) for r in raws]
-            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us"))):
+            lat = [{**latency_figures(r), **rate_figures(r)} for r in raws]
+            for k in dict.fromkeys(k for f in lat for k in f if k.endswith((".p50_us", ".p99_us", ".p50_per_s"))):
                 rows.append((k, [f.get(k) for f in lat]))
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
@@ -169,7 +185,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 
             cells.append(f"{fmt(m)} ± {fmt(s, m)}" if m is not None else "")
         t.add_row(label, *cells)
-    out.print(t)
+    emit(t)
     for p in traces:
         if p:
             out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
@@ -192,12 +208,17 @@ def run(
     max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
     max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
+    set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
+    profile: Optional[str] = typer.Option(None, "--profile", help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
+    feature: Optional[List[str]] = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
+    tunable: Optional[List[str]] = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
     A run that stops short of what the scenario asked (a limit, a deadlock) prints what
-    it has, warns and exits with status 3; Ctrl-C does the same with status 130."""
-    from ._progress import DelayedProgress
+    it has, warns and exits with status 3; Ctrl-C, SIGTERM and SIGHUP stop it the same
+    way, with status 130, 143 and 129."""
+    from ._progress import DelayedProgress, RunProgress
     from .api import run as run_one
     from .parallel import run_many
     from .results import ResultSet
@@ -205,7 +226,18 @@ def run(
 
     interrupted = False
     with errors():
-        s = load_scenario(scenario, machine=machine)
+        from .limits import format_bytes, parse_bytes
+        from .scenario import LARGE_INPUT_BYTES, input_size
+
+        size = input_size(scenario) or 0
+        if size >= LARGE_INPUT_BYTES:  # a large file parses for a while: say so first
+            sys.stderr.write(f"note: reading {scenario} ({format_bytes(size)}): about a second per 2 MiB\n")
+            sys.stderr.flush()
+        with DelayedProgress(f"reading {scenario}", total=None, units=False):
+            s = load_scenario(scenario, machine=machine, max_memory=parse_bytes("max_memory", max_memory))
+        changes = run_changes(s.doc, set_, profile, feature, tunable)
+        if changes:
+            s = s.with_changes(changes)
         for n in s.notes:
             sys.stderr.write(f"note: {n}\n")
         seeds = list(seed) if seed else s.seeds
@@ -216,9 +248,8 @@ def run(
         limits_json(**limits)  # a bad value is a usage error before anything runs
         try:
             if len(seeds) == 1:
-                with DelayedProgress(f"{s.name or 'run'} seed {seeds[0]}", total=1.0, units=False) as bar:
-                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar.fraction,
-                                             **limits)])
+                with RunProgress(f"{s.name or 'run'} seed {seeds[0]}") as bar:
+                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar, **limits)])
             else:
                 with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
                     res = run_many(s, seeds, workers=workers, backend=backend.value, trace=trace_arg,
@@ -227,13 +258,15 @@ def run(
             interrupted = True
             res = e.results
             if len(res) == 0:
-                fail("interrupted before any run had a result", 130)
+                fail("interrupted before any run had a result", interrupt_status())
     partial = False
     for r in res:
         warning = _partial_warning(r.seed, r.raw.get("engine", {}))
         if warning:
             partial = True
             sys.stderr.write(f"warning: {warning}; the figures cover that part only\n")
+        for w in r.raw.get("warnings", []):
+            sys.stderr.write(f"warning: seed {r.seed}: {w}\n")
     if interrupted:
         sys.stderr.write(f"warning: interrupted: {len(res)} of {len(seeds)} seeds have a (partial) result\n")
     if plot is not None:
@@ -249,9 +282,35 @@ def run(
     else:
         _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
     if interrupted:
-        raise typer.Exit(130)
+        raise typer.Exit(interrupt_status())
     if partial:
         raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
+
+
+def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], features: Optional[List[str]],
+                tunables: Optional[List[str]]) -> dict:
+    """The dotted-path changes of `run`'s --set, --profile, --feature and --tunable (the
+    flags `compare`, `hackbench` and `schbench` take), in that order of precedence."""
+    from .changes import parse_assignment
+
+    changes: dict = {}
+    if profile is not None:
+        changes["kernel.profile"] = profile
+    for f in features or []:
+        name, _, val = f.partition("=")
+        if not name.strip() or val not in ("", "0", "1", "true", "false"):
+            raise ValueError(f"--feature {f}: expected NAME, NAME=1 or NAME=0")
+        changes[f"kernel.features.{name.strip()}"] = val in ("", "1", "true")
+    for t in tunables or []:
+        name, eq, _ = t.partition("=")
+        if not eq or not name.strip():
+            raise ValueError(f"--tunable {t}: expected NAME=VALUE")
+        k, v = parse_assignment(f"kernel.tunables.{name.strip()}={t.split('=', 1)[1]}", doc)
+        changes[k] = v
+    for text in sets or []:
+        k, v = parse_assignment(text, doc)
+        changes[k] = v
+    return changes
 
 
 def _partial_warning(seed: int, eng: dict) -> Optional[str]:
@@ -296,7 +355,7 @@ def machines(
                 t.add_column(c, overflow="fold")
             for m in doc:
                 t.add_row(m["name"], str(m["nr_cpus"]), m["arch"], m["summary"], m["description"])
-            out.print(t)
+            emit(t)
             if not doc:
                 out.print("(no presets built into this version)")
             out.print("Synthetic machines: machine.topo = { sockets, llcs, cores, smt } in a scenario, "
@@ -306,7 +365,10 @@ def machines(
     if json_out:
         sys.stdout.write(json.dumps(m, indent=2) + "\n")
         return
-    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}", title="machine"))
+    kernel = m.get("host_kernel")
+    kernel_line = (f"\nkernel {kernel['release']}: profile {kernel['profile']}, HZ {kernel['hz'] or 'unknown'} "
+                   f"(a host scenario's defaults)") if kernel else ""
+    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}{kernel_line}", title="machine"))
     t = Table(title="spans", title_justify="left", show_edge=False)
     t.add_column("level")
     t.add_column("count", justify="right")
@@ -315,7 +377,7 @@ def machines(
         spans = m.get(level, [])
         shown = spans if len(spans) <= 16 else spans[:16] + [f"... {len(spans) - 16} more"]
         t.add_row(level, str(len(spans)), "  ".join(shown))
-    out.print(t)
+    emit(t)
     c0 = m["cpus"][0] if m.get("cpus") else {}
     types = sorted({(c.get("core_type"), c.get("capacity"), c.get("freq_mhz")) for c in m.get("cpus", [])}, key=str)
     out.print("core types: " + ", ".join(f"{ct} (capacity {cap}, {mhz} MHz)" for ct, cap, mhz in types) if c0 else "")
@@ -327,13 +389,46 @@ def machines(
         gtext = " | ".join(groups) if len(groups) <= 8 else f"{len(groups)} groups"
         t.add_row(str(d["level"]), d["span"], gtext, f"{d['min_interval_ms']}-{d['max_interval_ms']}",
                   str(d["imbalance_pct"]), " ".join(f.removeprefix("SD_") for f in d.get("flags", [])))
-    out.print(t)
+    emit(t)
     t = Table(title="cost table (override with \\[machine.cost] in a scenario)", title_justify="left", show_edge=False)
-    t.add_column("field")
-    t.add_column("value", justify="right")
+    for c, j in (("field", "left"), ("value", "right"), ("kind", "left"), ("band", "right"), ("source", "left")):
+        t.add_column(c, justify=j, overflow="fold")
+    sources = m.get("cost_sources", {})
     for k, v in _flatten(m.get("cost", {})):
-        t.add_row(k, _cell(v))
-    out.print(t)
+        p = sources.get(k, {})
+        band = f"{_cell(p['low'])}-{_cell(p['high'])}" if p and p["low"] != p["high"] else ""
+        t.add_row(k, _cell(v), p.get("kind", ""), band, escape(p.get("source", "")))
+    emit(t)
+    for table in _idle_state_tables(m):
+        emit(table)
+
+
+def _idle_state_tables(m: dict) -> list[Table]:
+    """One table per idle driver: each state's declared figures (what the governors
+    read) beside the wake a wakeup pays, with its kind, band and source."""
+    us = lambda ns: f"{ns / 1000:g}"
+    tables = []
+    for i, drv in enumerate(m.get("idle_drivers", [])):
+        types = sorted({c["core_type"] for c, d in zip(m.get("cpus", []), m.get("cpu_idle_driver", [])) if d == i})
+        t = Table(title=f"idle states of {', '.join(types)} ({drv['name']}; override cpuidle.STATE.FIELD in \\[machine.cost])",
+                  title_justify="left", show_edge=False)
+        for c in ("state", "declared exit/residency us", "wake us", "kind", "band us", "source (wake; declared)"):
+            t.add_column(c, overflow="fold")
+        for s in drv["states"]:
+            w, d = s["wake"], s["declared"]
+            t.add_row(s["name"], f"{us(s['exit_latency_ns'])} / {us(s['target_residency_ns'])}", us(s["wake_ns"]),
+                      w["kind"], f"{us(w['low'])}-{us(w['high'])}", escape(f"{w['source']}; {d['source']}"))
+        tables.append(t)
+        fd = drv["core_flush_delay"]
+        lines = [f"core: the shallowest state its threads request; power-down after {us(drv['core_flush_delay_ns'])} us "
+                 f"({fd['kind']}, {us(fd['low'])}-{us(fd['high'])} us: {escape(fd['source'])})"]
+        if drv.get("package"):
+            p = drv["package"]
+            lines.append(f"package: {p['name']} once every core of the socket is down; "
+                         f"{'flushes' if p['flushes_llc'] else 'keeps'} the LLC ({escape(p['source'])})")
+        t.caption = "\n".join(lines)
+        t.caption_justify = "left"
+    return tables
 
 
 # ------------------------------------------------------------------------ features
@@ -358,7 +453,7 @@ def features(
     t.add_column("what it selects", overflow="fold")
     for f in doc:
         t.add_row(f["name"], "[green]on[/]" if f["default"] else "[dim]off[/]", f["reason"])
-    out.print(t)
+    emit(t)
     out.print("Override in a scenario: [kernel] features = { SIS_NODE = true }")
 
 
@@ -388,7 +483,7 @@ def workloads(
         t.add_column("meaning")
         for p in doc["params"]:
             t.add_row(p["name"], p["default"], p["meaning"])
-        out.print(t)
+        emit(t)
         out.print(f'In a scenario: [workload] kind = "{doc["name"]}", params = {{ ... }}; durations as "10ms".',
                   markup=False)
         return
@@ -397,7 +492,7 @@ def workloads(
     t.add_column("what it models")
     for g in doc:
         t.add_row(g["name"], g["description"])
-    out.print(t)
+    emit(t)
     out.print("Parameters: schedlab workloads NAME; figures: the RunResult's workload section.")
 
 
@@ -429,12 +524,15 @@ def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, st
 @app.command(context_settings={"ignore_unknown_options": True})
 def reproduce(
     experiment: Optional[List[str]] = typer.Argument(
-        None, help="Experiments to run (default: all), and their own options, e.g. `mm_cid --delay-ms 10` "
-                   "(`--list` shows them).", show_default=False),
+        None, help="Experiments to run in full, and their own options, e.g. `mm_cid --delay-ms 10` (`--list` shows "
+                   "them). Default: the verdict: every published figure, simulated and judged, in one table.",
+        show_default=False),
+    all_: bool = typer.Option(False, "--all", help="Run every experiment in full, what-if grids included."),
     quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
     seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write a report here: Markdown tables, report.html, PNGs."),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the full report here: verdict.md, "
+                                                               "Markdown tables, report.html, PNGs."),
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
     cost: Optional[List[str]] = typer.Option(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
@@ -443,62 +541,125 @@ def reproduce(
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     backend: Backend = typer.Option(Backend.process, "--backend", help="How runs are spread."),
+    idle_check: bool = typer.Option(False, "--idle-check", help="Run everything again with idle capped at the halt "
+                                    "state (C1/WFI) and flag each effect that changes sign or by more than 2x: "
+                                    "effects of the idle states, not of the mechanism."),
 ) -> None:
-    """Re-derive published results: simulated vs published, per machine and configuration."""
-    from . import __version__
-    from ._progress import DelayedProgress
-    from .reproduce import registry
-    from .reproduce.report import notes, rich_tables, rows_json, write_markdown
-    from .reproduce.runner import run_experiments
+    """Re-derive published results: each published figure simulated and judged (reproduced or not).
 
-    from .reproduce.runner import apply_options, parse_cost
+    Without experiment names: the experiments that have published figures, only the
+    configurations those figures need, ending with one verdict table (the bar is in
+    docs/experiments.md). With names or --all: the experiments in full, every table."""
+    from . import __version__
+    from ._progress import RunsProgress
+    from .reproduce import registry
+    from .reproduce.report import (notes, rich_tables, rows_json, verdict_markdown, verdict_rich, verdict_summary,
+                                   write_markdown)
+    from .reproduce.runner import apply_options, parse_cost, run_experiments, verdict_experiments
+    from .reproduce.verdict import seeds_note, verdict_rows
 
     with errors():
         names, exp_opts = _split_experiment_options(list(experiment or []))
+        verdict = not names and not all_
+        if verdict and exp_opts:
+            raise ValueError(f"experiment options ({', '.join('--' + k.replace('_', '-') for k in exp_opts)}) "
+                             "need the experiment's name, e.g. `schedlab reproduce mm_cid --delay-ms 10`")
         exps = apply_options(registry.select(names), exp_opts)
         cost_overrides = parse_cost(cost or [])
         if list_:
-            if json_out:
-                doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
-                        "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
-                        "metrics": [m.key for m in e.metrics],
-                        "options": [{"flag": o.flag, "default": o.default, "help": o.help} for o in e.options]}
-                       for e in exps]
-                sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-                return
-            for e in exps:
-                configs = [f"{e.baseline} (baseline)"] + [c for c in e.configs if c != e.baseline]
-                out.print(f"[bold]{e.name}[/]: {e.title}")
-                out.print(f"    published figures: {e.source}", soft_wrap=True)
-                out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
-                          f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
-                          soft_wrap=True)
-                for o in e.options:
-                    out.print(f"    option {o.flag} (default {o.default}): {o.help}", soft_wrap=True)
+            _print_experiment_list(exps, json_out)
             return
-        with DelayedProgress("reproduce", total=None) as bar:
+        if verdict:
+            exps = verdict_experiments(exps)
+        with RunsProgress("reproduce") as bar:
             rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
-                                   backend=backend.value, on_planned=bar.set_total, on_done=bar.advance,
-                                   cost=cost_overrides)
+                                   backend=backend.value, on_jobs=bar.set_jobs, on_done=bar.advance,
+                                   cost=cost_overrides, verdict=verdict, idle_check_runs=idle_check)
         # The overrides go with the version line of every report, so a table says what it ran.
         overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
         generated_by = f"{__version__} with {overrides}" if overrides else __version__
+        judged = verdict_rows(rows, exps)
+        how = seeds_note(exps, rows)
         if out_dir is not None:
             from .report import reproduction_report
 
             write_markdown(out_dir, exps, rows, generated_by)
-            reproduction_report(out_dir, exps, rows, generated_by)
+            (out_dir / "verdict.md").write_text(verdict_markdown(judged, exps, how, generated_by), encoding="utf-8")
+            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
-    for table in rich_tables(rows, exps):
-        out.print(table)
-    for n in notes(rows, exps):
-        out.print(n, soft_wrap=True)
+    if not verdict:
+        for table in rich_tables(rows, exps):
+            emit(table)
+        for n in notes(rows, exps):
+            out.print(n, soft_wrap=True, markup=False)
+    if judged:
+        emit(verdict_rich(judged, exps, how))
+        for e in exps:
+            if any(j.row.experiment == e.name for j in judged):
+                out.print(f"  {e.name}: {e.source.citation()}; table \"{e.source.table}\"", soft_wrap=True,
+                          markup=False)
+        out.print(verdict_summary(judged) + " (the table above; the bar: docs/experiments.md).", soft_wrap=True,
+                  markup=False)
+    elif not rows:
+        out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
+    if idle_check:
+        emit(_idle_check_table(rows))
     if overrides:
         out.print(f"Every run with {overrides}.", soft_wrap=True)
     if out_dir is not None:
-        out.print(f"Markdown tables, report.html and PNGs written to {out_dir}/")
+        out.print(f"Full report: {out_dir}/report.html (verdict.md, one Markdown table per experiment, PNGs in "
+                  f"{out_dir}/png/)", soft_wrap=True, markup=False)
+    elif verdict:
+        out.print("Every row of every experiment, with plots: `schedlab reproduce --out DIR` (DIR/report.html); "
+                  "the what-if grids too: `--all` or by name (`--list`).", soft_wrap=True, markup=False)
+
+
+def _idle_check_table(rows) -> Table:
+    """The effects (change rows) with idle free and capped at the halt state."""
+    t = Table(title="idle check: each effect with the governor's idle states and with idle capped at the halt state "
+                    "(flag: sign = the effect changes sign, x2 = it changes by more than 2x)",
+              title_justify="left", show_edge=False)
+    for c in ("experiment", "machine", "change", "metric", "effect", "idle capped", "flag"):
+        t.add_column(c, overflow="fold")
+    flagged = 0
+    for r in rows:
+        if r.idle_dependent is None:
+            continue
+        flagged += r.idle_dependent != "no"
+        style = "bold red" if r.idle_dependent != "no" else None
+        t.add_row(r.experiment, r.machine, escape(r.config), r.metric, f"{r.simulated_mean:.4g}",
+                  f"{r.idle_capped_mean:.4g}", r.idle_dependent, style=style)
+    t.caption = f"{flagged} effect(s) depend on the idle states"
+    t.caption_justify = "left"
+    return t
+
+
+def _print_experiment_list(exps, json_out: bool) -> None:
+    if json_out:
+        doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
+                "subject": e.source.subject, "posted": e.source.posted, "commit": e.source.commit,
+                "merged": e.source.merged, "published_figures": len(e.published or []),
+                "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
+                "metrics": [m.key for m in e.metrics],
+                "options": [{"flag": o.flag, "default": o.default, "help": o.help} for o in e.options]}
+               for e in exps]
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    for e in exps:
+        configs = [f"{e.baseline} (baseline)"] + [c for c in e.configs if c != e.baseline]
+        n = len(e.published or [])
+        out.print(f"[bold]{e.name}[/]: {escape(e.title)}")
+        out.print(f"    patch: {e.source.citation()}", soft_wrap=True, markup=False)
+        out.print(f"    published figures: {n} from table \"{e.source.table}\" (thread {e.source.seed})"
+                  if n else f"    published figures: none ({e.source.table}); runs with --all or by name",
+                  soft_wrap=True, markup=False)
+        out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
+                  f"metrics: {', '.join(m.key for m in e.metrics)}; seeds: {e.seeds} ({e.quick_seeds} with --quick)",
+                  soft_wrap=True, markup=False)
+        for o in e.options:
+            out.print(f"    option {o.flag} (default {o.default}): {o.help}", soft_wrap=True, markup=False)
 
 
 from . import cli_studies  # noqa: E402,F401  (registers sweep, report, compare)
@@ -508,30 +669,59 @@ from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trac
 from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
 
 
-def _one_line_summaries() -> None:
-    """Typer's rich command list keeps a docstring's line breaks (a summary wrapped in
-    the source broke mid-sentence in ``schedlab --help``): give every command its first
-    paragraph as one line."""
+def _reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph's lines joined (rich's help keeps a
+    docstring's line breaks, so a sentence wrapped in the source broke mid-line in
+    `--help`); paragraphs that are lists or indented blocks are left as they are."""
     import inspect
 
+    out = []
+    for para in inspect.cleandoc(doc).split("\n\n"):
+        lines = para.split("\n")
+        if any(l.startswith((" ", "-", "*", "\b")) for l in lines):
+            out.append(para)
+        else:
+            out.append(" ".join(" ".join(lines).split()))
+    return "\n\n".join(out)
+
+
+def _tidy_help() -> None:
+    """Every command's help reflowed, its first paragraph as the one-line summary of
+    `schedlab --help`, and flags shown without a ``<bool>`` type (they take no value)."""
     for info in app.registered_commands:
         doc = info.help or (info.callback.__doc__ if info.callback else None)
-        if info.short_help is None and doc:
-            info.short_help = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+        if doc:
+            info.help = _reflow(doc)
+            if info.short_help is None:
+                info.short_help = info.help.split("\n\n")[0]
+    try:
+        from typer.core import TyperOption
+
+        shown = TyperOption.display_type_rich
+
+        def display_type_rich(self, ctx):
+            return None if getattr(self, "is_flag", False) and self.metavar is None else shown(self, ctx)
+
+        TyperOption.display_type_rich = display_type_rich
+    except (ImportError, AttributeError):  # pragma: no cover - another typer: its own display
+        pass
 
 
-_one_line_summaries()
+_tidy_help()
 
 
 def main(argv: Optional[List[str]] = None) -> NoReturn:
     """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
     argument, an unknown command) as one line ``error: ...`` and exit status 2, like
     every other bad input, instead of click's boxed usage text."""
+    from . import _signals
+
+    _signals.install()
     try:
         code = app(args=argv, prog_name="schedlab", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
         sys.stderr.write("error: interrupted\n")
-        code = 130
+        code = interrupt_status()
     except Exception as e:
         # click's ClickException family (typer vendors click, so matched by its shape).
         if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):

@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, errors, fail, out
+from .cli import app, emit, errors, fail, out
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
 
@@ -35,7 +35,9 @@ def sweep(
     flush_s: float = typer.Option(2.0, "--flush-s", min=0.0, hidden=True, help="Seconds between part files."),
 ) -> None:
     """Run a parameter sweep (or resume it): every point x seed without a row yet."""
+    from ._signals import interrupt_status
     from .sweep import load_spec, run_sweep, sweep_status
+    from .sweep.runner import SweepInterrupted
 
     with errors():
         s = load_spec(spec, out=out_dir)
@@ -43,10 +45,28 @@ def sweep(
             st = sweep_status(s)
             _print_status(st)
             return
+        interrupted = False
         try:
             outcome = run_sweep(s, executor=executor, workers=workers, address=address, limit=limit, flush_s=flush_s)
-        except KeyboardInterrupt:
-            fail(f"interrupted: the rows finished so far are written; rerun `schedlab sweep {spec}` to resume", 130)
+        except SweepInterrupted as e:
+            outcome, interrupted = e.outcome, True
+    _print_outcome(s, outcome)
+    if interrupted:
+        fail(f"interrupted: {outcome.computed} rows written by this run; rerun `schedlab sweep {spec}` to resume",
+             interrupt_status())
+    left = outcome.total - outcome.already - outcome.computed
+    if left and outcome.not_submitted == left and not outcome.failed:
+        # --limit: a partial run by request, not a failure.
+        out.print(f"stopped at --limit {limit}: {left} of {outcome.total} runs left; `schedlab sweep {spec}` "
+                  "runs them (or another --limit)", soft_wrap=True, markup=False)
+        return
+    if not outcome.complete:
+        fail(f"{left} of {outcome.total} runs are missing ({len(outcome.failed)} failed): rerun "
+             f"`schedlab sweep {spec}` to retry them", 1)
+    out.print(f"report: schedlab report {s.out}")
+
+
+def _print_outcome(s, outcome) -> None:
     t = Table(show_edge=False, show_header=False)
     t.add_column()
     t.add_column(justify="right")
@@ -56,14 +76,9 @@ def sweep(
                  ("wall time", f"{outcome.wall_s:.1f} s")):
         t.add_row(k, str(v))
     out.print(f"[bold]sweep {s.name}[/] -> {s.out}/rows/")
-    out.print(t)
+    emit(t)
     for f in outcome.failed[:5]:
         out.print(f"  failed: point {f['point']} seed {f['seed']}: {f['error']}", soft_wrap=True)
-    if not outcome.complete:
-        left = outcome.total - outcome.already - outcome.computed
-        fail(f"{left} of {outcome.total} runs are missing ({len(outcome.failed)} failed): rerun "
-             f"`schedlab sweep {spec}` to retry them", 1)
-    out.print(f"report: schedlab report {s.out}")
 
 
 def _print_status(st) -> None:
@@ -174,7 +189,7 @@ def compare(
             (">+999 %" if d.relative > 0 else "<-999 %")
         t.add_row(d.metric, fmt(d.mean_a), fmt(d.mean_b), fmt(d.diff, d.diff or d.mean_a), ci, rel,
                   "*" if d.significant else "")
-    out.print(t)
+    emit(t)
     if not diffs:
         out.print("No figure differs between A and B on these seeds" + ("" if all_ else " (--all shows them)") + ".")
 

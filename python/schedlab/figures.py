@@ -8,6 +8,10 @@ Names, in this order:
 - ``latency.HIST.X``: each latency histogram's ``count``, ``mean_us``, ``p50_us``,
   ``p90_us``, ``p99_us``, ``p999_us``, ``max_us`` (``HIST`` is e.g. ``wakeup_latency``:
   from a task's wakeup to its first instruction on a CPU, throttled time included);
+- ``rate.NAME.X``: the completions per second of a ``record`` step's histogram NAME
+  (the core's ``NAME_per_second`` histogram, counted over 100 ms bins: its values are
+  counts per second, not nanoseconds): ``bins``, ``mean_per_s``, ``p20_per_s``,
+  ``p50_per_s``, ``p90_per_s``, ``min_per_s``, ``max_per_s``;
 - ``summary.X``: machine-wide scheduler counters;
 - ``engine.events``, ``engine.sim_s``.
 """
@@ -19,7 +23,7 @@ from typing import Any
 
 from .results import bandwidth_figures
 
-__all__ = ["figures", "latency_figures", "LATENCY_FIELDS"]
+__all__ = ["figures", "latency_figures", "rate_figures", "LATENCY_FIELDS", "RATE_FIELDS", "RATE_SUFFIX"]
 
 # (histogram summary field, figure name, divisor to the figure's unit)
 LATENCY_FIELDS = (("count", "count", 1.0), ("mean_ns", "mean_us", 1e3), ("p50_ns", "p50_us", 1e3),
@@ -33,11 +37,29 @@ def _num(v: Any) -> float:
     return float(v)
 
 
-def latency_figures(raw: dict[str, Any]) -> dict[str, float]:
-    """``latency.HIST.FIELD`` of every histogram with at least one sample."""
+# A histogram of rates (docs/schema.md): completions per second over 100 ms bins.
+RATE_SUFFIX = "_per_second"
+# (histogram summary field, figure name): the values are already per second.
+RATE_FIELDS = (("count", "bins"), ("mean_ns", "mean_per_s"), ("p20_ns", "p20_per_s"), ("p50_ns", "p50_per_s"),
+               ("p90_ns", "p90_per_s"), ("min_ns", "min_per_s"), ("max_ns", "max_per_s"))
+
+
+def rate_figures(raw: dict[str, Any]) -> dict[str, float]:
+    """``rate.NAME.FIELD`` of every rate histogram (``NAME_per_second``) with a bin."""
     out: dict[str, float] = {}
     for name, h in sorted(raw.get("histograms", {}).items()):
-        if not h.get("count"):
+        if name.endswith(RATE_SUFFIX) and h.get("count"):
+            for src, dst in RATE_FIELDS:
+                out[f"rate.{name[: -len(RATE_SUFFIX)]}.{dst}"] = _num(h.get(src))
+    return out
+
+
+def latency_figures(raw: dict[str, Any]) -> dict[str, float]:
+    """``latency.HIST.FIELD`` of every latency histogram with at least one sample (rate
+    histograms are :func:`rate_figures`)."""
+    out: dict[str, float] = {}
+    for name, h in sorted(raw.get("histograms", {}).items()):
+        if not h.get("count") or name.endswith(RATE_SUFFIX):
             continue
         for src, dst, div in LATENCY_FIELDS:
             out[f"latency.{name}.{dst}"] = _num(h.get(src)) / div
@@ -53,6 +75,7 @@ def figures(raw: dict[str, Any]) -> dict[str, float]:
         for k, v in figs.items():
             out[f"group.{group}.{k}"] = _num(v)
     out.update(latency_figures(raw))
+    out.update(rate_figures(raw))
     for k, v in raw.get("summary", {}).items():
         out[f"summary.{k}"] = _num(v)
     eng = raw.get("engine", {})

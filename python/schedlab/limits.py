@@ -14,7 +14,7 @@ import json
 import re
 from typing import Optional, Union
 
-__all__ = ["limits_json", "parse_seconds", "parse_bytes", "PARTIAL_STOPS"]
+__all__ = ["limits_json", "parse_seconds", "parse_bytes", "format_bytes", "PARTIAL_STOPS"]
 
 Number = Union[int, float, str, None]
 
@@ -60,6 +60,14 @@ def parse_bytes(name: str, value: Number) -> Optional[int]:
     if not (1 <= n < 2**64):
         raise ValueError(f"{name}: expected a positive size, got {value!r}")
     return int(n)
+
+
+def format_bytes(n: float) -> str:
+    """``3.3 GiB``, ``512.0 MiB``, ``900 B``."""
+    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
 
 
 def limits_json(max_events: Optional[int] = None, max_sim_time: Number = None, max_wall_time: Number = None,

@@ -67,7 +67,10 @@ def _on_sigint(signum, frame) -> None:
 
 
 def _worker_init() -> None:
-    signal.signal(signal.SIGINT, _on_sigint)
+    # SIGTERM and SIGHUP (a supervisor stopping the job, sent to the whole group) stop the
+    # run in progress the same way: its partial result goes back to the parent.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_sigint)
 
 
 def run_job(job: Job) -> Optional[str]:

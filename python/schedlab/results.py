@@ -70,7 +70,8 @@ def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     an SRE reads off a Kubernetes dashboard:
 
     - ``usage_of_quota``: CPU time used / (quota x elapsed periods), the elapsed periods
-      being the simulated time over the period (cpuacct usage rate / CPU limit);
+      being the simulated time (after the warm-up) over the period (cpuacct usage rate /
+      CPU limit);
     - ``throttled_share``: nr_throttled / nr_periods (container_cpu_cfs_throttled_periods
       / container_cpu_cfs_periods; 0 when no period was counted).
 
@@ -79,6 +80,8 @@ def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     ``nr_bursts`` and ``burst_time_s``.
     """
     sim_ns = float(raw.get("engine", {}).get("sim_ns") or 0)
+    # After a [run] warmup_s the figures cover the measured window only.
+    sim_ns -= float(raw.get("summary", {}).get("warmup_seconds") or 0) * 1e9
     out: dict[str, dict[str, float]] = {}
     for g in raw.get("groups", []):
         quota, period = g.get("quota_ns"), g.get("period_ns") or 0
@@ -180,9 +183,20 @@ class Result(_Frames):
     """
 
     def __init__(self, raw: dict[str, Any], trace_path: str | None = None):
-        self.raw = raw
+        # ``raw`` is the deterministic document (docs/schema.md): the host's wall-clock
+        # time of the run is kept apart (``wall_ns``), so whatever prints ``raw`` (the
+        # hackbench and schbench commands' --json) prints the same bytes every run.
+        self.wall_ns: int | None = (raw.get("engine") or {}).get("wall_ns") if isinstance(raw.get("engine"), dict) \
+            else None
+        self.raw = deterministic(raw)
         self.trace_path = trace_path
-        self._raws = [raw]
+        self._raws = [self.raw]
+
+    def with_wall_time(self) -> dict[str, Any]:
+        """The RunResult with ``engine.wall_ns`` (how long the run took on the host)."""
+        if self.wall_ns is None:
+            return self.raw
+        return {**self.raw, "engine": {**self.raw.get("engine", {}), "wall_ns": self.wall_ns}}
 
     @classmethod
     def from_json(cls, text: str, trace_path: str | None = None) -> "Result":
@@ -212,7 +226,7 @@ class Result(_Frames):
 
     def to_json(self, *, wall_time: bool = False, indent: int | None = None) -> str:
         """The RunResult as JSON; without ``wall_time`` it is byte-identical across runs."""
-        return json.dumps(self.raw if wall_time else deterministic(self.raw), indent=indent)
+        return json.dumps(self.with_wall_time() if wall_time else self.raw, indent=indent)
 
     def __repr__(self) -> str:
         return f"Result(scenario={self.raw.get('scenario')!r}, seed={self.raw.get('seed')})"
@@ -238,7 +252,7 @@ class ResultSet(_Frames):
         return [r.figure(name) for r in self.results]
 
     def to_json(self, *, wall_time: bool = False, indent: int | None = None) -> str:
-        docs = [r.raw if wall_time else deterministic(r.raw) for r in self.results]
+        docs = [r.with_wall_time() if wall_time else r.raw for r in self.results]
         return json.dumps(docs, indent=indent)
 
     def __len__(self) -> int:

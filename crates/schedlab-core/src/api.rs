@@ -65,6 +65,8 @@ pub struct RunOutput {
     pub trace: Option<Trace>,
     /// Why writing the trace failed (the run itself completed).
     pub trace_error: Option<String>,
+    /// Each task's longest stall (runs with `check_invariants` only).
+    pub liveness: Option<crate::engine::liveness::Liveness>,
 }
 
 /// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.
@@ -98,7 +100,7 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
     if !(m.cost.smt_slowdown >= 1.0) {
         return Err(ScenarioError::new(
             "machine.cost",
-            format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", m.cost.smt_slowdown),
+            format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", crate::cost::shown(m.cost.smt_slowdown)),
         ));
     }
     Ok(m)

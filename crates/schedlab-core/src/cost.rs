@@ -238,6 +238,14 @@ pub struct KernelPathCosts {
     pub tmigr_level_ns: f64,
     /// try_to_wake_up() path (select_task_rq, enqueue, wakeup_preempt), ns.
     pub ttwu_ns: f64,
+    /// __schedule() up to the switch: the blocking call's wait-queue code,
+    /// deactivate_task(), pick_next_task() (sched_switch fires at its end), ns.
+    #[serde(default)]
+    pub schedule_ns: f64,
+    /// switch_mm_irqs_off() between two address spaces (CR3 / TTBR0 write, and the TLB
+    /// and cache refill a process switch costs over a thread switch), ns.
+    #[serde(default)]
+    pub mm_switch_ns: f64,
     /// Cache lines a wakeup pulls from the wakee's CPU (p->pi_lock, p->state and the
     /// scheduling entity, the target rq lock and cfs_rq).
     pub ttwu_lines: f64,
@@ -249,6 +257,18 @@ pub struct KernelPathCosts {
     /// IPI delivery beyond the fabric: from the ICR/SGI write to the target taking the
     /// interrupt, ns (the message's travel is priced as a cache line at the distance).
     pub ipi_delivery_ns: f64,
+    /// One read of the ACPI PM timer's I/O port (the chipset, or AMD's FCH), ns; one
+    /// port serves the machine, so concurrent reads queue. Paid only by acpi_idle's
+    /// pre-6.0 "dummy wait" after an I/O-port C-state.
+    #[serde(default = "default_pm_timer_read_ns")]
+    pub pm_timer_read_ns: f64,
+}
+
+/// estimate: legacy port I/O to the chipset takes on the order of a microsecond (why the
+/// acpi_pm clocksource is avoided where a TSC exists); no measurement of an FCH PM timer
+/// read was found. Band 0.5-3 us.
+pub(crate) fn default_pm_timer_read_ns() -> f64 {
+    1000.0
 }
 
 impl CostTable {
@@ -289,11 +309,46 @@ impl CostTable {
                 return Err(format!("cost '{key}' is a table, not a number"));
             }
             if !value.is_finite() || *value < 0.0 {
-                return Err(format!("cost '{key}' must be a non-negative number, got {value}"));
+                return Err(format!("cost '{key}' must be a non-negative number, got {}", shown(*value)));
             }
-            // Integral values stay integers so integer fields (cache sizes) accept them.
-            *slot = if value.fract() == 0.0 { serde_json::json!(*value as u64) } else { serde_json::json!(value) };
+            if slot.is_u64() || slot.is_i64() {
+                // An integer field (a cache size): a whole number f64 holds exactly, never
+                // saturated into u64::MAX.
+                if value.fract() != 0.0 || *value > MAX_EXACT_INTEGER {
+                    return Err(format!("cost '{key}' must be a whole number up to 2^53, got {}", shown(*value)));
+                }
+                *slot = serde_json::json!(*value as u64);
+            } else {
+                *slot = serde_json::json!(value);
+            }
+            serde_json::from_value::<CostTable>(doc.clone())
+                .map_err(|e| format!("cost '{key}' = {}: {e}", shown(*value)))?;
         }
-        serde_json::from_value(doc).map_err(|e| e.to_string())
+        let table: CostTable = serde_json::from_value(doc).map_err(|e| e.to_string())?;
+        table.check()?;
+        Ok(table)
+    }
+
+    /// Values the simulator would otherwise clamp in silence: every use divides by
+    /// `max(1, ...)` of the two parallelism figures, so below 1 they meant nothing.
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [("miss_parallelism", self.miss_parallelism), ("rfo_parallelism", self.rfo_parallelism)] {
+            if !(v >= 1.0) {
+                return Err(format!("cost '{name}' must be at least 1 (transfers a core keeps in flight), got {}", shown(v)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// 2^53: the largest whole number below which every integer is an exact f64.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// A number as an error message echoes it: `1e30` and `-1e300`, not 300 digits.
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && (v.abs() >= 1e15 || v.abs() < 1e-6) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
     }
 }

@@ -102,6 +102,7 @@ sched_features! {
     BW_THROTTLE_TIME_NONEMPTY = Since(6, 6), "throttled_time runs only while the throttled cfs_rq holds tasks (79462e8c879a, 'sched: don't account throttle time for empty groups')";
     BW_ASYNC_UNTHROTTLE = Since(6, 2), "distribution unthrottles other CPUs' cfs_rqs through a CSD to each CPU (8ad075c2eb1f, 'sched: Async unthrottling for cfs bandwidth')";
     BW_TASK_THROTTLE = Since(6, 18), "task-based throttle: a throttled group's tasks are held as each returns to user space, not dequeued with the group (e1fad12dcb66, eb962f251fbb)";
+    ACPI_IDLE_DUMMY_WAIT = Before(6, 0), "acpi_idle reads the ACPI PM timer after entering an I/O-port C-state (the 2002 'dummy wait'); on Zen the read counted as residency and primed menu towards deeper states (dropped for non-Intel CPUs in 6.0 and stable: K Prateek Nayak / Dave Hansen, 'ACPI: processor idle: Practically limit Dummy wait workaround to old Intel systems')";
     MM_CID = Since(6, 4), "rseq concurrency IDs with per-CPU lazy put and the 100 ms compaction";
     MM_CID_CACHE_LOCAL = Since(6, 13), "mm_cid: reuse the CPU's recent cid and spread up to min(nr_cpus_allowed, mm_users)";
     TLB_BATCH = SinceByArch((4, 3), (6, 5)), "reclaim defers TLB flushes and waits once per batch (try_to_unmap_flush)";

@@ -15,6 +15,7 @@
 //! | [`energy_model`] | kernel/power/energy_model.c: power per operating point |
 //! | [`timers`] | kernel/time: timer wheel, hrtimers, timer migration (push vs pull) |
 //! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
+//! | [`provenance`] | (none: where each hardware figure comes from, its kind and band) |
 //! | [`features`] | kernel/sched/features.h |
 //! | [`kernel`] | version profiles and sysctl/debugfs tunables |
 //! | [`workload`] | task programs and benchmark generators |
@@ -39,6 +40,7 @@ pub mod interchange;
 pub mod kernel;
 pub mod metrics;
 pub mod mm;
+pub mod provenance;
 pub mod rq;
 mod sched;
 pub mod scenario;

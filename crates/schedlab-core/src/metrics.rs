@@ -216,6 +216,9 @@ pub struct EngineStats {
     /// engine notices a deadlock later, at a background timer's check: `sim_ns`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlock_ns: Option<Ns>,
+    /// Events by kind (those of a stale generation apart, `*_stale`), the engine's own
+    /// bookkeeping like `events`: what the run spent events on.
+    pub events_by_kind: BTreeMap<String, u64>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.
@@ -256,6 +259,10 @@ pub struct RunResult {
     /// The shared runqueue's locks as lock_stat would show them (absent when off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shared_runq_locks: Vec<crate::fair::shared_runq::LockStats>,
+    /// What the run says about its own figures: "not stationary: ..." when the measured
+    /// window's halves differ beyond their spread (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Per-LLC figures.

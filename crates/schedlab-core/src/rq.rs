@@ -121,6 +121,9 @@ pub struct Rq {
     pub sd: Vec<DomainState>,
     /// Next time the periodic balancer is due at any level (rq->next_balance).
     pub next_balance: Ns,
+    /// The address space loaded on the CPU (rq->curr->active_mm; the idle task borrows
+    /// the last one, lazy TLB): a switch to a task of another mm pays switch_mm.
+    pub active_mm: Option<usize>,
     /// Statistics.
     pub stats: crate::metrics::CpuStats,
 }

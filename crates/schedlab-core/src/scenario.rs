@@ -96,8 +96,9 @@ fn one() -> usize {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KernelSpec {
-    /// Kernel version whose defaults apply ("5.4", "6.5", "6.13").
-    #[serde(default = "default_profile")]
+    /// Kernel version whose defaults apply ("5.4", "6.5", "6.13"); "host": the running
+    /// kernel's. Left out: 6.6, or on a host machine the running kernel's.
+    #[serde(default)]
     pub profile: String,
     /// Feature overrides by kernel name.
     #[serde(default)]
@@ -109,6 +110,14 @@ pub struct KernelSpec {
 
 fn default_profile() -> String {
     "6.6".to_string()
+}
+
+impl KernelSpec {
+    /// A [kernel] table left out of a file: the profile is settled once the machine is
+    /// known (`Scenario::settle_kernel`).
+    fn unsettled() -> Self {
+        Self { profile: String::new(), ..Self::default() }
+    }
 }
 
 impl Default for KernelSpec {
@@ -558,6 +567,9 @@ pub struct RunSpec {
     /// Stop after this many events (a guard against runaway scenarios).
     #[serde(default = "default_max_events")]
     pub max_events: u64,
+    /// Simulated seconds before figures start counting (the warm-up).
+    #[serde(default)]
+    pub warmup_s: Option<f64>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -570,7 +582,7 @@ fn default_max_events() -> u64 {
 
 impl Default for RunSpec {
     fn default() -> Self {
-        Self { duration_s: None, until: None, seeds: default_seeds(), trace: false, max_events: default_max_events() }
+        Self { duration_s: None, until: None, seeds: default_seeds(), trace: false, max_events: default_max_events(), warmup_s: None }
     }
 }
 
@@ -587,7 +599,7 @@ pub struct Scenario {
     /// Machine.
     pub machine: MachineSpec,
     /// Kernel.
-    #[serde(default)]
+    #[serde(default = "KernelSpec::unsettled")]
     pub kernel: KernelSpec,
     /// cgroups.
     #[serde(default)]
@@ -617,13 +629,14 @@ impl Scenario {
     /// Parses TOML text; `origin` names the file in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, origin, &e))?;
-        let s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let mut s: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             let mut err = toml_error(text, origin, &inner);
             err.field = field;
             err
         })?;
+        s.settle_kernel().map_err(|e| e.with_origin(origin))?;
         s.validate().map_err(|e| e.with_origin(origin))?;
         Ok(s)
     }
@@ -631,7 +644,7 @@ impl Scenario {
     /// Parses JSON text; `origin` names the source in errors.
     pub fn from_json_str(text: &str, origin: &str) -> Result<Scenario, ScenarioError> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut s: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let field = crate::error::printable(&e.path().to_string());
             let inner = e.into_inner();
             ScenarioError {
@@ -641,8 +654,28 @@ impl Scenario {
                 message: crate::error::printable(&strip_position(&inner.to_string())),
             }
         })?;
+        s.settle_kernel().map_err(|e| e.with_origin(origin))?;
         s.validate().map_err(|e| e.with_origin(origin))?;
         Ok(s)
+    }
+
+    /// Fills the kernel a scenario left implicit: no profile means 6.6, except on a host
+    /// machine, which runs the host's kernel (profile "host" anywhere): its version and,
+    /// unless the scenario sets one, its CONFIG_HZ.
+    pub fn settle_kernel(&mut self) -> Result<(), ScenarioError> {
+        let wants_host = self.kernel.profile == "host" || (self.kernel.profile.is_empty() && self.machine.host);
+        if !wants_host {
+            if self.kernel.profile.is_empty() {
+                self.kernel.profile = default_profile();
+            }
+            return Ok(());
+        }
+        let host = crate::topology::sysfs::host_kernel().map_err(|e| ScenarioError::new("kernel.profile", e))?;
+        self.kernel.profile = host.profile;
+        if self.kernel.tunables.hz.is_none() {
+            self.kernel.tunables.hz = host.hz;
+        }
+        Ok(())
     }
 
     /// Checks what serde cannot: ranges, references and the presence of a workload.
@@ -689,7 +722,7 @@ impl Scenario {
         let r = &self.run;
         match r.duration_s {
             Some(d) if !(d.is_finite() && d > 0.0) => {
-                return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {d}")))
+                return Err(ScenarioError::new("run.duration_s", format!("expected a positive number of seconds, got {}", crate::cost::shown(d))))
             }
             Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
                 return Err(ScenarioError::new(
@@ -704,6 +737,18 @@ impl Scenario {
         }
         if r.seeds.is_empty() {
             return Err(ScenarioError::new("run.seeds", "expected at least one seed"));
+        }
+        if let Some(w) = r.warmup_s {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(ScenarioError::new("run.warmup_s", format!("expected a number of seconds >= 0, got {w}")));
+            }
+            match r.duration_s {
+                Some(d) if w >= d => {
+                    return Err(ScenarioError::new("run.warmup_s", format!("expected less than duration_s ({d} s), got {w}")))
+                }
+                None => return Err(ScenarioError::new("run.warmup_s", "needs duration_s (a run until workload_done has no fixed window)")),
+                _ => {}
+            }
         }
         self.validate_groups()?;
         for (i, t) in self.timers.iter().enumerate() {

@@ -464,6 +464,11 @@ pub struct Task {
     /// Kernel time owed when the task next runs: the exit half of the system call it
     /// blocked in.
     pub pending_exit_ns: Ns,
+    /// set_current_state(): the state the task sleeps in once the rest of its blocking
+    /// system call reaches schedule(). Until then it still runs its kernel path (its
+    /// overhead) and stays on its runqueue (p->__state set, p->on_rq still 1); a wakeup
+    /// in that window only sets it running again (ttwu_runnable).
+    pub blocking: Option<TaskState>,
     /// Asleep but still queued until eligible (se->sched_delayed, DELAY_DEQUEUE 6.12+).
     pub sched_delayed: bool,
     /// 6.18 task-based throttle: the throttle task_work is queued (sched_throttle_work);

@@ -9,9 +9,13 @@
 //! | cid uniqueness (no two running threads of one mm share a cid) | `MmCidState::check_invariants` |
 //! | every armed timer fires once (wheel and hrtimers) | `Timers::check`, `Hrtimers::check` |
 //! | tmigr migrator invariants (a migrator per active group) | `Tmigr::check` |
+//! | liveness (no runnable task stalls beyond its scenario's bound) | `common::liveness_bound`, at the end |
 //!
 //! and determinism (a second run gives the same figures). CI runs 48 scenarios; the
-//! long mode runs many more, across every preset and profile:
+//! long mode runs many more, across every preset and profile. Their runs are short
+//! (50 ms), so the liveness bound fits inside few of them; `bandwidth_liveness` draws
+//! small limited groups on 1-4 CPUs for 1 s, where it fits for most tasks (a task that
+//! never runs is caught there).
 //!
 //! ```text
 //! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test properties -- --nocapture
@@ -28,6 +32,8 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::topology::presets::PRESET_NAMES;
 use schedlab_core::Scenario;
+
+mod common;
 
 /// One profile per era the model distinguishes (bandwidth expiry modes, burst, CFS and
 /// EEVDF, mm_cid and its cache-local form, the timer pull model), and the range's ends.
@@ -156,6 +162,8 @@ struct Tally {
     cid_scenarios: AtomicU64,
     timer_scenarios: AtomicU64,
     tmigr_scenarios: AtomicU64,
+    /// Tasks whose liveness bound was shorter than their run (a check that could fail).
+    live_tasks: AtomicU64,
 }
 
 #[test]
@@ -171,7 +179,10 @@ fn random_scenarios_keep_every_invariant() {
     let outcome = runner.run(&scenario(), |text| {
         let s = Scenario::from_toml_str(&text, "<prop>").map_err(|e| TestCaseError::fail(e.to_string()))?;
         let checked = RunOptions { check_invariants: true, ..Default::default() };
-        let a = run(&s, 5, &checked).map_err(|e| TestCaseError::fail(e.to_string()))?.result;
+        let out = run(&s, 5, &checked).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let live = common::assert_liveness(&s, &out).map_err(TestCaseError::fail)?;
+        tally.live_tasks.fetch_add(live as u64, Relaxed);
+        let a = out.result;
         let end = a.engine.sim_ns;
         for c in &a.cpus {
             prop_assert_eq!(c.busy_ns + c.idle_ns, end, "CPU {} time is conserved", c.cpu);
@@ -204,7 +215,8 @@ fn random_scenarios_keep_every_invariant() {
         eprintln!(
             "properties: {} scenarios passed (seed {seed}), {} events, {:.0} s wall; every scenario checked task conservation, \
              one CPU per running task, CPU-time conservation, quota windows ({} bandwidth periods), cid uniqueness ({} with mm_cid), \
-             timer accounting ({} with expiries), tmigr ({} on the pull model's hierarchy)",
+             timer accounting ({} with expiries), tmigr ({} on the pull model's hierarchy), liveness ({} tasks with a bound \
+             inside their run)",
             tally.scenarios.load(Relaxed),
             tally.events.load(Relaxed),
             wall.elapsed().as_secs_f64(),
@@ -212,6 +224,7 @@ fn random_scenarios_keep_every_invariant() {
             tally.cid_scenarios.load(Relaxed),
             tally.timer_scenarios.load(Relaxed),
             tally.tmigr_scenarios.load(Relaxed),
+            tally.live_tasks.load(Relaxed),
         );
     }
 }
@@ -226,14 +239,68 @@ fn property_regressions_stay_fixed() {
     files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
     files.sort();
     assert!(!files.is_empty(), "no scenarios in {}", dir.display());
-    let checked = RunOptions { check_invariants: true, ..Default::default() };
     for path in files {
         let name = path.display().to_string();
         let s = Scenario::from_toml_str(&std::fs::read_to_string(&path).unwrap(), &name).unwrap_or_else(|e| panic!("{e}"));
         for seed in 1..=8 {
-            if let Err(e) = run(&s, seed, &checked) {
+            if let Err(e) = common::check_liveness(&s, seed) {
                 panic!("{name}, seed {seed}: {e}");
             }
         }
     }
+}
+
+/// Small limited groups on 1-4 CPUs, 1 s each: quota 1-10 ms, period 1-5 quotas, the
+/// bandwidth slice 1-6 ms, 2-6 threads of {run; sleep} in the group and 0-2 outside it,
+/// equal nice. Every invariant after every event, and the liveness bound.
+fn bandwidth_scenario() -> impl Strategy<Value = String> {
+    let machine = (1usize..5, 1usize..3);
+    let kernel = (prop::sample::select(PROFILES), prop::sample::select(&[100u32, 250, 1000][..]), 1u64..7);
+    let limit = (1u64..11, 1u64..6);
+    let thread = (100u32..3000, 0u32..10_000);
+    let threads = (prop::collection::vec(thread.clone(), 2..7), prop::collection::vec(thread, 0..3));
+    (machine, kernel, limit, threads).prop_map(|((cores, smt), (profile, hz, slice_ms), (quota_ms, mult), (inside, outside))| {
+        let mut s = format!(
+            "[machine]\ntopo = {{ cores = {cores}, smt = {smt} }}\n[kernel]\nprofile = \"{profile}\"\n\
+             tunables = {{ hz = {hz}, sched_cfs_bandwidth_slice_us = {} }}\n\
+             [[groups]]\nname = \"g\"\ncfs_quota_us = {}\ncfs_period_us = {}\n",
+            slice_ms * 1000,
+            quota_ms * 1000,
+            quota_ms * 1000 * mult
+        );
+        for (i, (run_us, sleep_us)) in inside.iter().chain(&outside).enumerate() {
+            let group = if i < inside.len() { "group = \"g\"\n" } else { "" };
+            let sleep = if *sleep_us > 0 { format!(", {{ sleep = \"{sleep_us}us\" }}") } else { String::new() };
+            s += &format!("[[tasks]]\nname = \"t{i}\"\n{group}program = [{{ loop = {{ body = [{{ run = \"{run_us}us\" }}{sleep}] }} }}]\n");
+        }
+        s + "[run]\nduration_s = 1.0\n"
+    })
+}
+
+#[test]
+fn bandwidth_liveness() {
+    let (cases, seed, long) = config();
+    // As many as the main run: each is longer but has few tasks (about 2 ms of wall time).
+    let cases = if long { cases } else { 48 };
+    eprintln!("bandwidth liveness: {cases} scenarios, SCHEDLAB_PROPTEST_SEED={seed}");
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8] = 1; // a stream of its own
+    let cfg = Config { cases, failure_persistence: None, max_shrink_iters: 500, ..Config::default() };
+    let mut runner = TestRunner::new_with_rng(cfg, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let (checked, tasks) = (AtomicU64::new(0), AtomicU64::new(0));
+    let outcome = runner.run(&bandwidth_scenario(), |text| {
+        let s = Scenario::from_toml_str(&text, "<prop>").map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let live = common::check_liveness(&s, 3).map_err(TestCaseError::fail)?;
+        checked.fetch_add(live as u64, Relaxed);
+        tasks.fetch_add(s.tasks.len() as u64, Relaxed);
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        panic!("{e}\nreplay with SCHEDLAB_LONG_PROPTEST={} SCHEDLAB_PROPTEST_SEED={seed}", cases);
+    }
+    let (checked, tasks) = (checked.load(Relaxed), tasks.load(Relaxed));
+    eprintln!("bandwidth liveness: {cases} scenarios passed; {checked} of {tasks} tasks had a bound inside the run");
+    // The property is only worth its time if most bounds fit in the runs.
+    assert!(checked * 2 > tasks, "only {checked} of {tasks} tasks had a liveness bound shorter than the run");
 }

@@ -113,6 +113,29 @@ fn cost_and_idle_state_overrides_name_what_is_wrong() {
         &Scenario::from_toml_str(&format!("[machine]\npreset = \"bergamo\"\ncost = {{ \"cpuidle.C2.exit_latency_us\" = 100, \"cpuidle.C2.target_residency_us\" = 250.5 }}\n{OK_TAIL}"), "ok.toml").unwrap().machine,
     )
     .unwrap();
+    // The declared figures change; the wake stays the measured one (10 us), and the
+    // declared figure's provenance says the scenario set it.
     let c2 = &m.idle_drivers[0].states[2];
-    assert_eq!((c2.name.as_str(), c2.exit_latency_ns, c2.target_residency_ns, c2.wake_latency_ns()), ("C2", 100_000, 250_500, 100_000));
+    assert_eq!((c2.name.as_str(), c2.exit_latency_ns, c2.target_residency_ns, c2.wake_latency_ns()), ("C2", 100_000, 250_500, 10_000));
+    assert_eq!(c2.declared.kind, schedlab_core::provenance::Kind::Override);
+}
+
+/// No silent clamps: a value the simulator would clamp (parallelism below 1), saturate
+/// (1e30 into an integer field, 1e30 us into nanoseconds) or echo in 300 digits is
+/// refused with a short message naming it.
+#[test]
+fn cost_overrides_are_never_clamped_in_silence() {
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { miss_parallelism = 0 }\n");
+    assert!(e.field == "machine.cost" && e.message.contains("miss_parallelism' must be at least 1"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { rfo_parallelism = 0.5 }\n");
+    assert!(e.message.contains("rfo_parallelism' must be at least 1"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cache.llc_kib\" = 1e30 }\n");
+    assert!(e.message.contains("cache.llc_kib' must be a whole number") && e.message.contains("1e30"), "{e}");
+    assert!(!e.message.contains("18446744073709551615"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cache.llc_kib\" = 1.5 }\n");
+    assert!(e.message.contains("whole number"), "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { smt_slowdown = -1e300 }\n");
+    assert!(e.message.contains("-1e300") && e.message.len() < 200, "{e}");
+    let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C2.wake_us\" = 1e30 }\n");
+    assert!(e.message.contains("up to 1e9") && e.message.contains("1e30"), "{e}");
 }

@@ -554,6 +554,40 @@ fn sysfs_two_socket_tree() {
     assert!(!m.description.contains('\n') && m.description.contains("2 socket(s)"), "{}", m.description);
 }
 
+/// The host's idle states come from sysfs as declared (a KVM guest's haltpoll driver
+/// here); without a cpuidle driver the CPU halts in one state. The running kernel's
+/// release and CONFIG_HZ give a host scenario its defaults.
+#[test]
+fn sysfs_idle_states_and_the_host_kernel() {
+    let t = two_socket_tree("idle");
+    t.write("cpu/cpuidle/current_driver", "haltpoll");
+    for (k, name, lat, res) in [(0, "POLL", 0, 0), (1, "haltpoll", 1, 1)] {
+        t.write(&format!("cpu/cpu0/cpuidle/state{k}/name"), name);
+        t.write(&format!("cpu/cpu0/cpuidle/state{k}/latency"), &lat.to_string());
+        t.write(&format!("cpu/cpu0/cpuidle/state{k}/residency"), &res.to_string());
+    }
+    let m = sysfs::read_tree(&t.cpu(), Some(&t.node()), Arch::X86_64).expect("read");
+    let d = &m.idle_drivers[0];
+    assert_eq!(d.name, "haltpoll");
+    let states: Vec<(&str, u64, bool)> = d.states.iter().map(|s| (s.name.as_str(), s.exit_latency_ns, s.polling)).collect();
+    assert_eq!(states, [("POLL", 0, true), ("haltpoll", 1000, false)]);
+    assert!(d.states.iter().all(|s| s.wake.kind == schedlab_core::provenance::Kind::Declared));
+
+    let t = two_socket_tree("no-idle");
+    let m = sysfs::read_tree(&t.cpu(), Some(&t.node()), Arch::X86_64).expect("read");
+    assert_eq!((m.idle_drivers[0].name.as_str(), m.idle_drivers[0].states.len()), ("none", 1));
+
+    t.write("cpu/cpu0/cpuidle/state0/name", "C1");
+    t.write("cpu/cpu0/cpuidle/state0/latency", "soon");
+    let e = sysfs::read_tree(&t.cpu(), Some(&t.node()), Arch::X86_64).unwrap_err();
+    assert!(e.contains("state0/latency") && e.contains("exit latency in us") && e.contains("'soon'"), "{e}");
+
+    assert_eq!(sysfs::profile_of_release("6.18.44-fc-v782").as_deref(), Some("6.18"));
+    assert_eq!(sysfs::profile_of_release("5.4.0-150-generic").as_deref(), Some("5.4"));
+    assert_eq!(sysfs::profile_of_release("linux"), None);
+    assert_eq!(sysfs::config_hz("# CONFIG_HZ_1000 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"), Some(250));
+}
+
 #[test]
 fn sysfs_fallbacks_offline_cpu_and_capacities() {
     // arm64-like: no SMT, no L3 directory, no node directory, no `online` file, no

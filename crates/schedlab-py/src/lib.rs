@@ -57,6 +57,7 @@ fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result
         }?;
         if let Some(m) = machine {
             s.machine = m;
+            s.settle_kernel().map_err(|e| e.with_origin(origin))?;
             s.validate().map_err(|e| e.with_origin(origin))?;
         }
         s
@@ -124,6 +125,15 @@ fn load_scenario(text: &str, format: &str, origin: &str, machine: Option<&str>) 
             Err(scenario_error(&e))
         }
     })
+}
+
+/// available_memory() -> Optional[int]
+///
+/// The memory this process may still take, bytes (the least of MemAvailable, the
+/// rlimits and the cgroup's memory.max headroom): the default memory limit of a run.
+#[pyfunction]
+fn available_memory() -> Option<u64> {
+    schedlab_core::engine::limits::available_memory()
 }
 
 /// Bumped by `interrupt_runs()`: every run in this process that started before stops at
@@ -342,7 +352,11 @@ fn find_machine(name: &str) -> PyResult<Machine> {
     if let Some(m) = parse_topo(name) {
         return Ok(m);
     }
-    let spec = MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() };
+    let spec = if name == "host" {
+        MachineSpec { host: true, ..MachineSpec::default() }
+    } else {
+        MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() }
+    };
     api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message))
 }
 
@@ -407,6 +421,14 @@ fn machine(name: &str) -> PyResult<String> {
             })
             .unwrap_or_default();
         if let Some(obj) = doc.as_object_mut() {
+            if name == "host" {
+                // What a host scenario runs unless it says otherwise.
+                let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
+                obj.insert("host_kernel".into(), serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz}));
+            }
+            // Every cost-table figure's source, kind and band (docs/hardware-sources.md).
+            let sources = schedlab_core::topology::preset_sources::cost_sources(&m);
+            obj.insert("cost_sources".into(), serde_json::to_value(&sources).unwrap_or_default());
             obj.insert("summary".into(), m.summary().into());
             obj.insert("nr_cpus".into(), m.nr_cpus().into());
             obj.insert("llcs".into(), spans(&m.llc_span).into());
@@ -518,7 +540,7 @@ mod _core {
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
     use super::{
-        bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
+        available_memory, bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
         run, toml_location, trace_replay, trace_timelines, version, workloads,
     };
 }

@@ -15,11 +15,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["Report", "mpl", "PALETTE", "slug"]
+__all__ = ["Report", "mpl", "PALETTE", "series_colors", "slug"]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 PNG_DPI = 110
+
+
+def series_colors(n: int) -> list[str]:
+    """``n`` colours, no two alike: the Okabe-Ito palette for up to 8 series, then hues
+    spread evenly around the wheel in two lightness bands (the palette wrapped round
+    before, so series 9 looked like series 1)."""
+    import colorsys
+
+    if n <= len(PALETTE):
+        return list(PALETTE[:n])
+    out = []
+    for i in range(n):
+        light = 0.42 if i % 2 == 0 else 0.62
+        r, g, b = colorsys.hls_to_rgb(i / n, light, 0.75)
+        out.append(f"#{round(r * 255):02X}{round(g * 255):02X}{round(b * 255):02X}")
+    return out
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1180px; margin: 2em auto;

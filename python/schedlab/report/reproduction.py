@@ -76,11 +76,16 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
 
 
 def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, version: str = "",
-                        title: Optional[str] = None) -> Report:
-    """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``."""
-    from ..reproduce.report import CAL_MARK, fmt, notes, simulated
+                        title: Optional[str] = None, judged: Sequence = (), how: Optional[dict] = None) -> Report:
+    """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``; ``judged``
+    (:func:`schedlab.reproduce.verdict.verdict_rows`) puts the verdict table first."""
+    from ..reproduce.report import VERDICT_HEADER, cal_mark, fmt, notes, simulated, verdict_cells, verdict_title
 
     rep = Report(title or "schedlab reproductions: published vs simulated", Path(out_dir))
+    if judged:
+        rep.heading("Verdict")
+        rep.text(verdict_title(judged, experiments))
+        rep.table(VERDICT_HEADER, [verdict_cells(j, how or {}) for j in judged])
     rep.text("Each panel compares the simulated mean (bar, ± one standard deviation over seeds) with the "
              "published figure (grey) where one was published. Change rows (\"A vs B\") are per-seed ratios, "
              "never calibrated. " + (f"schedlab {version}." if version else ""))
@@ -101,9 +106,9 @@ def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, ve
         if changes:
             _draw(rep, f"{exp_name}-{machine}-changes", f"{exp_name} on {machine}: changes (per-seed ratios, "
                                                          f"mean ± std) vs published", changes, ratio=True)
-        rep.table(["config", "metric", "published", "simulated (mean ± std)", "seeds", "sim/pub", CAL_MARK],
-                  [[r.config, r.metric, fmt(r.published), simulated(r), r.n_seeds, fmt(r.ratio),
-                    CAL_MARK if r.calibrated else ""] for r in mine])
+        rep.table(["config", "metric", "published", "simulated (mean ± std)", "seeds", "sim/pub", "calibrated"],
+                  [[r.config, r.metric, fmt(r.published), simulated(r), r.n_seeds, fmt(r.ratio), cal_mark(r)]
+                   for r in mine])
     foot = notes(rows, experiments)
     if foot:
         rep.heading("Notes")

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .page import PALETTE, Report, mpl, plotly_go, subplots
+from .page import PALETTE, Report, mpl, plotly_go, series_colors, subplots
 
 __all__ = ["run_report", "trace_slices", "timeline_window", "usage_per_period", "latency_cdf", "idle_residency"]
 
@@ -79,18 +79,41 @@ def usage_per_period(slices: Sequence[tuple], pids: set[int], period_ns: int, si
     return out
 
 
+# The summary's percentiles: (field, fraction of samples at or below it).
+CDF_PERCENTILES = (("p20_ns", 0.2), ("p50_ns", 0.5), ("p90_ns", 0.9), ("p99_ns", 0.99), ("p999_ns", 0.999))
+
+
 def latency_cdf(hist: dict[str, Any]) -> tuple[list[float], list[float]]:
-    """(upper bound µs, cumulative fraction) from a histogram's log-spaced buckets."""
+    """(µs, cumulative fraction): the histogram's log-spaced buckets (at their upper
+    bounds) with the summary's own percentiles as points of the curve, so the curve
+    crosses 1/2 at the p50 the tables print (the coarse buckets alone crossed it at a
+    bucket bound, up to a factor 2 away): below a percentile's value the curve stays
+    under its fraction, from it on it is at least that."""
+    import math
+
     buckets = hist.get("buckets", [])
     total = sum(c for _, c in buckets) or 1
-    xs, ys, acc = [], [], 0
+    pts: list[tuple[float, float]] = []
+    acc = 0
     if buckets:
-        xs.append(max(buckets[0][0], 1) / 2e3)  # the curve rises from 0 at the first bucket
-        ys.append(0.0)
+        pts.append((max(buckets[0][0], 1) / 2e3, 0.0))  # the curve rises from 0 at the first bucket
     for upper, count in buckets:
         acc += count
-        xs.append(max(upper, 1) / 1e3)
-        ys.append(acc / total)
+        pts.append((max(upper, 1) / 1e3, acc / total))
+    marks = sorted((hist[f] / 1e3, q) for f, q in CDF_PERCENTILES if hist.get(f) is not None and buckets)
+    pts += marks
+    pts.sort(key=lambda p: (p[0], p[1]))
+    xs, ys = [], []
+    for x, y in pts:
+        for mx, q in marks:
+            if mx <= x:
+                y = max(y, q)
+            else:
+                y = min(y, math.nextafter(q, 0.0))
+        if ys:
+            y = max(y, ys[-1])
+        xs.append(x)
+        ys.append(y)
     return xs, ys
 
 
@@ -121,7 +144,7 @@ def _timeline(rep: Report, raw: dict, slices: list) -> None:
     nr = int(raw.get("nr_cpus", 0) or (max(active) + 1 if active else 1))
     shown = active[:MAX_TIMELINE_CPUS]
     fams = list(dict.fromkeys(family(s[3]) for s in window))
-    color = {f: PALETTE[i % len(PALETTE)] for i, f in enumerate(fams)}
+    color = dict(zip(fams, series_colors(len(fams))))
     unit = 1e3 if end - start < 20e6 else 1e6  # µs or ms on the axis
     uname = "µs" if unit == 1e3 else "ms"
     fig, ax = plt.subplots(figsize=(11, 0.9 + 0.16 * max(len(shown), 4)))
@@ -129,7 +152,7 @@ def _timeline(rep: Report, raw: dict, slices: list) -> None:
     pfig = go.Figure()
     for f in fams:
         mine = [s for s in window if family(s[3]) == f and s[0] in row]
-        bars = [((max(s[1], start) - start) / unit, (min(s[2], end) - max(s[1], start)) / unit) for s in mine]
+        bars = [(max(s[1], start) / unit, (min(s[2], end) - max(s[1], start)) / unit) for s in mine]
         by_cpu: dict[int, list] = {}
         for s, xw in zip(mine, bars):
             by_cpu.setdefault(s[0], []).append(xw)
@@ -145,14 +168,14 @@ def _timeline(rep: Report, raw: dict, slices: list) -> None:
     ax.set_yticks(range(len(shown)))
     ax.set_yticklabels([f"CPU {c}" for c in shown], fontsize=6 if len(shown) > 24 else 8)
     ax.set_ylim(len(shown) - 0.5, -0.5)
-    ax.set_xlim(0, (end - start) / unit)
-    ax.set_xlabel(f"time since {start / 1e6:.3f} ms ({uname})")
+    ax.set_xlim(start / unit, end / unit)
+    ax.set_xlabel(f"simulated time ({uname})")
     ax.grid(False)
     if fams:
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     idle = nr - len(shown)
     pfig.update_layout(barmode="overlay", template="plotly_white", height=int(160 + 16 * max(len(shown), 4)),
-                       xaxis_title=f"time since {start / 1e6:.3f} ms ({uname})", bargap=0.15,
+                       xaxis_title=f"simulated time ({uname})", bargap=0.15,
                        yaxis={"autorange": "reversed", "type": "category"}, margin={"t": 30, "l": 60, "r": 10, "b": 40})
     rep.figure("timeline", f"per-CPU timeline, seed {raw.get('seed')}: {len(window)} task runs in "
                            f"{(end - start) / 1e6:.3f} ms from the middle of the run"
@@ -161,7 +184,10 @@ def _timeline(rep: Report, raw: dict, slices: list) -> None:
 
 
 def _latency(rep: Report, raws: list[dict]) -> None:
-    names = list(dict.fromkeys(n for r in raws for n, h in r.get("histograms", {}).items() if h.get("count")))
+    from ..figures import RATE_SUFFIX  # rates (per second) are not latencies
+
+    names = list(dict.fromkeys(n for r in raws for n, h in r.get("histograms", {}).items()
+                               if h.get("count") and not n.endswith(RATE_SUFFIX)))
     if not names:
         rep.text("No latency histogram has samples.", muted=True)
         return
@@ -176,7 +202,7 @@ def _latency(rep: Report, raws: list[dict]) -> None:
             if not h or not h.get("count"):
                 continue
             xs, ys = latency_cdf(h)
-            c = PALETTE[k % len(PALETTE)]
+            c = series_colors(len(raws))[k]
             ax.step(xs, ys, where="post", color=c, label=f"seed {r.get('seed')}")
             pfig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"shape": "hv", "color": c},
                                       name=f"seed {r.get('seed')}", legendgroup=str(k), showlegend=(i == 0)),
@@ -190,7 +216,7 @@ def _latency(rep: Report, raws: list[dict]) -> None:
                 ax.axvline(max(us, floor), color="grey", ls=ls, lw=0.8,
                            label=f"{q[:-3]} = {us:.3g} µs" if us >= floor else f"{q[:-3]} ≤ {floor:g} µs")
         ax.set_xscale("log")
-        ax.set_xlabel(f"{name} (µs, bucket upper bounds)")
+        ax.set_xlabel(f"{name} (µs; bucket upper bounds and the percentiles)")
         ax.set_ylabel("fraction of samples ≤ x")
         ax.set_ylim(0, 1.02)
         ax.legend(fontsize=7, frameon=False)
@@ -247,8 +273,7 @@ def _idle(rep: Report, raw: dict) -> None:
     fig, ax = plt.subplots(figsize=(11, 0.9 + 0.14 * max(len(cpus), 8)))
     left = [0.0] * len(cpus)
     pfig = go.Figure()
-    for k, n in enumerate(names):
-        c = PALETTE[k % len(PALETTE)]
+    for n, c in zip(names, series_colors(len(names))):
         ax.barh(range(len(cpus)), secs[n], left=left, color=c, height=0.8, label=f"{n} ({usage[n]:,} entries)")
         left = [a + b for a, b in zip(left, secs[n])]
         pfig.add_trace(go.Bar(y=[f"CPU {c_}" for c_ in cpus], x=secs[n], orientation="h", name=n, marker_color=c))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .page import PALETTE, Report, mpl, plotly_go, subplots
+from .page import Report, mpl, plotly_go, series_colors, subplots
 from ..reproduce.report import fmt
 
 __all__ = ["sweep_report", "default_metrics"]
@@ -61,8 +61,7 @@ def _panel_data(df, metric: str, param: str, params: list[str], declared: dict[s
 
 
 def _draw_mpl(ax, xs, color, colors, lines, metric: str, param: str) -> None:
-    for ci, cval in enumerate(colors):
-        c = PALETTE[ci % len(PALETTE)]
+    for cval, c in zip(colors, series_colors(len(colors))):
         mine = [pts for ctx, pts in lines if color is None or ctx.get(color) == cval]
         for pts in mine:
             if not pts:
@@ -96,8 +95,7 @@ def _mean_line(xs, lines_pts):
 def _draw_plotly(fig, row: int, col: int, xs, color, colors, lines, metric: str, param: str, show_legend: bool):
     go = plotly_go()
     labels = [_label(x) for x in xs]
-    for ci, cval in enumerate(colors):
-        c = PALETTE[ci % len(PALETTE)]
+    for cval, c in zip(colors, series_colors(len(colors))):
         mine = [(ctx, pts) for ctx, pts in lines if color is None or ctx.get(color) == cval]
         for ctx, pts in mine:
             if not pts:
@@ -179,7 +177,11 @@ def sweep_report(out_dir: Path, report_dir: Optional[Path] = None, metrics: Opti
         rep.figure(f"sweep-{metric}", f"{metric} against each parameter: thin lines = one combination of the "
                                       f"other parameters (error bars: seed min..max), thick = their mean",
                    fig, pfig)
-        rep.table(*_extremes(df, metric, params))
+        headers, rows, shown, total = _extremes(df, metric, params)
+        if shown < total:
+            rep.text(f"The {shown // 2} points with the highest mean `{metric}` and the {shown - shown // 2} with the "
+                     f"lowest, of {total} points (all of them: the dataset).", muted=True)
+        rep.table(headers, rows)
     rep.heading("Querying the dataset")
     rep.text(f"One row per (point, seed) in `{out_dir}/rows/*.parquet`, every parameter (`param.*`) and "
              f"figure as a column. With DuckDB: `SELECT \"param.{params[0].removeprefix('param.')}\", "
@@ -198,9 +200,11 @@ def _extremes(df, metric: str, params: list[str], n: int = 5):
     pick += list(rest.tail(n).itertuples(index=False))
     headers = [p.removeprefix("param.") for p in params] + [f"{metric} mean", "seed min", "seed max"]
     rows = []
-    for r in pick:
+    for k, r in enumerate(pick):
         vals = list(r)
+        if k == n and len(per) > 2 * n:
+            rows.append(["…"] * len(headers))  # the rows left out between the top and the bottom
         rows.append([_label(v) for v in vals[: len(params)]] + [fmt(vals[-3]), fmt(vals[-2], vals[-3]),
                                                                 fmt(vals[-1], vals[-3])])
-    return headers, rows
+    return headers, rows, len(pick), len(per)
 

@@ -47,6 +47,10 @@ class Row:
     simulated_median: Optional[float] = None
     simulated_p5: Optional[float] = None
     simulated_p95: Optional[float] = None
+    # --idle-check: the same row with every CPU's idle capped at its halt state, and
+    # whether the effect depends on the idle states (see runner.idle_check).
+    idle_capped_mean: Optional[float] = None
+    idle_dependent: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

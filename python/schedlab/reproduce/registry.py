@@ -41,6 +41,7 @@ __all__ = [
     "Metric",
     "Published",
     "Source",
+    "Verdict",
     "Experiment",
     "register",
     "experiment",
@@ -108,14 +109,33 @@ class ExpOption:
 
 @dataclass(frozen=True)
 class Source:
-    """Where published figures come from: a seed thread file and a table in it."""
+    """Where published figures come from: the patch (its subject as posted, the version
+    of the series, the mainline commit that merged it, if any, and the release), the
+    table in its thread, and the seed thread file it was read from."""
 
     seed: str
     table: str
     note: str = ""
+    subject: str = ""  # the patch's subject line as posted, e.g. "[PATCH v6 1/1] sched/fair: ..."
+    posted: str = ""  # author and date of that mail
+    commit: str = ""  # mainline commit (12 hex digits) that merged it; "" if never merged
+    merged: str = ""  # the release it first appeared in ("v5.4"), or why there is none
+
+    def citation(self) -> str:
+        """The patch as users know it: subject, author and date, commit and release."""
+        if not self.subject:
+            return self.seed
+        out = f"\"{self.subject}\""
+        if self.posted:
+            out += f" ({self.posted})"
+        if self.commit:
+            out += f", merged as {self.commit}" + (f" in {self.merged}" if self.merged else "")
+        elif self.merged:
+            out += f", {self.merged}"
+        return out
 
     def __str__(self) -> str:
-        return f"{self.seed}, table \"{self.table}\""
+        return f"{self.citation()}, table \"{self.table}\" (thread: {self.seed})"
 
 
 @dataclass(frozen=True)
@@ -128,6 +148,18 @@ class Published:
     value: float
     unit: str = ""
     note: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How the default ``schedlab reproduce`` (the verdict on every published figure) runs
+    an experiment: only the configurations its published figures need, with these seeds,
+    ``quick`` runs and options. The verdict table says which were used."""
+
+    seeds: int
+    quick: bool = False
+    options: tuple[tuple[str, Any], ...] = ()
+    why: str = ""  # said in the table when it differs from the experiment's own defaults
 
 
 @dataclass
@@ -149,6 +181,7 @@ class Experiment:
     published: Optional[list[Published]] = None
     compare: Optional[Callable[..., list]] = None
     options: tuple[ExpOption, ...] = ()
+    verdict: Optional[Verdict] = None
 
     def __post_init__(self) -> None:
         self.machines = tuple(self.machines)
@@ -196,6 +229,16 @@ class Experiment:
         return replace(self, title=title, build=lambda m, c, q, **kw: build(m, c, q, **{**opts, **kw}),
                        options=tuple(replace(o, default=opts[o.name]) for o in self.options),
                        published=[] if off_default else list(self.published or []))
+
+    def published_configs(self) -> dict[str, list[str]]:
+        """``{machine: configurations}`` that the published figures need, in the
+        experiment's order: each figure's configuration (both sides of an "A vs B"), and
+        the baseline of a machine that has any (calibration and change rows use it)."""
+        need: dict[str, set[str]] = {}
+        for p in self.published or []:
+            mine = need.setdefault(p.machine, {self.baseline})
+            mine.update(c.strip() for c in p.config.split(" vs "))
+        return {m: [c for c in self.configs if c in need[m]] for m in self.machines if m in need}
 
     def published_value(self, machine: str, config: str, metric: str) -> Optional[float]:
         for p in self.published or []:

@@ -118,9 +118,12 @@ def _mp_context():
 
 
 def _ignore_sigint() -> None:
-    # Ctrl-C is the driver's to handle (it writes what is finished and stops the pool);
-    # workers finish their run quietly instead of printing a traceback each.
+    # Ctrl-C is the driver's to handle (it writes what is finished and ends the pool's
+    # workers with SIGTERM); workers print no traceback each. SIGTERM and SIGHUP keep
+    # their default action (the driver's handlers are inherited across fork: reset them).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def make_executor(kind: str = "process", workers: Optional[int] = None, address: Optional[str] = None) -> cf.Executor:

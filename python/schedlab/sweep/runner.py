@@ -24,7 +24,7 @@ from .spec import Point, SweepSpec
 from .store import PARAM_PREFIX, Store, param_types
 from .worker import run_point
 
-__all__ = ["SweepOutcome", "SweepStatus", "run_sweep", "sweep_status"]
+__all__ = ["SweepOutcome", "SweepStatus", "SweepInterrupted", "run_sweep", "sweep_status"]
 
 ExecutorLike = Union[str, cf.Executor, Callable[[], cf.Executor]]
 
@@ -37,6 +37,7 @@ class SweepOutcome:
     failed: list[dict[str, Any]] = field(default_factory=list)
     restarts: int = 0  # executors replaced after breaking
     wall_s: float = 0.0
+    not_submitted: int = 0  # missing runs left for a later run by ``limit``
 
     @property
     def complete(self) -> bool:
@@ -107,6 +108,7 @@ def run_sweep(
         total = len(points) * len(spec.seeds)
         outcome = SweepOutcome(total=total, already=total - len(todo), computed=0)
         if limit is not None:
+            outcome.not_submitted = max(0, len(todo) - limit)
             todo = deque(list(todo)[:limit])
         factory = _executor_factory(executor, workers, address)
         attempts: dict[tuple[str, int], int] = {}
@@ -149,6 +151,12 @@ def run_sweep(
                                     bar.fail()
                             if len(buffer) >= flush_rows or time.monotonic() - last_flush >= flush_s:
                                 flush()
+                    except KeyboardInterrupt:
+                        # Ctrl-C, SIGTERM or SIGHUP: the runs in progress have nothing to keep
+                        # (a row is a whole run), so their workers stop now rather than
+                        # finishing (or going on under PID 1 once this process is gone).
+                        _stop_workers(ex, executor)
+                        raise
                     finally:
                         _shutdown(ex, executor)
                     if broken:
@@ -168,10 +176,38 @@ def run_sweep(
                         if isinstance(executor, cf.Executor):
                             raise RuntimeError("the executor broke (a worker died) and cannot be replaced: "
                                                "rerun the sweep to resume")
+            except KeyboardInterrupt:
+                flush()
+                outcome.wall_s = time.monotonic() - t0
+                raise SweepInterrupted(outcome) from None
             finally:
                 flush()
     outcome.wall_s = time.monotonic() - t0
     return outcome
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by Ctrl-C (or SIGTERM, SIGHUP): ``outcome`` counts the rows written."""
+
+    def __init__(self, outcome: SweepOutcome):
+        super().__init__("sweep interrupted")
+        self.outcome = outcome
+
+
+def _stop_workers(ex: cf.Executor, given: ExecutorLike) -> None:
+    """Ends the worker processes of a local process pool (SIGTERM; they ignore SIGINT)."""
+    if isinstance(given, cf.Executor) or not isinstance(ex, cf.ProcessPoolExecutor):
+        return
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except (OSError, AttributeError):
+            pass
+    for proc in list((getattr(ex, "_processes", None) or {}).values()):
+        try:
+            proc.join(5)
+        except (OSError, AttributeError, AssertionError):
+            pass
 
 
 def _workers_hint(ex: cf.Executor) -> int:

@@ -297,6 +297,22 @@ mod tests {
         }
     }
 
+    /// menu_update() deducts the *declared* exit latency from the residency it is told
+    /// (which includes the real, measured wake), or halves a residency shorter than twice
+    /// it ("the state was never reached"): C6 declares 133 us and wakes in 30 us here.
+    #[test]
+    fn the_correction_deducts_the_declared_latency() {
+        let drv = test_driver();
+        let mut m = MenuDevice::default();
+        m.select(&drv, &input(10_000, true));
+        m.reflect(&drv, 2, 1_000_000 + 30_000, false);
+        m.select(&drv, &input(10_000, true));
+        assert_eq!(m.intervals[0], 1_030 - 133);
+        m.reflect(&drv, 2, 200_000 + 30_000, false);
+        m.select(&drv, &input(10_000, true));
+        assert_eq!(m.intervals[1], 230 / 2);
+    }
+
     #[test]
     fn latency_limit_caps_the_depth() {
         let drv = test_driver();

@@ -124,6 +124,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         bw_csd_inflight: vec![false; nr],
         bw_window_start: Vec::new(),
         bw_violation: None,
+        liveness: None,
+        measure: super::warmup::Measurement::default(),
         has_smt: m.has_smt(),
         asym_capacity: m.is_asymmetric(),
         max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
@@ -186,6 +188,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 crate::cpuidle::CpuIdleDevice::new(d, &m.idle_drivers[d], k.tunables.cpuidle_governor)
             })
             .collect(),
+        idle_hw: crate::sched::IdleHardware::new(&m),
+        events_by_kind: Default::default(),
         tick_do_timer_cpu: Some(0),
         nohz_idle_cpus: 0,
         irq_until: vec![0; nr],
@@ -318,6 +322,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
+    let warmup = s.run.warmup_s.map_or(0, |w| (w * NSEC_PER_SEC as f64).round() as u64);
+    sim.measure = super::warmup::Measurement::new(sim.end, warmup, sim.groups.len());
     Ok(sim)
 }
 
@@ -441,6 +447,7 @@ impl Simulator {
             run_until: None,
             periods_late: 0,
             pending_exit_ns: 0,
+            blocking: None,
             throttle_work: false,
             sched_delayed: false,
             woken_at: 0,

@@ -47,46 +47,8 @@ impl Simulator {
             .unwrap_or(self.now)
     }
 
-    pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
-        // Account the time up to now of whatever is running, and open idle/busy spans.
-        for cpu in 0..self.m.nr_cpus() {
-            self.update_curr(cpu);
-            self.update_blocked_averages(cpu);
-            self.rqs[cpu].stats.util_avg_end = if self.pelt_on() { self.cpu_util_cfs(cpu) } else { 0 };
-            self.rqs[cpu].stats.load_avg_end = self.cpu_load_avg(cpu);
-            let now = self.now;
-            let rq = &mut self.rqs[cpu];
-            rq.stats.nr_running_end = rq.nr_running;
-            let span = now - rq.state_since;
-            rq.state_since = now;
-            if rq.curr.is_some() {
-                rq.stats.busy_ns += span;
-            } else {
-                rq.stats.idle_ns += span;
-            }
-            // Close an open idle-state residency at the end of the run.
-            let dev = &mut self.cpuidle[cpu];
-            if let crate::cpuidle::IdlePhase::In { state, entered } = dev.phase {
-                if entered < now {
-                    let s = &self.m.idle_drivers[dev.driver].states[state];
-                    let u = &mut dev.usage[state];
-                    u.usage += 1;
-                    u.time_ns += now - entered;
-                    u.energy_nj += s.power_mw * (now - entered) as f64 / 1000.0;
-                }
-            }
-            self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
-            if let Some(pd) = self.m.perf_domain(cpu) {
-                let stats = &mut self.rqs[cpu].stats;
-                stats.energy_active_nj = pd.active_power_mw() * stats.awake_ns() as f64 / 1000.0;
-            }
-        }
-        for t in &mut self.tasks {
-            if matches!(t.state, crate::task::TaskState::Runnable | crate::task::TaskState::Throttled) {
-                t.stats.wait_ns += self.now - t.runnable_since;
-            }
-        }
-        self.wc.advance(self.now);
+    /// The summary figures as the state holds them now (spans closed by the caller).
+    pub(super) fn summary_map(&self) -> BTreeMap<String, f64> {
         let c = &self.counters;
         let mut summary = BTreeMap::new();
         let busy: u64 = self.rqs.iter().map(|r| r.stats.busy_ns).sum();
@@ -147,6 +109,52 @@ impl Simulator {
         for (name, n) in &self.mm.counts {
             summary.insert(name.to_string(), *n as f64);
         }
+        summary
+    }
+
+    pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
+        // Account the time up to now of whatever is running, and open idle/busy spans.
+        for cpu in 0..self.m.nr_cpus() {
+            self.update_curr(cpu);
+            self.update_blocked_averages(cpu);
+            self.rqs[cpu].stats.util_avg_end = if self.pelt_on() { self.cpu_util_cfs(cpu) } else { 0 };
+            self.rqs[cpu].stats.load_avg_end = self.cpu_load_avg(cpu);
+            let now = self.now;
+            let rq = &mut self.rqs[cpu];
+            rq.stats.nr_running_end = rq.nr_running;
+            let span = now - rq.state_since;
+            rq.state_since = now;
+            if rq.curr.is_some() {
+                rq.stats.busy_ns += span;
+            } else {
+                rq.stats.idle_ns += span;
+            }
+            // Close an open idle-state residency at the end of the run.
+            let dev = &mut self.cpuidle[cpu];
+            if let crate::cpuidle::IdlePhase::In { state, entered } = dev.phase {
+                if entered < now {
+                    let s = &self.m.idle_drivers[dev.driver].states[state];
+                    let u = &mut dev.usage[state];
+                    u.usage += 1;
+                    u.time_ns += now - entered;
+                    u.energy_nj += s.power_mw * (now - entered) as f64 / 1000.0;
+                }
+            }
+            self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
+            if let Some(pd) = self.m.perf_domain(cpu) {
+                let stats = &mut self.rqs[cpu].stats;
+                stats.energy_active_nj = pd.active_power_mw() * stats.awake_ns() as f64 / 1000.0;
+            }
+        }
+        for t in &mut self.tasks {
+            if matches!(t.state, crate::task::TaskState::Runnable | crate::task::TaskState::Throttled) {
+                t.stats.wait_ns += self.now - t.runnable_since;
+            }
+        }
+        self.wc.advance(self.now);
+        let summary = self.summary_map();
+        let locks = self.swq.lock_stats();
+        let c = &self.counters;
         let migrations_by_distance = Distance::ALL.iter().map(|d| (d.name().to_string(), c.migrations[*d as usize])).collect();
         let groups = self
             .groups
@@ -170,13 +178,15 @@ impl Simulator {
         // `record` steps: the intervals, and completions per second counted over 100 ms
         // bins (complete bins only), as a histogram of rates.
         let last_bin = (self.now / 100_000_000) as usize;
+        // After a warm-up, complete bins of the measured window only.
+        let first_bin = self.measure.from.div_ceil(100_000_000) as usize;
         for (name, h) in &self.user_hists {
             histograms.insert(name.clone(), h.hist.summary());
             let mut rates = crate::metrics::LatencyHistogram::default();
-            for &n in h.per_100ms.iter().take(last_bin) {
+            for &n in h.per_100ms.iter().take(last_bin).skip(first_bin) {
                 rates.record(n * 10);
             }
-            for _ in h.per_100ms.len()..last_bin {
+            for _ in h.per_100ms.len().max(first_bin)..last_bin {
                 rates.record(0);
             }
             histograms.insert(format!("{name}_per_second"), rates.summary());
@@ -185,6 +195,7 @@ impl Simulator {
         if touch.count > 0 {
             histograms.insert("touch_area".to_string(), touch);
         }
+        let warnings = self.stationarity_warnings();
         let mut result = RunResult {
             schema_version: SCHEMA_VERSION,
             scenario: self.scenario_name.clone(),
@@ -197,6 +208,12 @@ impl Simulator {
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
                 deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),
+                events_by_kind: crate::engine::queue::EventKind::NAMES
+                    .iter()
+                    .zip(self.events_by_kind)
+                    .filter(|&(_, n)| n > 0)
+                    .map(|(name, n)| (name.to_string(), n))
+                    .collect(),
             },
             summary,
             workload: BTreeMap::new(),
@@ -215,7 +232,9 @@ impl Simulator {
                 })
                 .collect(),
             shared_runq_locks: locks,
+            warnings,
         };
+        self.apply_baseline(&mut result);
         if let Some(report) = &self.reporter {
             result.workload = report(&result);
         }
@@ -226,6 +245,7 @@ impl Simulator {
             }
             None => (None, None),
         };
-        RunOutput { result, trace, trace_error }
+        let liveness = self.take_liveness();
+        RunOutput { result, trace, trace_error, liveness }
     }
 }

@@ -13,6 +13,8 @@ mod build;
 mod conservation;
 mod finish;
 mod invariants;
+pub mod liveness;
+pub(crate) mod warmup;
 pub mod limits;
 
 use std::collections::VecDeque;
@@ -188,6 +190,10 @@ pub struct Simulator {
     pub(crate) bw_window_start: Vec<Ns>,
     /// The first window in which a group used more than its quota allows, if any.
     pub(crate) bw_violation: Option<String>,
+    /// Stall tracking of a checked run (the liveness property).
+    pub(crate) liveness: Option<liveness::Liveness>,
+    /// The warm-up and the stationarity blocks (`[run] warmup_s`).
+    pub(crate) measure: warmup::Measurement,
     pub(crate) has_smt: bool,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
@@ -201,6 +207,8 @@ pub struct Simulator {
     pub(crate) max_events: u64,
     pub(crate) q: EventQueue,
     pub(crate) events: u64,
+    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
+    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
     pub(crate) tasks: Vec<Task>,
     pub(crate) rngs: Vec<Stream>,
     pub(crate) programs: Vec<Program>,
@@ -257,6 +265,8 @@ pub struct Simulator {
     pub(crate) timers: crate::timers::Timers,
     /// Per-CPU cpuidle devices (governor memory, residency counters).
     pub(crate) cpuidle: Vec<crate::cpuidle::CpuIdleDevice>,
+    /// Which cores and packages are really powered down (the hardware behind `cpuidle`).
+    pub(crate) idle_hw: crate::sched::IdleHardware,
     /// The CPU with the do_timer duty (tick_do_timer_cpu); None = TICK_DO_TIMER_NONE.
     pub(crate) tick_do_timer_cpu: Option<usize>,
     /// CPUs whose tick is stopped (nohz.idle_cpus_mask weight).
@@ -352,8 +362,10 @@ impl Simulator {
                 stopped_by = "max_sim_time";
                 break;
             }
+            self.measurement_tick(t);
             self.now = t;
             self.events += 1;
+            self.events_by_kind[ev.index()] += 1;
             if ev == EventKind::End {
                 stopped_by = "duration";
                 break;
@@ -366,6 +378,7 @@ impl Simulator {
                 if let Err(e) = self.check_invariants() {
                     return Err(SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.now, self.events)));
                 }
+                self.track_liveness();
             } else {
                 #[cfg(debug_assertions)]
                 self.check_invariants_sampled();
@@ -409,6 +422,8 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen == gen {
                     self.segment_end(cpu);
+                } else {
+                    self.count_stale(ev, 9);
                 }
             }
             EventKind::Hrtimer { cpu, seq } => self.hrtimer_event(cpu as usize, seq),
@@ -422,16 +437,29 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen == gen {
                     self.scheduler_tick(cpu);
+                } else {
+                    self.count_stale(ev, 10);
                 }
             }
             EventKind::Resched { cpu } => {
-                self.resched_pending[cpu as usize] = false;
-                self.schedule(cpu as usize);
+                let cpu = cpu as usize;
+                self.resched_pending[cpu] = false;
+                // A task on its way to sleep reaches schedule() at the end of its path.
+                if !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
+                    self.schedule(cpu);
+                }
             }
             EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
             EventKind::End => {}
         }
+    }
+
+    /// Counts a popped event whose generation was stale under `stale` instead of its kind.
+    #[inline]
+    pub(crate) fn count_stale(&mut self, ev: EventKind, stale: usize) {
+        self.events_by_kind[ev.index()] -= 1;
+        self.events_by_kind[stale] += 1;
     }
 
     /// Processes the next event (tests drive the engine step by step); false when none.

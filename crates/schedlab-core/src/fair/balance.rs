@@ -351,6 +351,9 @@ impl Simulator {
             if !self.tasks[p].cpus_allowed.test(dst) || self.tasks[p].state != TaskState::Runnable {
                 continue;
             }
+            if !self.lb_may_migrate_throttled(p, src, dst) {
+                continue;
+            }
             if !allow_hot && self.task_hot(p, dst) {
                 continue;
             }
@@ -374,7 +377,8 @@ impl Simulator {
         if !self.rqs[dst].is_idle() || !self.tasks[p].cpus_allowed.test(dst) || self.rqs[src].nr_running != 1 {
             return false;
         }
-        if self.tasks[p].state != TaskState::Running {
+        // A task on its way to sleep or exit reaches schedule() itself.
+        if self.tasks[p].state != TaskState::Running || self.tasks[p].blocking.is_some() {
             return false;
         }
         // The stopper preempts p; p is then queued and moved as a queued task. The switch
@@ -392,6 +396,9 @@ impl Simulator {
             // stopper finds nothing it may push (can_migrate_task() refuses a throttled
             // pair).
             return false;
+        }
+        if !self.lb_may_migrate_throttled(p, src, dst) {
+            return false; // can_migrate_task() in the stopper refuses a throttled dst
         }
         self.detach_task(src, p);
         self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;

@@ -67,6 +67,9 @@ impl Simulator {
         self.tasks[p].state = TaskState::Runnable;
         self.add_h_nr_running(cpu, p, 1);
         self.readd_queued(cpu, p);
+        if self.bw_requeue_throttled(cpu, p) {
+            self.throttle_task(cpu, p);
+        }
     }
 
     /// Places an entity of `c` again at zero lag (it is on the runqueue, not running).

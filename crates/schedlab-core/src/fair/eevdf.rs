@@ -22,7 +22,7 @@ impl Simulator {
 
     /// update_entity_lag(): remember V - vruntime, clamped, when leaving the queue.
     pub(crate) fn update_entity_lag(&mut self, c: usize, e: EntityId) {
-        let v = self.avg_vruntime(c) as i64;
+        let v = self.place_reference(c).0;
         let se = *self.se(e);
         let limit = calc_delta_fair((2 * se.slice).max(self.tick_ns), se.weight) as i64;
         self.se_mut(e).vlag = (v - se.vruntime as i64).clamp(-limit, limit);
@@ -31,8 +31,7 @@ impl Simulator {
     /// place_entity() for EEVDF: keep lag, compensating for the added weight.
     pub(crate) fn place_entity_eevdf(&mut self, c: usize, e: EntityId, initial: bool) {
         let base_slice = self.k.tunables.sched_base_slice_ns;
-        let v = self.avg_vruntime(c) as i64;
-        let load = self.fg.cfs[c].load as i64;
+        let (v, load) = self.place_reference(c);
         let lag_on = self.feat.has(Feature::PLACE_LAG);
         let initial_half = initial && self.feat.has(Feature::PLACE_DEADLINE_INITIAL);
         let se = self.se_mut(e);
@@ -47,6 +46,33 @@ impl Simulator {
             vslice /= 2;
         }
         se.deadline = (se.vruntime as i64 + vslice) as u64;
+    }
+
+    /// avg_vruntime() and load.weight as place_entity() and update_entity_lag() see
+    /// them. Before 6.18 a
+    /// throttled cfs_rq keeps its tasks in its tree (only the group's entity leaves its
+    /// parent), so a task woken onto it is placed among them; the model keeps them on
+    /// the CPU's throttled list instead, and counts them back in here. Without that, a
+    /// task that slept or woke while its cfs_rq was throttled had its lag measured
+    /// against itself alone (zero) and was placed ahead of every throttled one, each
+    /// period (a starvation the liveness property found on one CPU).
+    fn place_reference(&self, c: usize) -> (i64, i64) {
+        let q = &self.fg.cfs[c];
+        let (mut load, mut sum) = (q.load as i128, q.avg_vruntime_sum);
+        if self.bw.as_ref().is_some_and(|b| !b.mode().task_throttle) {
+            let cpu = c % self.m.nr_cpus();
+            for &t in &self.rqs[cpu].throttled {
+                if self.cfs_of(t, cpu) == c {
+                    let se = &self.tasks[t].se;
+                    load += se.weight as i128;
+                    sum += (se.vruntime as i128 - q.min_vruntime as i128) * se.weight as i128;
+                }
+            }
+        }
+        if load == 0 {
+            return (q.min_vruntime as i64, 0);
+        }
+        ((q.min_vruntime as i128 + sum.div_euclid(load)) as i64, load as i64)
     }
 
     /// update_deadline(): a running entity past its deadline gets a new one and, if its

@@ -397,11 +397,20 @@ impl Simulator {
     }
 
     /// Puts a task back from the throttled list (unthrottle_cfs_rq / tg_unthrottle_up).
+    /// Before 6.18 a throttled task never left its group cfs_rq's tree (throttle_cfs_rq
+    /// takes the group's entity off its parent), so it comes back with the vruntime and
+    /// deadline it had: its cfs_rq's clock stood still meanwhile. Re-placing it by its
+    /// lag, into a cfs_rq the model had emptied, dropped that lag (place_entity ignores
+    /// it on an empty cfs_rq) and let a task woken later tie with or beat one that had
+    /// waited periods (a starvation the liveness property found). From 6.18 the held task
+    /// was dequeued (DEQUEUE_THROTTLE) and tg_unthrottle_up() enqueues it as a wakeup,
+    /// placed by its lag.
     pub(crate) fn unthrottle_task(&mut self, cpu: usize, p: TaskId) {
         self.rqs[cpu].throttled.retain(|&t| t != p);
         self.update_curr(cpu);
         self.tasks[p].state = TaskState::Runnable;
-        let place = self.policy() == FairPolicy::Eevdf;
+        let task_throttle = self.bw.as_ref().is_some_and(|b| b.mode().task_throttle);
+        let place = self.policy() == FairPolicy::Eevdf && task_throttle;
         self.enqueue_task_fair(cpu, p, place);
     }
 
@@ -578,6 +587,11 @@ impl Simulator {
             return;
         };
         if !self.feat.has(crate::features::Feature::WAKEUP_PREEMPTION) || c == p {
+            return;
+        }
+        // check_preempt_wakeup_fair(): a task whose hierarchy is throttled preempts
+        // nothing (throttled_hierarchy(), from 6.18 task_is_throttled()).
+        if self.tasks[p].state == TaskState::Throttled {
             return;
         }
         self.update_curr(cpu);

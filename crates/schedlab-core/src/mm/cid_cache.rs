@@ -189,9 +189,14 @@ struct Lru {
     /// seq → (area, or None for foreign data; bytes)
     entries: BTreeMap<u64, (Option<AreaKey>, u64)>,
     last_active: Ns,
-    /// Last time the cache lost its contents to a power-down state.
+    /// Last time the cache lost its contents to a power-down state (core C6 for a
+    /// core's L1/L2, package C6 for an LLC).
     power_down: Option<Ns>,
-    /// LLC only: (every core powered down since, contents lost at), unless used between.
+    /// A power-down due at this time unless the core (package) wakes first: the AMD
+    /// cache-flush-on-halt timer, or the last core of a package reaching CC6.
+    pending_down: Option<Ns>,
+    /// LLC only: (every core powered down since, contents lost at), unless used between
+    /// (the `llc_flush_after_idle_us` what-if).
     llc_down: Option<(Ns, Ns)>,
 }
 
@@ -210,6 +215,24 @@ impl Lru {
         seq
     }
 
+    /// A power-down due at `at` unless [`Lru::woken`] comes first.
+    fn schedule_down(&mut self, at: Ns) {
+        if let Some(t) = self.pending_down.replace(at) {
+            // A mark left pending by a wake that came after it: it happened.
+            self.power_down = Some(self.power_down.map_or(t, |d| d.max(t)));
+        }
+    }
+
+    /// The core (package) woke at `at`: a pending power-down due by then happened, a
+    /// later one never will.
+    fn woken(&mut self, at: Ns) {
+        if let Some(t) = self.pending_down.take() {
+            if t <= at {
+                self.power_down = Some(self.power_down.map_or(t, |d| d.max(t)));
+            }
+        }
+    }
+
     fn remove(&mut self, seq: u64) {
         if let Some((_, b)) = self.entries.remove(&seq) {
             self.total -= b;
@@ -223,10 +246,12 @@ impl Lru {
     }
 
     /// Whether the cache was written back since it was last used: a power-down
-    /// mark newer than the last activity, or (without marks) an idle period longer
-    /// than the threshold.
+    /// mark newer than the last activity (a pending one once its time has come), or
+    /// (without marks) an idle period longer than the threshold.
     fn flushed_by(&self, idle: Option<Ns>, now: Ns) -> bool {
-        self.power_down.is_some_and(|t| t > self.last_active && t <= now)
+        let down = |mark: Option<Ns>| mark.is_some_and(|t| t > self.last_active && t <= now);
+        down(self.power_down)
+            || down(self.pending_down)
             || self.llc_down.is_some_and(|(from, at)| self.last_active <= from && at <= now)
             || idle.is_some_and(|f| now >= self.last_active.saturating_add(f))
     }
@@ -392,11 +417,29 @@ impl CidCache {
         (ps, ls)
     }
 
-    /// The core of `cpu` entered a power-down idle state at `at`: its L1/L2 contents
-    /// are written back to the LLC.
+    /// The core of `cpu` powers down at `at` (every thread in a power-down state, and
+    /// any flush delay run out), unless [`CidCache::core_woken`] comes first: its L1/L2
+    /// contents are then written back to the LLC.
     pub fn core_power_down(&mut self, cpu: CpuId, at: Ns) {
         let core = self.cpus[cpu].core;
-        self.cores[core].power_down = Some(at);
+        self.cores[core].schedule_down(at);
+    }
+
+    /// A thread of `cpu`'s core left its idle state at `at`.
+    pub fn core_woken(&mut self, cpu: CpuId, at: Ns) {
+        let core = self.cpus[cpu].core;
+        self.cores[core].woken(at);
+    }
+
+    /// The package holding LLC `llc` enters a package state that flushes its LLCs at
+    /// `at`, unless [`CidCache::llc_woken`] comes first.
+    pub fn llc_flush(&mut self, llc: usize, at: Ns) {
+        self.llcs[llc].schedule_down(at);
+    }
+
+    /// A core of the package holding LLC `llc` woke at `at`.
+    pub fn llc_woken(&mut self, llc: usize, at: Ns) {
+        self.llcs[llc].woken(at);
     }
 
     /// Every core of `cpu`'s LLC is powered down from `at`: unless one of them touches
@@ -545,6 +588,27 @@ mod tests {
         assert_eq!(c.residency((0, 0), 40), Residency::Llc(0));
         c.note_other_work(2, 64 * 1024 * 1024, 50);
         assert_eq!(c.residency((0, 0), 60), Residency::Memory);
+    }
+
+    /// A power-down the core wakes before never happens; one it wakes after did. The
+    /// same for a package flush of the LLC.
+    #[test]
+    fn a_wake_before_the_flush_timer_keeps_the_caches() {
+        let m = topo(1, 2, 4, 1);
+        let mut c = CidCache::new(&m, CacheParams::for_machine(&m));
+        c.touch((0, 0), 1, AREA, 0);
+        c.core_power_down(1, 500_000);
+        c.core_woken(1, 300_000);
+        assert_eq!(c.residency((0, 0), NSEC_PER_MSEC), Residency::Private(1));
+        c.core_power_down(1, 2 * NSEC_PER_MSEC);
+        c.core_woken(1, 3 * NSEC_PER_MSEC);
+        assert_eq!(c.residency((0, 0), 4 * NSEC_PER_MSEC), Residency::Llc(0));
+        c.llc_flush(0, 5 * NSEC_PER_MSEC);
+        c.llc_woken(0, 4 * NSEC_PER_MSEC + 1);
+        assert_eq!(c.residency((0, 0), 6 * NSEC_PER_MSEC), Residency::Llc(0));
+        c.llc_flush(0, 7 * NSEC_PER_MSEC);
+        assert_eq!(c.residency((0, 0), 6 * NSEC_PER_MSEC), Residency::Llc(0));
+        assert_eq!(c.residency((0, 0), 8 * NSEC_PER_MSEC), Residency::Memory);
     }
 
     #[test]

@@ -88,6 +88,26 @@ impl Simulator {
         throttled && !task_mode
     }
 
+    /// A delayed task of a limited group woke on `cpu` (requeue_delayed_entity(): it
+    /// never left its cfs_rq). Returns true if that cfs_rq is throttled and, before
+    /// 6.18, the task must wait with the others on the throttled list: the kernel keeps
+    /// it in the throttled cfs_rq's tree, where nothing is picked. Left in the model's
+    /// tree it was the only runnable entity at each unthrottle and won every pick (a
+    /// starvation the liveness property found with DELAY_DEQUEUE, 6.12-6.17).
+    pub(crate) fn bw_requeue_throttled(&mut self, cpu: usize, p: TaskId) -> bool {
+        if !self.bw_limited(p) {
+            return false;
+        }
+        let g = self.tasks[p].group;
+        let task_mode = self.bw_task_mode();
+        let bw = self.bw.as_mut().expect("limited");
+        if !bw.is_throttled(g, cpu) {
+            return false;
+        }
+        bw.queued_while_throttled(g, cpu, self.now);
+        !task_mode
+    }
+
     /// A task of a limited group stopped being runnable on `cpu` (sleep, exit, migration).
     pub(crate) fn bw_dequeue(&mut self, cpu: usize, p: TaskId) {
         if !self.bw_limited(p) {
@@ -121,6 +141,23 @@ impl Simulator {
             self.throttle_subtree(top, cpu, Some(p));
         }
         !self.bw_task_mode() && self.bw.as_ref().expect("limited").is_throttled(g, cpu)
+    }
+
+    /// can_migrate_task()'s bandwidth test: may load balance move `p` from `src` to
+    /// `dst`? Before 6.18, throttled_lb_pair(): neither the task's cfs_rq on `src` nor the
+    /// one on `dst` may be in a throttled hierarchy. With the task-based throttle (6.18,
+    /// "sched/fair: Do not balance task to a throttled cfs_rq") a task still queued on a
+    /// throttled `src` may leave (it has not reached its throttle point), but none is
+    /// moved onto a throttled `dst` (lb_throttled_hierarchy()). Without this a throttled
+    /// idle CPU pulled the group's last waiting task every period, onto a cfs_rq with no
+    /// runtime, where it was held again (issue 29's starvation).
+    pub(crate) fn lb_may_migrate_throttled(&self, p: TaskId, src: usize, dst: usize) -> bool {
+        let Some(bw) = self.bw.as_ref().filter(|b| b.has_limits(self.tasks[p].group)) else { return true };
+        let g = self.tasks[p].group;
+        if bw.is_throttled(g, dst) {
+            return false;
+        }
+        bw.mode().task_throttle || !bw.is_throttled(g, src)
     }
 
     /// pick_task_fair() (6.18): a task picked through a throttled cfs_rq gets the throttle
@@ -240,13 +277,22 @@ impl Simulator {
     /// an idle CPU is told to reschedule (from `from`, where the unthrottle runs).
     fn unthrottle_subtree(&mut self, level: GroupId, cpu: usize, from: usize) {
         self.trace_event(cpu, crate::trace::TraceEvent::CfsThrottle { group: level, throttled: false });
-        let back: Vec<TaskId> = self.rqs[cpu]
+        let mut back: Vec<TaskId> = self.rqs[cpu]
             .throttled
             .iter()
             .copied()
             .filter(|&t| self.in_subtree(self.tasks[t].group, level))
             .filter(|&t| !self.bw.as_ref().is_some_and(|b| b.is_throttled(self.tasks[t].group, cpu)))
             .collect();
+        if self.bw_task_mode() {
+            // throttle_cfs_rq_work() adds each held task at the head of the limbo list
+            // (list_add) and tg_unthrottle_up() enqueues from the head: the last held
+            // first. It was alone in its cfs_rq when held (lag 0), so the lag that
+            // place_entity() drops for the first task into an empty cfs_rq is none; in
+            // hold order the longest-waiting task's lag was dropped, every period (a
+            // starvation the liveness property found).
+            back.reverse();
+        }
         for p in back {
             self.unthrottle_task(cpu, p);
         }

@@ -14,13 +14,54 @@
 //! the kernel would compute; the tick is stopped only if the next event is more than a
 //! tick away and the governor agrees, otherwise it keeps firing in idle. An idle CPU
 //! with a stopped tick has exactly one pending Tick event: its next timer event.
+//! A wakeup pays the measured wake time of the state the CPU's *core* is really in
+//! (`cpuidle::core_state`), never a declared bound; cores and packages power down (and
+//! lose caches) only once every thread, and every core, sleeps deep.
 
+use crate::cpuidle::core_state::{core_state, effective_state, power_down_at};
 use crate::cpuidle::{IdlePhase, SelectInput};
 use crate::engine::queue::{EventClass, EventKind};
 use crate::engine::Simulator;
 use crate::time::Ns;
 use crate::timers::{BaseKind, TmigrCost, KTIME_MAX};
 use crate::trace::TraceEvent;
+
+/// The hardware behind the per-CPU cpuidle devices: which cores and packages are
+/// powered down (or will be, unless woken first), and the ACPI PM timer's port.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct IdleHardware {
+    /// Per core: when it powers down (every thread idle in a power-down state, the
+    /// flush delay run out), while no thread wakes.
+    core_down_at: Vec<Option<Ns>>,
+    /// Per core: its socket.
+    core_socket: Vec<usize>,
+    /// Per socket: its cores, and how many have a power-down time.
+    socket_cores: Vec<usize>,
+    socket_down: Vec<usize>,
+    /// Per socket: when its package state flushes the LLCs, while every core stays down.
+    package_down_at: Vec<Option<Ns>>,
+    /// When the ACPI PM timer's I/O port is free again (reads are serialized).
+    pm_timer_free_at: Ns,
+}
+
+impl IdleHardware {
+    /// The hardware state of `machine`, every core awake.
+    pub(crate) fn new(machine: &crate::topology::Machine) -> IdleHardware {
+        let core_socket: Vec<usize> = machine.core_cpus.iter().map(|c| c.first().map_or(0, |&cpu| machine.cpus[cpu].socket)).collect();
+        let mut socket_cores = vec![0; machine.nr_sockets()];
+        for &s in &core_socket {
+            socket_cores[s] += 1;
+        }
+        IdleHardware {
+            core_down_at: vec![None; core_socket.len()],
+            socket_down: vec![0; socket_cores.len()],
+            package_down_at: vec![None; socket_cores.len()],
+            core_socket,
+            socket_cores,
+            pm_timer_free_at: 0,
+        }
+    }
+}
 
 /// What tick_nohz_next_event() found.
 #[derive(Clone, Copy, Debug)]
@@ -158,9 +199,7 @@ impl Simulator {
         let entered = at + self.path_ns(cpu, self.m.cost.kernel.idle_entry_ns);
         self.cpuidle[cpu].enter(sel.state, entered);
         self.trace_event(cpu, TraceEvent::CpuIdle { state: Some(sel.state as u32) });
-        if self.m.idle_drivers[drv_index].states[sel.state].loses_private_caches {
-            self.cpuidle_power_down(cpu, entered);
-        }
+        self.core_idle_entered(cpu);
         if !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu); // the tick keeps running in idle
         }
@@ -211,8 +250,7 @@ impl Simulator {
     pub(crate) fn tick_nohz_idle_exit(&mut self, cpu: usize) {
         if let IdlePhase::In { .. } = self.cpuidle[cpu].phase {
             // Picked without an interrupt (e.g. a task queued while polling): leave now.
-            let drv = self.cpuidle[cpu].driver;
-            self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], self.now, false);
+            self.cpuidle_exit(cpu, self.now, false);
         }
         if !self.rqs[cpu].tick_stopped {
             return;
@@ -236,16 +274,114 @@ impl Simulator {
     }
 
     /// An interrupt reaches idle `cpu` at `arrive` (>= now): it leaves its idle state.
-    /// Returns when the CPU starts running the handler (after the state's exit latency,
+    /// Returns when the CPU starts running the handler (after the state's wake time,
     /// or once the handler it is still in ends).
     pub(crate) fn idle_irq_arrive(&mut self, cpu: usize, arrive: Ns, by_tick: bool) -> Ns {
-        let drv = self.cpuidle[cpu].driver;
-        let was_in = matches!(self.cpuidle[cpu].phase, IdlePhase::In { entered, .. } if entered <= arrive);
-        let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], arrive, by_tick);
+        let was_in = self.cpuidle[cpu].requested_at(arrive).is_some();
+        let wait = self.cpuidle_exit(cpu, arrive, by_tick);
         if was_in {
             self.trace_event(cpu, TraceEvent::CpuIdle { state: None });
         }
         arrive + wait
+    }
+
+    /// Leaves `cpu`'s idle state at `wake`: pays the hardware's wake time and tells the
+    /// core (and package) rules that a thread is awake. Returns the time to wait.
+    fn cpuidle_exit(&mut self, cpu: usize, wake: Ns, by_tick: bool) -> Ns {
+        let Some((state, _)) = self.cpuidle[cpu].requested_at(wake) else {
+            let drv = self.cpuidle[cpu].driver;
+            return self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, 0, by_tick);
+        };
+        let wake_ns = self.hw_wake_ns(cpu, state, wake);
+        let drv = self.cpuidle[cpu].driver;
+        let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, wake_ns, by_tick);
+        self.core_woken(cpu, wake);
+        wait
+    }
+
+    /// The time the hardware takes to resume `cpu`, idle in requested state `own`, woken
+    /// at `at`: the measured wake of the state its core is really in, and, on kernels
+    /// before 6.0, the dummy read of the ACPI PM timer after an I/O-port entry (queued
+    /// behind other CPUs' reads of the same port; the governor sees it as residency).
+    fn hw_wake_ns(&mut self, cpu: usize, own: usize, at: Ns) -> Ns {
+        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), at);
+        let mut ns = drv.states[effective_state(drv, own, core, at)].wake_ns;
+        if drv.states[own].io_port_entry && self.feat.has(crate::features::Feature::ACPI_IDLE_DUMMY_WAIT) {
+            let read = self.m.cost.kernel.pm_timer_read_ns as Ns;
+            let start = (at + ns).max(self.idle_hw.pm_timer_free_at);
+            self.idle_hw.pm_timer_free_at = start + read;
+            ns = start + read - at;
+        }
+        ns
+    }
+
+    /// `cpu` entered its idle state: if that leaves its whole core idle in a power-down
+    /// state, the core powers down once any flush delay has run out (unless a thread
+    /// wakes first), and with every core of its socket down, the package state follows.
+    fn core_idle_entered(&mut self, cpu: usize) {
+        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        // Evaluated once every thread is in (an entry may lie after a handler's end).
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), Ns::MAX);
+        let Some(down) = power_down_at(drv, core) else { return };
+        let package = drv.package.as_ref().map(|p| p.flushes_llc);
+        let core_id = self.m.cpus[cpu].core;
+        let hw = &mut self.idle_hw;
+        if hw.core_down_at[core_id].replace(down).is_none() {
+            hw.socket_down[hw.core_socket[core_id]] += 1;
+        }
+        if let Some(cache) = self.mm.cache_mut() {
+            cache.core_power_down(cpu, down);
+        }
+        if self.m.cost.cache.llc_flush_after_idle_us > 0.0 {
+            let llc_down = self.m.llc_span[self.m.cpus[cpu].llc].iter().all(|c| self.idle_hw.core_down_at[self.m.cpus[c].core].is_some());
+            self.llc_idle_flush_what_if(cpu, down, llc_down);
+        }
+        let socket = self.idle_hw.core_socket[core_id];
+        let Some(flushes_llc) = package else { return };
+        if self.idle_hw.socket_down[socket] < self.idle_hw.socket_cores[socket] {
+            return;
+        }
+        let hw = &mut self.idle_hw;
+        let at = (0..hw.core_down_at.len()).filter(|&c| hw.core_socket[c] == socket).filter_map(|c| hw.core_down_at[c]).max().unwrap_or(down);
+        hw.package_down_at[socket] = Some(at);
+        if flushes_llc {
+            if let Some(cache) = self.mm.cache_mut() {
+                for llc in self.m.llcs_of_socket(socket) {
+                    cache.llc_flush(llc, at);
+                }
+            }
+        }
+    }
+
+    /// A thread of `cpu`'s core woke at `at`: the core (and its package) is awake; a
+    /// power-down due later never happens.
+    fn core_woken(&mut self, cpu: usize, at: Ns) {
+        let core_id = self.m.cpus[cpu].core;
+        let hw = &mut self.idle_hw;
+        if hw.core_down_at[core_id].take().is_none() {
+            return;
+        }
+        let socket = hw.core_socket[core_id];
+        hw.socket_down[socket] -= 1;
+        let package = hw.package_down_at[socket].take();
+        if let Some(cache) = self.mm.cache_mut() {
+            cache.core_woken(cpu, at);
+            if package.is_some() {
+                for llc in self.m.llcs_of_socket(socket) {
+                    cache.llc_woken(llc, at);
+                }
+            }
+        }
+    }
+
+    /// Whether `cpu`'s core is out of the coherency (DVM) domain at `at`: every thread
+    /// idle in a state that leaves it, the flush delay run out.
+    pub(crate) fn core_out_of_coherency(&self, cpu: usize, at: Ns) -> bool {
+        let Some((own, _)) = self.cpuidle[cpu].requested_at(at) else { return false };
+        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), at);
+        drv.states[effective_state(drv, own, core, at)].leaves_coherency
     }
 
     /// The duration of a kernel path of `base_ns` (at capacity 1024) on `cpu`.

@@ -69,6 +69,11 @@ fn blocked_load_lifetime(run: Ns) -> Ns {
 }
 
 impl MmState {
+    /// The cache model of per-cid data, once a run has touched some.
+    pub(crate) fn cache_mut(&mut self) -> Option<&mut CidCache> {
+        self.cache.as_mut()
+    }
+
     /// The mm_cid allocator's invariants (no two slots of one mm hold one cid, every
     /// running thread's cid is its CPU's), if any process uses it; and, since every
     /// context switch reaches the allocator (switch_mm_cid), a thread it holds as running
@@ -265,31 +270,17 @@ impl Simulator {
         n as Ns * (path.round() as Ns + flush)
     }
 
-    /// A CPU entered idle state `state` at `at`: if that powers its core down (every
-    /// SMT sibling in such a state), the core's private caches are lost to the per-cid
-    /// data model.
-    pub(crate) fn cpuidle_power_down(&mut self, cpu: usize, at: Ns) {
-        let Some(cache) = &mut self.mm.cache else { return };
-        let core_off = self.m.smt_siblings(cpu).iter().all(|&s| {
-            let dev = &self.cpuidle[s];
-            matches!(dev.phase, crate::cpuidle::IdlePhase::In { state, .. }
-                if self.m.idle_drivers[dev.driver].states[state].loses_private_caches)
-        });
-        if core_off {
-            cache.core_power_down(cpu, at);
-            // Every core of the LLC powered down: the LLC may be flushed after a while.
-            let flush_us = self.m.cost.cache.llc_flush_after_idle_us;
-            if flush_us > 0.0 {
-                let llc = self.m.cpus[cpu].llc;
-                let all_off = self.m.cpus.iter().enumerate().filter(|(_, p)| p.llc == llc).all(|(s, _)| {
-                    let dev = &self.cpuidle[s];
-                    matches!(dev.phase, crate::cpuidle::IdlePhase::In { state, .. }
-                        if self.m.idle_drivers[dev.driver].states[state].loses_private_caches)
-                });
-                if all_off {
-                    cache.llc_power_down(cpu, at, (flush_us * 1000.0).round() as Ns);
-                }
-            }
+    /// The `cache.llc_flush_after_idle_us` what-if: once every core of `cpu`'s LLC is
+    /// powered down (the last at `at`), the LLC loses its contents after that long unless
+    /// one of them touches data first. Off (0) on every preset: the hardware's own rule
+    /// is the package state's (`IdleHardware`).
+    pub(crate) fn llc_idle_flush_what_if(&mut self, cpu: usize, at: Ns, all_cores_down: bool) {
+        let flush_us = self.m.cost.cache.llc_flush_after_idle_us;
+        if flush_us <= 0.0 || !all_cores_down {
+            return;
+        }
+        if let Some(cache) = &mut self.mm.cache {
+            cache.llc_power_down(cpu, at, (flush_us * 1000.0).round() as Ns);
         }
     }
 
@@ -410,9 +401,7 @@ impl Simulator {
             if cpu == busy || rq.curr.is_some() {
                 continue;
             }
-            let dev = &self.cpuidle[cpu];
-            let deep = dev.state_at(self.now).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].leaves_coherency);
-            if deep {
+            if self.core_out_of_coherency(cpu, self.now) {
                 idle.off.set(cpu);
             } else {
                 idle.shallow.set(cpu);

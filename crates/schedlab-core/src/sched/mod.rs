@@ -3,13 +3,16 @@
 //! Mirrors: kernel/sched/core.c: try_to_wake_up(), wake_up_new_task(), __schedule(),
 //! context_switch(), sched_tick() (scheduler_tick), resched_curr(), set_task_cpu().
 //! Model: resched_curr() on a remote CPU posts a Resched event after the IPI and, if
-//! the CPU was idle, its idle-exit latency; on the local CPU it is immediate. A task's
-//! blocking step dequeues it at once and schedules the CPU within the same event.
+//! the CPU was idle, its idle wake time; on the local CPU it takes effect when the
+//! running task's kernel path ends (its return to user space). A task's blocking step
+//! sets its sleeping state; it runs the rest of its system call, then schedule()
+//! dequeues it and switches, so a synchronous wakeup costs the path that makes it.
 
 mod account;
 pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
+pub(crate) use idle::IdleHardware;
 pub(crate) mod mm;
 pub(crate) mod program;
 mod timer;
@@ -24,6 +27,14 @@ impl Simulator {
     /// Wakes a sleeping or blocked task (try_to_wake_up); `waker` is the task doing it.
     pub(crate) fn try_to_wake_up(&mut self, p: TaskId, this_cpu: usize, waker: Option<TaskId>, sync: bool) {
         let t = &mut self.tasks[p];
+        match t.blocking {
+            Some(TaskState::Exited) => return, // exiting: nothing to wake
+            Some(_) => {
+                self.ttwu_runnable(p, this_cpu, waker);
+                return;
+            }
+            None => {}
+        }
         if !matches!(t.state, TaskState::Sleeping | TaskState::Blocked) {
             return;
         }
@@ -83,6 +94,37 @@ impl Simulator {
         self.wakeup_preempt(cpu, p, this_cpu);
     }
 
+    /// ttwu_runnable(): `p` is still on its CPU, in the system call it was about to
+    /// sleep in (on its runqueue until schedule()). The wakeup only sets it running
+    /// again: it returns from the call without a switch (no wakeup latency: it never
+    /// left).
+    fn ttwu_runnable(&mut self, p: TaskId, this_cpu: usize, waker: Option<TaskId>) {
+        let t = &mut self.tasks[p];
+        t.blocking = None;
+        t.timer_due = None;
+        t.stats.nr_wakeups += 1;
+        let exit = std::mem::take(&mut t.pending_exit_ns);
+        t.overhead_ns += exit;
+        self.counters.wakeups += 1;
+        self.hrtimer_cancel_task(p);
+        let cpu = self.tasks[p].cpu;
+        if self.tasks[p].waiting_on.take().is_some() {
+            if let Some(timer) = self.tasks[p].wheel_timer {
+                let ns = self.del_timer(cpu, timer);
+                self.tasks[p].overhead_ns += ns;
+            }
+        }
+        if let Some(w) = waker {
+            self.record_wakee(w, p);
+        }
+        let k = &self.m.cost.kernel;
+        let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, cpu));
+        let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
+        self.charge_kernel(this_cpu, ttwu);
+        self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
+        self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
+    }
+
     /// Places and starts a newly created task (wake_up_new_task with fork balancing).
     pub(crate) fn wake_up_new_task(&mut self, p: TaskId, this_cpu: usize, parent: Option<TaskId>) {
         let cpu = if self.tasks[p].start_on {
@@ -121,9 +163,9 @@ impl Simulator {
     }
 
     /// Asks `cpu` to reschedule (resched_curr). A local request takes effect when the
-    /// current kernel path ends (interrupt exit); a remote one needs an IPI, or on an
-    /// idle CPU polling its flags (x86 MWAIT) just the flag write, and then the idle
-    /// state's exit latency.
+    /// current kernel path ends (the running task's return to user space, or the
+    /// interrupt exit of an idle CPU); a remote one needs an IPI, or on an idle CPU
+    /// polling its flags (x86 MWAIT) just the flag write, and then the idle state's wake.
     pub(crate) fn resched_curr(&mut self, cpu: usize, from_cpu: usize) {
         if self.resched_pending[cpu] {
             return;
@@ -131,7 +173,7 @@ impl Simulator {
         self.resched_pending[cpu] = true;
         let at = if cpu == from_cpu {
             match self.rqs[cpu].curr {
-                Some(_) => self.now,
+                Some(c) => self.now + self.tasks[c].overhead_ns,
                 None => self.irq_until[cpu].max(self.now),
             }
         } else {
@@ -184,8 +226,25 @@ impl Simulator {
     /// Picks the next task for `cpu` and switches to it (__schedule).
     pub(crate) fn schedule(&mut self, cpu: usize) {
         let prev = self.rqs[cpu].curr;
+        // A blocking task ran __schedule()'s path itself; otherwise the next task pays it.
+        let mut pick_paid = false;
         if let Some(p) = prev {
+            // clear_tsk_need_resched(prev): this pass serves any resched still on its way.
+            if self.resched_pending[cpu] && self.q.cancel_cpu_event(cpu, EventKind::Resched { cpu: cpu as u32 }) {
+                self.resched_pending[cpu] = false;
+            }
             self.update_curr(cpu);
+            pick_paid = self.tasks[p].blocking.is_some();
+            match self.tasks[p].blocking.take() {
+                // The end of an exiting task's last path.
+                Some(TaskState::Exited) => self.do_exit(p, cpu),
+                // deactivate_task() of a task that set itself sleeping.
+                Some(state) => {
+                    self.dequeue_task_fair(cpu, p, true);
+                    self.tasks[p].state = state;
+                }
+                None => {}
+            }
             if self.tasks[p].state == TaskState::Running {
                 self.put_prev_task(cpu, p);
             } else {
@@ -200,7 +259,7 @@ impl Simulator {
         if next.is_none() && (self.swq_pull(cpu) || self.sched_balance_newidle(cpu)) {
             next = self.pick_next_task_fair(cpu);
         }
-        self.switch_to(cpu, prev, next);
+        self.switch_to(cpu, prev, next, pick_paid);
         if next.is_none() {
             // pick_next_task_idle() -> set_next_task_idle().
             self.update_idle_core(cpu);
@@ -212,7 +271,7 @@ impl Simulator {
         }
     }
 
-    fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>) {
+    fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>, pick_paid: bool) {
         if prev == next {
             if let Some(n) = next {
                 // Picked again: set_next_entity restarts its slice accounting.
@@ -235,7 +294,7 @@ impl Simulator {
             self.trace_event(cpu, TraceEvent::Switch { prev: prev.map_or(0, |p| p + 1), prev_state, next: next.map_or(0, |n| n + 1) });
         }
         if let Some(n) = next {
-            self.start_running(cpu, n);
+            self.start_running(cpu, n, pick_paid);
             self.fold_next_run(n);
         }
         self.mm_switch(cpu, prev, next);
@@ -244,16 +303,22 @@ impl Simulator {
     }
 
     /// Bookkeeping of a task getting the CPU: wait time, wakeup latency, switch and refill costs.
-    fn start_running(&mut self, cpu: usize, n: TaskId) {
+    fn start_running(&mut self, cpu: usize, n: TaskId, pick_paid: bool) {
         let now = self.now;
-        // What the CPU still had to finish first (a handler, the previous task's
-        // system call entry), the switch itself, and the rest of the system call this
-        // task blocked in, with the shared data its waker wrote.
+        // What the CPU still had to finish first (a handler, an exited task's last path),
+        // the pick unless the previous task's blocking path ran it, the switch itself
+        // (switch_mm too when the address space changes), and the rest of the system
+        // call this task blocked in, with the shared data its waker wrote.
         let debt = std::mem::replace(&mut self.irq_until[cpu], now).saturating_sub(now);
         let data = self.tasks[n].woken_from.take().map_or(0.0, |w| {
             self.m.cost.kernel.wake_data_lines * self.m.cost.cacheline.at(self.m.distance(w, cpu))
         });
-        let switch_cost = debt + self.path_ns(cpu, self.m.cost.context_switch_ns) + data as Ns;
+        let k = &self.m.cost.kernel;
+        let mm = self.tasks[n].mm;
+        let mm_switch = if self.rqs[cpu].active_mm.replace(mm) == Some(mm) { 0.0 } else { k.mm_switch_ns };
+        let pick = if pick_paid { 0.0 } else { k.schedule_ns };
+        let path = self.path_ns(cpu, self.m.cost.context_switch_ns + mm_switch + pick);
+        let switch_cost = debt + path + data as Ns;
         let t = &mut self.tasks[n];
         let switch_cost = switch_cost + std::mem::take(&mut t.pending_exit_ns);
         t.state = TaskState::Running;
@@ -335,6 +400,15 @@ impl Simulator {
     pub(crate) fn segment_end(&mut self, cpu: usize) {
         let Some(c) = self.rqs[cpu].curr else { return };
         self.advance_progress(cpu);
+        if self.tasks[c].blocking.is_some() {
+            // The blocking system call's path: schedule() at its end.
+            if self.tasks[c].overhead_ns > 0 {
+                self.arm_segment(cpu);
+            } else {
+                self.schedule(cpu);
+            }
+            return;
+        }
         if self.tasks[c].throttle_work && self.tasks[c].overhead_ns == 0 {
             self.throttle_cfs_rq_work(cpu, c);
             return;
@@ -353,6 +427,8 @@ impl Simulator {
                 return; // a local resched is already queued for now
             }
             self.arm_segment(cpu);
+        } else if self.tasks[c].blocking.is_some() && self.tasks[c].overhead_ns > 0 {
+            self.arm_segment(cpu); // the rest of the blocking call, then schedule()
         } else {
             self.schedule(cpu);
         }

@@ -8,9 +8,9 @@
 //! System calls cost kernel time (entry, the call's own path, exit): each step's
 //! effect happens at once and its cost becomes kernel time the task runs next, so
 //! anything the call sends to another CPU (a wakeup IPI) leaves after the cost that
-//! precedes it (`send_delay`). A task that blocks leaves the rest of its system call
-//! entry to its CPU, which finishes it before running anything else, and pays the
-//! call's exit when it runs again.
+//! precedes it (`send_delay`). A task that blocks runs the rest of its system call
+//! entry as itself, then schedules (the switch comes at the end of that path), and
+//! pays the call's exit when it runs again.
 
 use crate::engine::Simulator;
 use crate::error::SimError;
@@ -74,7 +74,7 @@ impl Simulator {
             }
             let t = &self.tasks[c];
             let Some(&insn) = self.programs[t.program].insns.get(t.pc) else {
-                self.do_exit(c, cpu);
+                self.exit_after_path(c, cpu);
                 return false;
             };
             self.tasks[c].pc += 1;
@@ -370,7 +370,7 @@ impl Simulator {
                     return true;
                 }
                 Insn::Exit => {
-                    self.do_exit(c, cpu);
+                    self.exit_after_path(c, cpu);
                     return false;
                 }
             }
@@ -533,17 +533,19 @@ impl Simulator {
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
 
-    /// Takes the running task off its runqueue because it sleeps or blocks. Its pending
-    /// kernel time stays with the CPU (the rest of the system call entry runs before
-    /// anything else there); `exit_ns` is what it pays on its way back to user space.
+    /// The running task sleeps or blocks (set_current_state()): it runs the rest of its
+    /// system call entry (its pending kernel time) and then schedule(), which takes it
+    /// off its runqueue (`Simulator::schedule`); `exit_ns` is what it pays on its way
+    /// back to user space when it runs again. Whatever it woke meanwhile waits for that
+    /// path: no wakeup is shorter than the code between try_to_wake_up() and the switch.
     fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
-        self.dequeue_task_fair(cpu, c, true);
+        // The call's wait and __schedule() up to the switch run as part of this path.
+        let pick = self.path_ns(cpu, self.m.cost.kernel.schedule_ns);
         let t = &mut self.tasks[c];
-        t.state = state;
+        t.overhead_ns += pick;
+        t.blocking = Some(state);
         t.pending_exit_ns += exit_ns;
-        let owed = std::mem::take(&mut t.overhead_ns);
-        t.stats.sys_ns += owed;
-        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + owed;
+        t.stats.sys_ns += t.overhead_ns;
     }
 
     /// System call entry: kernel time of the running task.
@@ -641,7 +643,19 @@ impl Simulator {
         self.wake_up_new_task(child, cpu, Some(parent));
     }
 
-    fn do_exit(&mut self, c: TaskId, cpu: usize) {
+    /// exit(): the task runs the kernel time it still owes, then do_exit() and the
+    /// final schedule() (`Simulator::schedule`), so whatever it woke waits for that path.
+    fn exit_after_path(&mut self, c: TaskId, cpu: usize) {
+        if self.tasks[c].overhead_ns > 0 {
+            self.tasks[c].blocking = Some(TaskState::Exited);
+        } else {
+            self.do_exit(c, cpu);
+        }
+    }
+
+    /// do_exit(): the task leaves its runqueue for good and wakes a parent waiting for
+    /// its children.
+    pub(crate) fn do_exit(&mut self, c: TaskId, cpu: usize) {
         self.trace_event(cpu, crate::trace::TraceEvent::Exit { pid: c + 1 });
         self.mm_exit(c, cpu);
         self.hrtimer_cancel_task(c);

@@ -15,6 +15,7 @@ pub mod domains;
 pub mod preset_costs;
 pub mod preset_energy;
 pub mod preset_idle;
+pub mod preset_sources;
 pub mod presets;
 pub mod sysfs;
 
@@ -199,13 +200,17 @@ impl Machine {
     /// state: `key` is `STATE.FIELD` (the part of a `cpuidle.STATE.FIELD` cost key after
     /// `cpuidle.`), with FIELD one of `exit_latency_us` and `target_residency_us` (what
     /// the governors see, as sysfs shows them) or `wake_us` (what a wakeup takes on the
-    /// hardware; by default the advertised exit latency).
+    /// hardware). The figure's provenance becomes `override`.
     pub fn override_idle_state(&mut self, key: &str, us: f64) -> Result<(), String> {
         let (state, field) = key
             .rsplit_once('.')
             .ok_or_else(|| format!("'cpuidle.{key}': expected cpuidle.STATE.FIELD, e.g. cpuidle.C2.wake_us"))?;
-        if !us.is_finite() || us < 0.0 {
-            return Err(format!("'cpuidle.{key}' must be a non-negative number of microseconds, got {us}"));
+        // Up to 1000 s: a larger value would saturate the nanosecond field in silence.
+        if !us.is_finite() || !(0.0..=1e9).contains(&us) {
+            return Err(format!(
+                "'cpuidle.{key}' must be a non-negative number of microseconds up to 1e9 (1000 s), got {}",
+                crate::cost::shown(us)
+            ));
         }
         if !matches!(field, "exit_latency_us" | "target_residency_us" | "wake_us") {
             return Err(format!("'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"));
@@ -214,10 +219,17 @@ impl Machine {
         let mut found = false;
         for s in self.idle_drivers.iter_mut().flat_map(|d| d.states.iter_mut()).filter(|s| s.name == state) {
             found = true;
+            let set = crate::provenance::Provenance::overridden(ns as f64);
             match field {
-                "exit_latency_us" => s.exit_latency_ns = ns,
+                "exit_latency_us" => {
+                    s.exit_latency_ns = ns;
+                    s.declared = set;
+                }
                 "target_residency_us" => s.target_residency_ns = ns,
-                _ => s.wake_ns = Some(ns),
+                _ => {
+                    s.wake_ns = ns;
+                    s.wake = set;
+                }
             }
         }
         if !found {
@@ -241,6 +253,11 @@ impl Machine {
     /// Returns the mask of every CPU.
     pub fn all_cpus(&self) -> CpuMask {
         CpuMask::first_n(self.nr_cpus())
+    }
+
+    /// The LLCs of socket `socket`, ascending.
+    pub fn llcs_of_socket(&self, socket: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.llc_span.len()).filter(move |&l| self.llc_span[l].first().is_some_and(|c| self.cpus[c].socket == socket))
     }
 
     /// Returns the number of sockets.

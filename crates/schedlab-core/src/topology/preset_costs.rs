@@ -64,13 +64,33 @@ fn migration_estimate(code_ns: f64, line_ns: f64) -> f64 {
     code_ns + 4.0 * line_ns
 }
 
-/// Kernel path costs of an x86-64 server or desktop core at `mhz` (PROVISIONAL: being
-/// replaced by sourced figures).
+/// Cycles of one thread switch in a pipe ping-pong ([ctxsw]: 1,070 ns per switch at
+/// ~4.5 GHz): the write's and the read's system calls, the wakeup, the pick and the
+/// switch itself. The shares below are estimates; the switch is the remainder.
+const PINGPONG_SWITCH_CYCLES: f64 = 1070.0 * 4.5;
+/// [ctxsw]: a process switch costs 2,410 ns against 1,070 for a thread (address-space
+/// switch and the TLB/cache refill it brings), at ~4.5 GHz.
+const MM_SWITCH_CYCLES: f64 = (2410.0 - 1070.0) * 4.5;
+/// estimate: syscall entry and exit with today's mitigations, each ~200 cycles
+/// (getpid round trips of 70-100 ns at 4-5 GHz).
+const SYSCALL_EDGE_CYCLES: f64 = 200.0;
+/// estimate: pipe_write's wake-up: the wait queue, try_to_wake_up() (select_task_rq,
+/// enqueue, wakeup_preempt).
+const TTWU_CYCLES: f64 = 1500.0;
+/// estimate: pipe_read's wait and __schedule() up to the switch (deactivate_task,
+/// pick_next_task).
+const SCHEDULE_CYCLES: f64 = 1000.0;
+/// derived: what [ctxsw]'s thread switch leaves for switch_to() and finish_task_switch()
+/// once the two system calls, the wakeup and the pick are counted (~1,515 cycles).
+pub(crate) const SWITCH_CYCLES: f64 = PINGPONG_SWITCH_CYCLES - 4.0 * SYSCALL_EDGE_CYCLES - TTWU_CYCLES - SCHEDULE_CYCLES;
+
+/// Kernel path costs of an x86-64 server or desktop core at `mhz`: cycle budgets
+/// (estimates, see the constants above) at the preset's clock.
 fn kernel_paths_x86(mhz: f64) -> KernelPathCosts {
     let c = |cycles: f64| cycles_ns(cycles, mhz);
     KernelPathCosts {
-        syscall_entry_ns: c(200.0),
-        syscall_exit_ns: c(200.0),
+        syscall_entry_ns: c(SYSCALL_EDGE_CYCLES),
+        syscall_exit_ns: c(SYSCALL_EDGE_CYCLES),
         irq_entry_ns: c(900.0),
         irq_exit_ns: c(900.0),
         hrtimer_start_ns: c(250.0),
@@ -81,11 +101,14 @@ fn kernel_paths_x86(mhz: f64) -> KernelPathCosts {
         timer_base_switch_ns: c(45.0),
         timer_expire_ns: c(300.0),
         tmigr_level_ns: c(60.0),
-        ttwu_ns: c(1500.0),
+        ttwu_ns: c(TTWU_CYCLES),
+        schedule_ns: c(SCHEDULE_CYCLES),
+        mm_switch_ns: c(MM_SWITCH_CYCLES),
         ttwu_lines: 4.0,
         wake_data_lines: 2.0,
         idle_entry_ns: c(1500.0),
         ipi_delivery_ns: 500.0,
+        pm_timer_read_ns: crate::cost::default_pm_timer_read_ns(),
     }
 }
 
@@ -205,9 +228,8 @@ pub fn zen4_desktop_costs() -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // [ctxsw] 1,070 ns per thread switch on an 11th-gen Intel desktop core at a
-        // similar clock; estimate for Zen 4.
-        context_switch_ns: 1100.0,
+        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
         // estimate: one x2APIC ICR write (WRMSR) plus the smp_call_function queueing.
         ipi_send_ns: 300.0,
         // estimate: interrupt entry, handler and exit on the target (~1 us; IPI round
@@ -249,8 +271,8 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // estimate: [ctxsw]'s 1.07 us scaled up for a ~2-3 GHz server core.
-        context_switch_ns: 1500.0,
+        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
         // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
         // estimate: as zen4_desktop_costs().
@@ -296,8 +318,8 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // estimate: as zen3_server_costs().
-        context_switch_ns: 1500.0,
+        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
         // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
         // estimate: as zen4_desktop_costs().
@@ -340,8 +362,8 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // estimate: as zen3_server_costs().
-        context_switch_ns: 1500.0,
+        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
         // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
         // estimate: as zen4_desktop_costs().
@@ -386,8 +408,8 @@ pub fn kunpeng920_costs() -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // estimate: [ctxsw] scaled for a 2.6 GHz core with a narrower pipeline.
-        context_switch_ns: 2000.0,
+        // derived as on x86 (the same cycle budget: estimate).
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, 2600.0),
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
         ipi_send_ns: 200.0,
         // estimate: exception entry, handler and exit on the target.
@@ -434,8 +456,8 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // estimate: [ctxsw] scaled for phone cores.
-        context_switch_ns: 2500.0,
+        // derived as on x86 (the same cycle budget at the big core's clock: estimate).
+        context_switch_ns: cycles_ns(SWITCH_CYCLES, big_mhz),
         // estimate: one ICC_SGI1R_EL1 write (GICv3 SGI).
         ipi_send_ns: 200.0,
         // estimate: exception entry, handler and exit on the target.
@@ -450,8 +472,11 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         // port for the SoC interconnect, whose SMMU TBUs take part in broadcast TLB
         // maintenance; their answers come back as one (an aggregated response) after a
         // trip across the SoC's NoC: estimate 80 ns, the memory path of this table (120 ns)
-        // without a DRAM access.
-        tlb: tlb_arm(0.5, 1.0, 80.0),
+        // without a DRAM access. The synchronous DSB ISH wait itself is not built from these
+        // estimates here: it is measured on a client arm64 SoC, ~0.35 us per TLBI + DSB
+        // (Dev Jain, commit c320dbb7c80d, mprotect 3.2 -> 2.85 us per elided flush; band
+        // 0.2-0.5 us, platform not named).
+        tlb: TlbPathCosts { dsb_sync_override_ns: 350.0, ..tlb_arm(0.5, 1.0, 80.0) },
     }
 }
 

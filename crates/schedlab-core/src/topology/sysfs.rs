@@ -10,7 +10,11 @@
 //! without one, the package; NUMA nodes come from the node directory or, without it, one
 //! per package. Package, core, LLC and node ids are mapped to machine-wide indices in
 //! order of first appearance. Costs are the generic table of the host's architecture,
-//! with the cache sizes sysfs reports.
+//! with the cache sizes sysfs reports. The idle states are the host's own
+//! (cpuN/cpuidle/stateK/{name,latency,residency} and cpuidle/current_driver): declared
+//! figures, which also serve as the wake (no measurement of the host's silicon). The
+//! running kernel (/proc/sys/kernel/osrelease, CONFIG_HZ from /proc/config.gz or
+//! /boot/config-RELEASE) is what a host scenario runs by default.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -133,7 +137,112 @@ pub fn read_tree(cpu_root: &Path, node_root: Option<&Path>, arch: Arch) -> Resul
         if notes.is_empty() { "" } else { "; " },
         notes.join("; "),
     );
-    Ok(Machine::from_cpus("host", &description, arch, cpus, cost))
+    let mut m = Machine::from_cpus("host", &description, arch, cpus, cost);
+    let cpuidle = cpu_root.join(format!("cpu{}/cpuidle", online[0]));
+    m.idle_drivers[0] = read_cpuidle(&cpuidle, &cpu_root.join("cpuidle/current_driver"))?;
+    Ok(m)
+}
+
+/// The idle driver sysfs describes for one CPU: its states as declared. Without a
+/// cpuidle driver ("none", or no cpuidle directory) the idle loop halts the CPU
+/// directly (default_idle_call()): one halt state.
+fn read_cpuidle(dir: &Path, driver_file: &Path) -> Result<crate::cpuidle::IdleDriver, String> {
+    use crate::cpuidle::{IdleDriver, IdleState};
+    use crate::provenance::{Kind, Provenance};
+    let driver = read_optional(driver_file)?.map(|t| t.trim().to_string()).unwrap_or_else(|| "none".into());
+    let mut states = Vec::new();
+    for k in 0.. {
+        let sdir = dir.join(format!("state{k}"));
+        let Some(name) = read_optional(&sdir.join("name"))? else { break };
+        let name = name.trim().to_string();
+        let latency_us: u64 = parse(&sdir.join("latency"), "an exit latency in us")?;
+        let residency_us: u64 = parse(&sdir.join("residency"), "a target residency in us")?;
+        let source = format!("host sysfs {}", sdir.display());
+        states.push(IdleState {
+            polling: name == "POLL",
+            watches_flags: name == "POLL",
+            exit_latency_ns: latency_us * 1000,
+            target_residency_ns: residency_us * 1000,
+            declared: Provenance::exact(Kind::Declared, (latency_us * 1000) as f64, source.clone()),
+            wake_ns: latency_us * 1000,
+            wake: Provenance::new(Kind::Declared, 0.0, (latency_us * 1000) as f64, format!("{source}: declared only (no measurement of this host)")),
+            // Which hardware state a host state is, sysfs does not say: none is assumed
+            // to power the core down.
+            loses_private_caches: false,
+            leaves_coherency: false,
+            io_port_entry: false,
+            power_mw: 0.0,
+            name,
+        });
+    }
+    if states.is_empty() {
+        // estimate: a halted CPU resumes in about a microsecond on bare metal; a guest's
+        // HLT exits to the hypervisor, which must run the vCPU again (KVM polls a while
+        // to avoid it): up to tens of microseconds.
+        states.push(IdleState {
+            name: "HLT".into(),
+            exit_latency_ns: 0,
+            target_residency_ns: 0,
+            declared: Provenance::exact(Kind::Declared, 0.0, "no cpuidle driver: default_idle_call() halts"),
+            wake_ns: 1000,
+            wake: Provenance::new(Kind::Estimate, 500.0, 50_000.0, "halt without a cpuidle driver; a guest's HLT waits for its hypervisor"),
+            polling: false,
+            watches_flags: false,
+            loses_private_caches: false,
+            leaves_coherency: false,
+            io_port_entry: false,
+            power_mw: 0.0,
+        });
+    }
+    Ok(IdleDriver {
+        name: driver,
+        states,
+        source: format!("host: {}", dir.display()),
+        core_flush_delay_ns: 0,
+        core_flush_delay: Provenance::exact(Kind::Estimate, 0.0, "host states are not known to power cores down"),
+        package: None,
+    })
+}
+
+/// The kernel this program runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostKernel {
+    /// `uname -r`.
+    pub release: String,
+    /// Its major.minor, as a profile ("6.18").
+    pub profile: String,
+    /// CONFIG_HZ, where the kernel's configuration can be read.
+    pub hz: Option<u32>,
+}
+
+/// Reads the running kernel's release and CONFIG_HZ (/proc/config.gz, else
+/// /boot/config-RELEASE).
+pub fn host_kernel() -> Result<HostKernel, String> {
+    let path = Path::new("/proc/sys/kernel/osrelease");
+    let release = read_optional(path)?.ok_or_else(|| format!("{}: missing (not a Linux host?)", path.display()))?.trim().to_string();
+    let profile = profile_of_release(&release).ok_or_else(|| format!("{}: '{release}' is not a kernel release", path.display()))?;
+    let config = read_gz(Path::new("/proc/config.gz")).or_else(|| std::fs::read_to_string(format!("/boot/config-{release}")).ok());
+    Ok(HostKernel { hz: config.as_deref().and_then(config_hz), release, profile })
+}
+
+/// "6.18.44-fc-v782" -> "6.18".
+pub fn profile_of_release(release: &str) -> Option<String> {
+    let mut it = release.split(['.', '-']);
+    let (major, minor) = (it.next()?.parse::<u32>().ok()?, it.next()?.parse::<u32>().ok()?);
+    Some(format!("{major}.{minor}"))
+}
+
+/// CONFIG_HZ=N of a kernel configuration.
+pub fn config_hz(config: &str) -> Option<u32> {
+    config.lines().find_map(|l| l.strip_prefix("CONFIG_HZ=")).and_then(|v| v.trim().parse().ok())
+}
+
+fn read_gz(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// Maps ids (as text keys) to dense indices in order of first appearance.

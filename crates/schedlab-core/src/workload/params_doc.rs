@@ -78,6 +78,7 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("pairs", "1", "task pairs"),
             p!("rounds", "1000", "round trips per pair"),
             p!("work", "2us", "work each side does per message"),
+            p!("threads", "false", "each pair two threads of one process (default: two processes)"),
         ],
         "threadpool" => &[
             p!("threads", "required", "worker threads"),
@@ -92,6 +93,7 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("area_bytes", "16384", "area size, bytes"),
             p!("warmup", "20000", "warm-up passes per thread"),
             p!("loops", "5", "timed passes per thread"),
+            p!("create", "20us", "main thread's time per created thread (pthread_create + sched_setaffinity); 0: every thread starts at once"),
         ],
         "timer_enqueue" => &[
             p!("cpu", "the last CPU", "the isolated CPU running the loop"),
@@ -121,8 +123,11 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("cpu", "4", "CPU the benchmark is pinned to (taskset -c)"),
             p!("region_kib", "1024", "region size, KiB"),
             p!("iterations", "10000", "iterations of touch + page-out"),
-            p!("extra_mappers", "0", "other processes mapping every page"),
-            p!("kswapd", "false", "reclaim as kswapd would"),
+            p!("extra_mappers", "0", "other processes mapping every page (running, one per CPU)"),
+            p!("memory_reclaim", "false", "reclaim through memory.reclaim (LRU batches, shared pages unmapped) instead of MADV_PAGEOUT"),
+            p!("kswapd", "false", "the same as memory_reclaim (its former name)"),
+            p!("mapper_run", "1ms", "a mapper's computation between two reads of the region"),
+            p!("mapper_sleep", "0", "a mapper's sleep after each computation (0: it runs all the time)"),
         ],
         _ => &[],
     }
@@ -150,6 +155,25 @@ mod tests {
                     let msg = e.to_string();
                     assert!(!msg.contains("unknown field"), "{}.{}: {msg}", g.name, d.name);
                 }
+            }
+        }
+    }
+
+    /// The other way: every parameter a generator accepts is documented. An unknown key
+    /// makes serde list the accepted ones ("expected one of `a`, `b`").
+    #[test]
+    fn every_accepted_parameter_is_documented() {
+        let m = crate::topology::presets::preset("pixel6").unwrap();
+        for g in GENERATORS {
+            let mut params = serde_json::Map::new();
+            params.insert("no_such_parameter".to_string(), serde_json::Value::Bool(true));
+            let spec = WorkloadSpec { kind: g.name.to_string(), params, rt_app: None };
+            let Err(e) = generate(&spec, &m, 1) else { continue };
+            let msg = e.to_string();
+            let Some((_, list)) = msg.split_once("expected one of ") else { continue };
+            let documented: Vec<&str> = params_of(g.name).iter().map(|d| d.name).collect();
+            for name in list.split(',').map(|n| n.trim().trim_matches('`')).filter(|n| !n.is_empty()) {
+                assert!(documented.contains(&name), "{}: parameter {name} is accepted but not documented", g.name);
             }
         }
     }

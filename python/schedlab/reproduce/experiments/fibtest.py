@@ -39,7 +39,7 @@ it has at least 64 CPUs).
 from __future__ import annotations
 
 from ..compare import Row, change_row, ratio_of_means_row, seed_values, value_row
-from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source
+from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
 
 NAME = "fibtest"
 BASELINE = "expiring-4.18-5.3"
@@ -149,6 +149,7 @@ def compare_distributions(exp, runs, groups) -> list[Row]:
     metrics=METRICS,
     seeds=40,
     quick_seeds=10,
+    verdict=Verdict(seeds=40),
     description=__doc__.split("\n\n", 1)[1],
     compare=lambda exp, runs: compare_distributions(exp, runs, GROUPS),
     options=[ExpOption("background", float, 0.0, "background kernel wakeups per second on CPU 0 (kworkers, RCU, "

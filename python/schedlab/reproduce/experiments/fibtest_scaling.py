@@ -20,7 +20,7 @@ which needs at least 80 CPUs.
 
 from __future__ import annotations
 
-from ..registry import Source, experiment, machine_cpus, published_source
+from ..registry import Source, experiment, machine_cpus, published_source, Verdict
 from .fibtest import AFTER, BEFORE, HZS, LABELS, METRICS, PROFILES, SECONDS, compare_distributions, fibtest_scenario
 
 NAME = "fibtest-scaling"
@@ -57,6 +57,7 @@ def parse_config(config: str) -> tuple[str, int, int]:
     metrics=METRICS,
     seeds=40,
     quick_seeds=10,
+    verdict=Verdict(seeds=40),
     description=__doc__.split("\n\n", 1)[1],
     compare=lambda exp, runs: compare_distributions(exp, runs, GROUPS),
 )

@@ -56,7 +56,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..compare import Row, change_row, seed_values, value_row
-from ..registry import (ExpOption, Metric, Source, experiment, machine_info, machine_spec, parse_cpulist,
+from ..registry import (Verdict, ExpOption, Metric, Source, experiment, machine_info, machine_spec, parse_cpulist,
                         published_source)
 
 NAME = "mm_cid"
@@ -175,6 +175,7 @@ def _compare(exp, runs) -> list[Row]:
     metrics=[METRIC],
     seeds=5,
     quick_seeds=2,
+    verdict=Verdict(seeds=2, why="each run of the full benchmark takes up to 20 s at 384 threads"),
     description=__doc__.split("\n\n", 1)[1],
     options=[
         ExpOption("delay_ms", int, 200, "delay between threads, ms (figures were published for 200 only)"),

@@ -31,7 +31,7 @@ die, by v4's domain skip), and idle-while-waiting time per LLC.
 from __future__ import annotations
 
 from ..compare import Row, change_row, mean_std, seed_values, value_row
-from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source
+from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
 
 NAME = "shared-runq"
 MACHINES = ["ryzen-7950x", "milan-72", "bergamo", "zen3-2s", "xeon-80"]
@@ -155,6 +155,7 @@ def compare(exp, runs) -> list[Row]:
     metrics=[m for w in WORKLOADS for m in FIGURES[w]] + COUNTERS,
     seeds=3,
     quick_seeds=2,
+    verdict=Verdict(seeds=3),
     description=__doc__.split("\n\n", 1)[1],
     compare=compare,
     options=[ExpOption("profile", str, "6.5", "kernel profile of every run (CFS before 6.6, EEVDF from 6.6)"),

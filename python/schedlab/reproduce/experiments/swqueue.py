@@ -28,7 +28,7 @@ most CPUs are busy most of the time. The seed found both effects within noise on
 
 from __future__ import annotations
 
-from ..registry import ExpOption, Metric, Source, experiment, load_published, machine_cpus, machine_spec, published_source
+from ..registry import ExpOption, Metric, Source, experiment, load_published, machine_cpus, machine_spec, published_source, Verdict
 
 NAME = "swqueue"
 CONFIGS = {
@@ -67,6 +67,7 @@ def real_unit_mean_ns(machine: str) -> int:
     ],
     seeds=5,
     quick_seeds=2,
+    verdict=Verdict(seeds=5, options=(("scale", "small"),), why="the real-size build (28,000 units) takes about 5 min a seed"),
     description=__doc__.split("\n\n", 1)[1],
     options=[ExpOption("scale", str, "real", "real: the measured build's size (28,000 units, CPU time from the "
                        "published baseline); small: 120 units of 40 ms per CPU, level calibrated",

@@ -27,7 +27,7 @@ Three experiments, each on the seed's own benchmark shape:
 from __future__ import annotations
 
 from ..compare import compare_grouped
-from ..registry import Metric, Source, experiment, machine_spec, published_source
+from ..registry import Metric, Source, experiment, machine_spec, published_source, Verdict
 
 PROFILE = "6.6"
 MODELS = {"push": False, "pull": True}
@@ -54,6 +54,7 @@ def _kernel(pull: bool, **tunables) -> dict:
     ],
     seeds=10,
     quick_seeds=3,
+    verdict=Verdict(seeds=10),
     description=__doc__.split("\n\n", 1)[1],
 )
 def build_enqueue(machine: str, config: str, quick: bool) -> dict:
@@ -89,6 +90,7 @@ DBENCH_GROUPS = [([f"{g}:NR{n}:push", f"{g}:NR{n}:pull"], f"{g}:NR{n}:push") for
     ],
     seeds=3,
     quick_seeds=2,
+    verdict=Verdict(seeds=3, quick=True, why="0.1 s runs: 1 s at 1024 pairs takes a minute a run"),
     compare=lambda exp, runs: compare_grouped(exp, runs, DBENCH_GROUPS),
     description="NR client/server pairs (dbench's NR) exchanging requests over loopback TCP: blocking reads, "
                 "TCP's retransmit and delayed-ACK timers re-armed per write; 20/30 us mean operations. "
@@ -126,6 +128,7 @@ UI_METRICS = [Metric(f"{c}_{s}_share", "share", f"{c} cluster: share of time {s}
     metrics=UI_METRICS,
     seeds=5,
     quick_seeds=2,
+    verdict=Verdict(seeds=5),
     description="60 Hz UI + render + compositor on the mid/big clusters, background threads on the littles, "
                 "Android-like background kernel timers (estimates); shares of each cluster's time per cpu_idle state, "
                 "and each rail's mean dynamic power from the device tree's Energy Model (top OPP, no leakage).",

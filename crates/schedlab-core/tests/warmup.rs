@@ -1,0 +1,82 @@
+//! `[run] warmup_s` and the stationarity check (engine/warmup.rs).
+
+mod common;
+
+use common::{run_toml, scenario};
+use schedlab_core::api::{run, RunOptions};
+
+const HOGS: &str = r#"
+[machine]
+topo = { cores = 2 }
+[[groups]]
+name = "g"
+cpu_max = "50000 100000"
+[[tasks]]
+name = "hog"
+count = 3
+group = "g"
+program = [{ loop = { body = [{ run = "700us" }, { sleep_exp = "300us" }] } }]
+"#;
+
+fn with_run(body: &str, run: &str) -> String {
+    format!("{body}[run]\n{run}\n")
+}
+
+#[test]
+fn warmup_changes_no_decision_and_counts_only_the_window() {
+    let whole = run_toml(&with_run(HOGS, "duration_s = 2.0"), 4);
+    let late = run_toml(&with_run(HOGS, "duration_s = 2.0\nwarmup_s = 0.75"), 4);
+    // The same run: no event of its own, nothing in the model touched.
+    assert_eq!(whole.engine.events, late.engine.events);
+    assert_eq!(whole.engine.sim_ns, late.engine.sim_ns);
+    let window = 1_250_000_000u64;
+    assert_eq!(late.summary["sim_seconds"], 1.25);
+    assert_eq!(late.summary["warmup_seconds"], 0.75);
+    // Time is conserved over the window, per CPU and between tasks and CPUs.
+    for c in &late.cpus {
+        assert_eq!(c.busy_ns + c.idle_ns, window, "CPU {}", c.cpu);
+    }
+    let ran: u64 = late.tasks.iter().map(|t| t.run_ns).sum();
+    let busy: u64 = late.cpus.iter().map(|c| c.busy_ns).sum();
+    assert_eq!(ran, busy);
+    assert_eq!(late.groups[1].usage_ns, ran);
+    // The window's share of each counter, never more than the whole run's.
+    for (a, b) in whole.tasks.iter().zip(&late.tasks) {
+        assert!(b.run_ns < a.run_ns && b.nr_switches < a.nr_switches, "{}", a.name);
+    }
+    let (gw, gl) = (&whole.groups[1], &late.groups[1]);
+    assert!(gl.nr_periods < gw.nr_periods && gl.throttled_time < gw.throttled_time);
+    // 0.5 CPU of quota: over the window the group used about that (the quota invariant).
+    let cpus_used = gl.usage_ns as f64 / window as f64;
+    assert!((cpus_used - 0.5).abs() < 0.05, "{cpus_used}");
+    assert!(late.histograms["wakeup_latency"].count < whole.histograms["wakeup_latency"].count);
+}
+
+#[test]
+fn a_drifting_run_says_so_and_a_steady_one_does_not() {
+    // Steady: the same hogs, long enough for ten blocks of many periods.
+    let steady = run_toml(&with_run(HOGS, "duration_s = 4.0\nwarmup_s = 0.5"), 1);
+    assert!(steady.warnings.is_empty(), "{:?}", steady.warnings);
+    // Drifting: a second wave of hogs starts two thirds into the run.
+    let drift = format!(
+        "{HOGS}[[tasks]]\nname = \"late\"\ncount = 2\nstart = \"3s\"\nprogram = [{{ run = \"10s\" }}]\n"
+    );
+    let r = run_toml(&with_run(&drift, "duration_s = 4.0\nwarmup_s = 0.5"), 1);
+    assert!(r.warnings.iter().any(|w| w.starts_with("not stationary: utilization")), "{:?}", r.warnings);
+}
+
+#[test]
+fn warmup_must_fit_in_a_fixed_duration() {
+    for (run, want) in [
+        ("duration_s = 1.0\nwarmup_s = 1.0", "expected less than duration_s"),
+        ("duration_s = 1.0\nwarmup_s = -1", "expected a number of seconds >= 0"),
+        ("until = \"workload_done\"\nwarmup_s = 0.1", "needs duration_s"),
+    ] {
+        let s = schedlab_core::Scenario::from_toml_str(&with_run(HOGS, run), "<test>");
+        let e = s.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("run.warmup_s") && e.contains(want), "{run}: {e}");
+    }
+    // A valid one runs.
+    let s = scenario(&with_run(HOGS, "duration_s = 0.2\nwarmup_s = 0.1"));
+    assert!(run(&s, 1, &RunOptions::default()).is_ok());
+}
