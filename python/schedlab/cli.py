@@ -321,7 +321,7 @@ def _partial_warning(seed: int, eng: dict) -> Optional[str]:
         "max_sim_time": f"seed {seed} stopped at its simulated-time limit ({at})",
         "max_wall_time": f"seed {seed} stopped at its wall-time limit ({at})",
         "max_memory": f"seed {seed} stopped at its memory limit ({at})",
-        "deadlock": f"seed {seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left is blocked "
+        "deadlock": f"seed {seed} deadlocked at {eng.get('deadlock_ns', eng.get('sim_ns', 0)) / 1e9:.6g} s: every task left is blocked "
                     "and nothing can wake it" + (f" ({'; '.join(eng['blocked'])})" if eng.get("blocked") else ""),
         "interrupted": f"seed {seed} was interrupted ({at})",
     }.get(eng.get("stopped_by", ""))

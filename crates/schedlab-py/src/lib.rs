@@ -244,6 +244,10 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
             None => Vec::new(),
         };
         let s = replay::to_scenario(&tl, machine, &replay::ReplayOptions { source_capacity }, name);
+        if s.tasks.is_empty() {
+            let e = CoreScenarioError::new("trace", "no task runs in the trace (no sched_switch into a task): nothing to replay");
+            return Err(scenario_error(&e.with_origin(origin)));
+        }
         s.validate().map_err(|e| scenario_error(&e.with_origin(origin)))?;
         Ok((to_json(&s)?, to_json(&tl.warnings)?))
     })

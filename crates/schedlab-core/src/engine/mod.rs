@@ -170,6 +170,9 @@ pub struct Counters {
     pub newidle_lb_above_llc: u64,
 }
 
+/// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
+pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
+
 /// One run in progress.
 pub struct Simulator {
     pub(crate) scenario_name: String,
@@ -250,6 +253,13 @@ pub struct Simulator {
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
     pub(crate) trace: Option<Tracer>,
+    /// pid of each task in results and traces, where a scenario gives pids (empty: a
+    /// task's pid is its index + 1).
+    pub(crate) pids: Vec<usize>,
+    /// Next pid to hand out once `pids` is in use (0: not in use).
+    pub(crate) next_pid: usize,
+    /// The pid the scenario gives the next task created.
+    pub(crate) wanted_pid: Option<usize>,
     pub(crate) mm: crate::sched::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
