@@ -20,5 +20,10 @@ def test_effects_that_flip_or_shrink_with_idle_capped_are_flagged():
 
 
 def test_the_cap_is_the_halt_state():
-    assert halt_state("epyc-9654-2s") == 1  # POLL, then C1
-    assert halt_state("pixel6") == 0  # WFI first
+    assert halt_state({"preset": "epyc-9654-2s"}) == 1  # POLL, then C1
+    assert halt_state({"preset": "pixel6"}) == 0  # WFI first
+    # Synthetic machines too (swap-sweep's families, not presets): a topo() machine keeps
+    # the x86 table (POLL, C1, C2) whatever its arch, so C1 on both.
+    topo = {"sockets": 1, "llcs": 1, "cores": 2, "smt": 1}
+    assert halt_state({"topo": {**topo, "arch": "arm64"}}) == 1
+    assert halt_state({"topo": {**topo, "arch": "x86_64"}}) == 1

@@ -352,6 +352,13 @@ fn find_machine(name: &str) -> PyResult<Machine> {
     if let Some(m) = parse_topo(name) {
         return Ok(m);
     }
+    // A scenario's whole [machine] table as JSON (a topo with its arch, a preset with
+    // cost overrides): the machine the scenario would run on.
+    if name.trim_start().starts_with('{') {
+        let spec: MachineSpec =
+            serde_json::from_str(name).map_err(|e| PyValueError::new_err(format!("machine spec: {e}")))?;
+        return api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message));
+    }
     let spec = if name == "host" {
         MachineSpec { host: true, ..MachineSpec::default() }
     } else {

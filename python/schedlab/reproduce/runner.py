@@ -78,12 +78,14 @@ def verdict_experiments(experiments: Sequence[Experiment]) -> list[Experiment]:
     return out
 
 
-def halt_state(machine: str) -> int:
-    """Index of the shallowest idle state of ``machine`` that halts the CPU (C1 or WFI;
-    POLL, a busy loop, comes first on x86): the deepest state --idle-check allows."""
+def halt_state(spec: dict) -> int:
+    """Index of the shallowest idle state that halts the CPU (C1 or WFI; POLL, a busy
+    loop, comes first on x86) on the machine of a scenario's ``[machine]`` table ``spec``
+    (a preset or a synthetic topology such as swap-sweep's arm64 family): the deepest
+    state --idle-check allows."""
     from .registry import machine_info
 
-    states = machine_info(machine)["idle_drivers"][0]["states"]
+    states = machine_info(json.dumps(spec, sort_keys=True))["idle_drivers"][0]["states"]
     return next((i for i, s in enumerate(states) if not s["polling"]), 0)
 
 
@@ -114,7 +116,7 @@ def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optio
                     doc = {**doc, "machine": {**spec, "cost": {**spec.get("cost", {}), **cost}}}
                 if idle_cap:
                     kernel = doc.get("kernel", {})
-                    tunables = {**kernel.get("tunables", {}), "cpuidle_max_state": halt_state(m)}
+                    tunables = {**kernel.get("tunables", {}), "cpuidle_max_state": halt_state(doc["machine"])}
                     doc = {**doc, "kernel": {**kernel, "tunables": tunables}}
                 s = Scenario.from_dict(doc, origin=f"<{exp.name}:{m}:{config}>")
                 out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, exp_quick, exp_seeds))))
