@@ -151,3 +151,26 @@ def test_cli_rejects_an_experiment_without_published_figures():
     res = subprocess.run([sys.executable, "-m", "schedlab", "sensitivity", "no-such-exp"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "unknown experiment" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_report_draws_bands_as_error_bars_and_a_tornado_only_where_a_constant_moves_the_row(toy_study, tmp_path):
+    from schedlab.report.reproduction import _errors
+    from schedlab.reproduce.compare import Row
+    from schedlab.sensitivity.report import bands_of, markdown, sensitivity_report
+
+    rows, designs = toy_study
+    doc = {"designs": [{"experiment": d.exp.name, "machine": d.machine, "seeds": list(d.seeds),
+                        "varied": [c.key for c in d.kept], "screened_out": d.screened_out,
+                        "constants_read_by_engine": d.read_by_engine, "not_varied": d.not_varied} for d in designs],
+           "rows": [r.to_dict() for r in rows]}
+    sensitivity_report(tmp_path, doc)
+    pngs = sorted(p.name for p in (tmp_path / "png").glob("tornado-*.png"))
+    # Published rows only; the switch count moves with no constant: no tornado.
+    assert pngs == ["tornado-toy-pingpong-ryzen-7950x-long-sim_seconds.png"]
+    assert "context_switch_ns" in markdown(doc) and "1 screened out" in markdown(doc)
+    bands = bands_of(doc)
+    el = next(r for r in rows if r.config == "long" and r.metric == "sim_seconds")
+    row = Row(el.experiment, el.machine, el.config, el.metric, "s", 1.0, el.simulated, 123.0, 2, False, None, None)
+    lo, hi = _errors([row], bands)
+    assert lo[0] == pytest.approx(el.simulated - el.interval[0]) and hi[0] == pytest.approx(el.interval[1] - el.simulated)
+    assert _errors([row], None) == [[123.0], [123.0]]  # without a study: ± std

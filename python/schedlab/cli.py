@@ -544,6 +544,9 @@ def reproduce(
     idle_check: bool = typer.Option(False, "--idle-check", help="Run everything again with idle capped at the halt "
                                     "state (C1/WFI) and flag each effect that changes sign or by more than 2x: "
                                     "effects of the idle states, not of the mechanism."),
+    bands: Optional[Path] = typer.Option(None, "--bands", help="A `schedlab sensitivity` study's sensitivity.json: "
+                                         "the report's error bars become each row's seed spread widened by its "
+                                         "constant band.", show_default=False),
 ) -> None:
     """Re-derive published results: each published figure simulated and judged (reproduced or not).
 
@@ -585,7 +588,15 @@ def reproduce(
 
             write_markdown(out_dir, exps, rows, generated_by)
             (out_dir / "verdict.md").write_text(verdict_markdown(judged, exps, how, generated_by), encoding="utf-8")
-            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how)
+            band_map = None
+            if bands is not None:
+                from .sensitivity.report import bands_of
+
+                try:
+                    band_map = bands_of(json.loads(bands.read_text(encoding="utf-8")))
+                except (OSError, ValueError, KeyError, TypeError) as e:
+                    raise ValueError(f"{bands}: expected a sensitivity.json of `schedlab sensitivity --out` ({e})")
+            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how, bands=band_map)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return

@@ -90,6 +90,8 @@ def sensitivity(
     address: Optional[str] = typer.Option(None, "--address", help="Ray or Dask cluster address (default: local)."),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
+    report: bool = typer.Option(False, "--report", help="Also write sensitivity.md and report.html (charts with the "
+                                "bands as error bars, a tornado per row) into --out."),
 ) -> None:
     """Each published figure with its seed spread (p5-p95), its constant band (min-max over
     a Morris design over the bands of the constants it depends on, SALib) and the three
@@ -102,6 +104,8 @@ def sensitivity(
     from .sweep.executors import make_executor
 
     with errors():
+        if report and out_dir is None:
+            raise ValueError("--report writes into --out DIR: give one")
         exps = verdict_experiments(registry.select(list(experiment or [])))
         names = [e.name for e in registry.select(list(experiment or []))]
         missing = sorted(set(names) - {e.name for e in exps})
@@ -125,6 +129,12 @@ def sensitivity(
             store.write_json("sensitivity.json", doc)
         finally:
             store.close()
+        if report:
+            from . import __version__
+            from .sensitivity.report import markdown, sensitivity_report
+
+            (out_dir / "sensitivity.md").write_text(markdown(doc), encoding="utf-8")
+            sensitivity_report(out_dir, doc, exps, __version__)
     if json_out:
         print(json.dumps(doc, indent=2))
         return

@@ -257,9 +257,15 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             lo, hi = band_of([y0] + ys + [v.simulated_mean for v in edges.values() if v is not None])
             effects = morris_analyze(d.kept, x, ys, levels) if d.kept else []
             by_key = {c.key: c for c in d.kept}
+            def at(k: str, e: str) -> Optional[float]:
+                v = edges.get((k, e))
+                return v.simulated_mean if v is not None else None
+
+            # With each constant's figure at its band's edges (one at a time): the tornado.
             top = [{"key": e.key, "mu_star": e.mu_star, "mu": e.mu, "sigma": e.sigma, "low": by_key[e.key].low,
-                    "high": by_key[e.key].high, "nominal": by_key[e.key].nominal, "kind": by_key[e.key].kind}
-                   for e in effects[:3] if e.mu_star > 0]
+                    "high": by_key[e.key].high, "nominal": by_key[e.key].nominal, "kind": by_key[e.key].kind,
+                    "source": by_key[e.key].source, "at_low": at(e.key, "low"), "at_high": at(e.key, "high")}
+                   for e in effects[:3] if e.mu_star > 1e-9 * max(abs(y0 or 0.0), 1e-300)]
             p5 = r.simulated_p5 if r.simulated_p5 is not None else r.simulated_mean
             p95 = r.simulated_p95 if r.simulated_p95 is not None else r.simulated_mean
             verdict = consistency(r.published, p5, p95, y0, lo, hi)
@@ -281,6 +287,8 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
                 if need is not None:
                     sr.needed = need.text()
                     sr.needed_outside_band = need.outside_band
+                elif any(v is None for v in ys) or y0 is None:
+                    sr.needed = "the figure is missing at the reference seed: no elementary effects"
                 else:
                     sr.needed = "no constant varied moves this figure: the gap is the model's, not a constant's"
             out.append(sr)
