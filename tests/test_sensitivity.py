@@ -128,6 +128,8 @@ def test_a_figure_that_reads_a_constant_has_its_band_and_names_it(toy_study):
     # would have to move is named, far outside its band.
     assert elapsed.consistent is False and elapsed.needed_outside_band is True
     assert elapsed.needed.startswith("context_switch_ns would have to be")
+    # Its effect is far above the spread of the seeds: a real effect, not trajectory noise.
+    assert elapsed.within_seed_noise is False
 
 
 def test_a_study_resumes_from_its_store_and_gives_the_same_rows(tmp_path, toy_study):

@@ -64,6 +64,8 @@ def sensitivity_table(rows) -> Table:
         t.add_column(col, overflow="fold")
     for r in rows:
         top = ", ".join(f"{c['key']} ({c['mu_star']:.3g})" for c in r.top) or "none"
+        if r.within_seed_noise:
+            top += " [yellow](within seed noise)[/]"
         verdict = {True: "yes", False: "[red]no[/]", None: "-"}[r.consistent]
         if r.needed:
             verdict += f"\n{r.needed}" + (" [yellow]WARNING: outside its band[/]" if r.needed_outside_band else "")

@@ -37,6 +37,8 @@ HEADER = ["experiment", "machine", "row", "published", "simulated", "seed p5..p9
 
 def _cells(r: dict) -> list[str]:
     top = ", ".join(f"{c['key']} ({c['mu_star']:.3g})" for c in r["top"]) or "none"
+    if r.get("within_seed_noise"):
+        top += " (within seed noise)"
     return [r["experiment"], r["machine"], f"{r['config']} {r['metric']}", _g(r["published"]), _g(r["simulated"]),
             f"{_g(r['seed_p5'])}..{_g(r['seed_p95'])} ({r['n_seeds']})",
             f"{_g(r['constant_min'])}..{_g(r['constant_max'])}", top, _verdict(r)]

@@ -92,6 +92,10 @@ class SensRow:
     interval: Optional[list[float]] = None  # seed spread widened by the constant band
     needed: Optional[str] = None
     needed_outside_band: Optional[bool] = None
+    # The largest effect is under twice the seeds' standard deviation: a constant moved at
+    # one seed changes the run's trajectory as another seed would (mean |difference| of two
+    # draws ~1.13 std), so the band and the ranking are then bounded by seed noise.
+    within_seed_noise: Optional[bool] = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -268,11 +272,16 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
                    for e in effects[:3] if e.mu_star > 1e-9 * max(abs(y0 or 0.0), 1e-300)]
             p5 = r.simulated_p5 if r.simulated_p5 is not None else r.simulated_mean
             p95 = r.simulated_p95 if r.simulated_p95 is not None else r.simulated_mean
+            if r.n_seeds >= 2 and r.simulated_std is not None and top:
+                sr_noise: Optional[bool] = top[0]["mu_star"] < 2.0 * r.simulated_std
+            else:
+                sr_noise = None
             verdict = consistency(r.published, p5, p95, y0, lo, hi)
             sr = SensRow(d.exp.name, d.machine, r.config, r.metric, r.unit, r.published, r.simulated_mean, p5, p95,
                          r.n_seeds, y0, lo, hi, len(pts) + 2 * len(d.kept) * (not d.read_by_engine), len(d.kept),
                          d.screened_out, top, verdict.consistent,
-                         [verdict.low, verdict.high] if verdict.low is not None else None)
+                         [verdict.low, verdict.high] if verdict.low is not None else None,
+                         within_seed_noise=sr_noise)
             if verdict.consistent is False and p5 is not None and p95 is not None:
                 cands = []
                 for e in effects:
