@@ -13,7 +13,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, emit, err, errors, out
+from ._signals import interrupt_status
+from .cli import app, emit, err, errors, fail, out
 
 __all__ = ["sensitivity", "sensitivity_table"]
 
@@ -120,8 +121,16 @@ def sensitivity(
                 with _Progress() as bar:
                     rows, designs = run_study(exps, executor=ex, store=store, quick=quick, seeds=seeds,
                                               trajectories=trajectories, levels=levels, only=constant, progress=bar)
-            finally:
-                ex.shutdown(wait=True)
+            except KeyboardInterrupt:
+                from .sweep.runner import _stop_workers
+
+                # A run in progress has nothing to keep: its workers end now (they ignore SIGINT).
+                _stop_workers(ex, executor)
+                ex.shutdown(wait=False, cancel_futures=True)
+                kept = f"{len(store)} runs kept in {out_dir}; rerun the same command to resume" if out_dir else \
+                    "nothing kept (no --out)"
+                fail(f"interrupted: {kept}", interrupt_status())
+            ex.shutdown(wait=True)
             doc = {"quick": quick, "trajectories": trajectories, "levels": levels,
                    "designs": [{"experiment": d.exp.name, "machine": d.machine, "seeds": list(d.seeds),
                                 "varied": [c.key for c in d.kept], "screened_out": d.screened_out,
