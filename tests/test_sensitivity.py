@@ -176,3 +176,14 @@ def test_report_draws_bands_as_error_bars_and_a_tornado_only_where_a_constant_mo
     lo, hi = _errors([row], bands)
     assert lo[0] == pytest.approx(el.simulated - el.interval[0]) and hi[0] == pytest.approx(el.interval[1] - el.simulated)
     assert _errors([row], None) == [[123.0], [123.0]]  # without a study: ± std
+
+
+@pytest.mark.parametrize("text", ["not json", '{"rows": [{"experiment": "x"}]}', '[1, 2]'])
+def test_reproduce_rejects_a_bands_file_that_is_not_a_study_before_running_anything(tmp_path, text):
+    bad = tmp_path / "bands.json"
+    bad.write_text(text)
+    res = subprocess.run([sys.executable, "-m", "schedlab", "reproduce", "swap", "--out", str(tmp_path / "r"),
+                          "--bands", str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(f"error: {bad}: expected the sensitivity.json") and "Traceback" not in res.stderr
+    assert not (tmp_path / "r").exists()

@@ -569,6 +569,11 @@ def reproduce(
                              "need the experiment's name, e.g. `schedlab reproduce mm_cid --delay-ms 10`")
         exps = apply_options(registry.select(names), exp_opts)
         cost_overrides = parse_cost(cost or [])
+        band_map = None
+        if bands is not None:
+            from .sensitivity.report import read_bands
+
+            band_map = read_bands(bands)
         if list_:
             _print_experiment_list(exps, json_out)
             return
@@ -588,14 +593,6 @@ def reproduce(
 
             write_markdown(out_dir, exps, rows, generated_by)
             (out_dir / "verdict.md").write_text(verdict_markdown(judged, exps, how, generated_by), encoding="utf-8")
-            band_map = None
-            if bands is not None:
-                from .sensitivity.report import bands_of
-
-                try:
-                    band_map = bands_of(json.loads(bands.read_text(encoding="utf-8")))
-                except (OSError, ValueError, KeyError, TypeError) as e:
-                    raise ValueError(f"{bands}: expected a sensitivity.json of `schedlab sensitivity --out` ({e})")
             reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how, bands=band_map)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")

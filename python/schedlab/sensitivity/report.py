@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-__all__ = ["markdown", "bands_of", "sensitivity_report"]
+__all__ = ["markdown", "bands_of", "read_bands", "sensitivity_report"]
 
 
 def _g(v: Any) -> str:
@@ -56,6 +56,22 @@ def bands_of(doc: dict) -> dict[tuple[str, str, str, str], tuple[float, float]]:
     widened by its constant band, as the reproduction report draws them."""
     return {(r["experiment"], r["machine"], r["config"], r["metric"]): tuple(r["interval"])
             for r in doc.get("rows", []) if r.get("interval")}
+
+
+def read_bands(path: Path) -> dict[tuple[str, str, str, str], tuple[float, float]]:
+    """:func:`bands_of` a ``sensitivity.json`` file; ValueError naming the file if it is not one."""
+    import json
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        if any(k not in r for r in doc["rows"] for k in ("experiment", "machine", "config", "metric", "interval")):
+            raise KeyError("a row lacks a field")
+        return bands_of(doc)
+    except OSError as e:
+        raise ValueError(f"{path}: {e.strerror or e}") from None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise ValueError(f"{path}: expected the sensitivity.json of `schedlab sensitivity --out DIR` (rows with "
+                         f"experiment, machine, config, metric and interval)") from None
 
 
 def _tornado(rep, r: dict) -> None:
