@@ -187,3 +187,30 @@ def test_reproduce_rejects_a_bands_file_that_is_not_a_study_before_running_anyth
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith(f"error: {bad}: expected the sensitivity.json") and "Traceback" not in res.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_constants_read_by_the_engine_replace_screening(monkeypatch):
+    """When results carry engine.constants_read, exactly those are varied and nothing is
+    screened (the core may add the field; here a stand-in run adds it)."""
+    import schedlab.sensitivity.study as study
+
+    real = study.run_raw
+
+    def reading(scenario_json, seed):
+        raw = real(scenario_json, seed)
+        raw.setdefault("engine", {})["constants_read"] = ["context_switch_ns", "cache.l1d_kib"]
+        return raw
+
+    monkeypatch.setattr(study, "run_raw", reading)
+    phases = []
+    store = RunStore(None)
+    rows, (d,) = run_study([_toy_experiment()], executor=SerialExecutor(), store=store, trajectories=2,
+                           progress=lambda phase, done, total: phases.append((phase, total)) if done == 0 else None)
+    assert d.read_by_engine and [c.key for c in d.kept] == ["context_switch_ns"]  # l1d_kib: zero-width band
+    assert d.screened_out == len(d.constants) - 1
+    # No screening runs; the Morris points (2 trajectories x 2 points x 2 configs, fewer
+    # where SALib's grid repeats a point: a repeated run is run once).
+    p = dict(phases)
+    assert p["nominal"] == 4 and p["screening"] == 0 and 0 < p["morris"] <= 8
+    elapsed = next(r for r in rows if r.metric == "sim_seconds")
+    assert elapsed.top[0]["key"] == "context_switch_ns" and elapsed.band_width > 0
