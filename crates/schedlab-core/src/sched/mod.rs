@@ -393,7 +393,16 @@ impl Simulator {
         let off = self.tick_offset;
         let next = ((self.now + self.tick_ns - off) / self.tick_ns) * self.tick_ns + off;
         let next = if next <= self.now { next + self.tick_ns } else { next };
-        self.q.push(next, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+        let at = next + self.tick_delivery_delay(cpu, next);
+        self.q.push(at, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+    }
+
+    /// How late `cpu` takes its tick programmed for `boundary`: a draw below
+    /// `kernel.tick_irq_jitter_ns` keyed by the run's seed, the CPU and the jiffy.
+    pub(crate) fn tick_delivery_delay(&self, cpu: usize, boundary: Ns) -> Ns {
+        // Below half a jiffy whatever the override: a tick stays in its own jiffy.
+        let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick_ns / 2);
+        crate::engine::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick_ns.max(1)], jitter)
     }
 
     /// The running task's step ended: continue its program or block it.

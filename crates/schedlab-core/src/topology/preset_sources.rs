@@ -149,6 +149,7 @@ fn source(f: CostFamily, key: &str, v: f64) -> Option<Provenance> {
         ("kernel.ipi_delivery_ns", _) => estimate(v, 0.4, 3.0, "from the ICR/SGI write to the target taking the interrupt"),
         ("kernel.idle_entry_ns", _) => estimate(v, 0.5, 2.0, "tick_nohz_idle_enter, governor selection, state entry"),
         ("kernel.pm_timer_read_ns", _) => estimate(v, 0.5, 3.0, "legacy port I/O to the chipset, ~1 us"),
+        ("kernel.tick_irq_jitter_ns", _) => estimate(v, 0.2, 5.0, "local timer interrupt delivery and entry vary by about the entry itself"),
         ("kernel.ttwu_lines", _) => Provenance::new(Kind::Estimate, 2.0, 8.0, "lines a wakeup pulls: pi_lock, state, the entity, the rq lock and cfs_rq"),
         ("kernel.wake_data_lines", _) => Provenance::new(Kind::Estimate, 1.0, 4.0, "a pipe's or futex's wait queue head and data"),
         (
