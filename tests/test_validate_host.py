@@ -86,6 +86,32 @@ def test_every_configuration_is_a_valid_scenario_and_runs():
     assert fib.probe_args(1, 1)[:2] == ["threads", "-t"] and "-p" in fib.probe_args(1, 1)
 
 
+def test_bursty_probe_threads_read_their_cputime_clock_as_the_probe_does():
+    """probe.c's spin_cpu() reads CLOCK_THREAD_CPUTIME_ID every 1000 additions (each a
+    system call running update_curr()); the never-sleeping threads (spin_cpu(0)) never
+    read it. With the reads, a bursty thread beside a waiting one is preempted when its
+    0.7 ms x 2 slice ends, as the host's trace shows (issue 29 item 2), not at a tick."""
+    import schedlab
+
+    fib = next(c for c in vc.configurations(2) if c.name == "fibtest")
+    tasks = vc.scenario(fib, "6.18", 250, 1, 2)["tasks"]
+    assert ["cputime_poll" in t for t in tasks] == [False, True], "fast thread 0 never reads its clock"
+    unl = next(c for c in vc.configurations(2) if c.name == "unlimited")
+    doc = vc.scenario(unl, "6.18", 250, 2.0, 2)
+    doc["machine"] = {"topo": {"cores": 2}}
+    assert all(t["cputime_poll"] == vc.PROBE_CPUTIME_POLL for t in doc["tasks"])
+
+    def switches(d):
+        return sum(t["nr_switches"] for t in schedlab.run(d, 1).raw["tasks"])
+
+    polled = switches(doc)
+    for t in doc["tasks"]:
+        del t["cputime_poll"]
+    ticked = switches(doc)
+    # Each preemption at a slice's end is one more switch than the bursts' own sleeps.
+    assert polled > ticked * 1.15, (polled, ticked)
+
+
 def test_without_rights_nothing_is_compared_and_it_exits_0(monkeypatch, cli):
     import schedlab.validate_host as v
 
