@@ -369,6 +369,8 @@ impl Simulator {
             _ if t.throttle_work => self.now + t.overhead_ns,
             // A run_for step ends at its wall-clock deadline, whatever work that took.
             Some(until) => until.max(self.now + t.overhead_ns),
+            // A task that reads its CPU-time clock stops at its next read (segment_end).
+            None if t.cputime_poll_ns > 0 => self.now + t.overhead_ns + run.min(t.cputime_poll_ns),
             None => self.now + t.overhead_ns + run,
         };
         self.q.push(end, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
@@ -427,6 +429,17 @@ impl Simulator {
             t.run_until = None;
             t.work_left = 0;
         }
+        if t.work_left > 0 && t.overhead_ns == 0 && t.cputime_poll_ns > 0 && t.run_until.is_none() {
+            // clock_gettime(CLOCK_THREAD_CPUTIME_ID): task_sched_runtime() runs
+            // update_curr(), which may end the slice or find the runtime gone.
+            let was_pending = self.resched_pending[cpu];
+            self.update_curr(cpu);
+            if (was_pending || !self.resched_pending[cpu]) && self.rqs[cpu].curr == Some(c) {
+                self.arm_segment(cpu);
+            }
+            return;
+        }
+        let t = &self.tasks[c];
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
             return;
