@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import os
 import sys
+import traceback
 from typing import Iterator, NoReturn
 
 import typer
 from rich.console import Console
 
-from ..errors import InternalError, ScenarioError, SchedlabError, SimulationLimitError
+from ..errors import InputError, InternalError, ScenarioError, SimulationLimitError
 from .._signals import interrupt_status
 
 app = typer.Typer(
@@ -78,27 +80,63 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+# Set by --debug (or SCHEDLAB_DEBUG=1): an internal error prints its traceback.
+_debug = False
+
+
+def debugging() -> bool:
+    return _debug or os.environ.get("SCHEDLAB_DEBUG", "") not in ("", "0")
+
+
+def is_usage_exit(e: BaseException) -> bool:
+    """typer's Exit and Abort and click's usage errors (typer vendors click, so matched
+    by shape): how a command stops on purpose, never a bug."""
+    if isinstance(e, (typer.Exit, typer.Abort)):
+        return True
+    return hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)
+
+
+def internal_error(e: BaseException) -> int:
+    """Reports an exception from schedlab's own code: one line on stderr, the traceback
+    before it with --debug. Returns the exit status, 70 (EX_SOFTWARE)."""
+    if debugging():
+        traceback.print_exception(type(e), e, e.__traceback__, file=sys.stderr)
+    what = " ".join(f"{type(e).__name__}: {e}".split())
+    sys.stderr.write(f"internal error: {what}; this is a bug in schedlab "
+                     "(run with --debug for the traceback)\n")
+    sys.stderr.flush()
+    return 70
+
+
+def _path_error(e: OSError) -> bool:
+    """A file or directory the user named that cannot be used as such (missing, not
+    allowed, a file where a directory goes): bad input, not a bug."""
+    return e.filename is not None and isinstance(
+        e, (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError, FileExistsError))
+
+
 @contextlib.contextmanager
 def errors() -> Iterator[None]:
-    """Turns schedlab's errors and bad arguments into one line and an exit status."""
+    """Turns an exception into one line and an exit status: bad input (a scenario, an
+    option, a name, a path) 2, a run's limit 3, anything else from schedlab's code 70."""
     try:
         yield
-    except ScenarioError as e:
+    except (ScenarioError, InputError) as e:
         fail(str(e), 2)
     except SimulationLimitError as e:
         fail(str(e), 3)
     except InternalError as e:
         fail(str(e), 70)
-    except SchedlabError as e:  # pragma: no cover - every subclass is listed above
-        fail(str(e), 70)
-    except KeyError as e:
-        fail(e.args[0] if e.args else str(e), 2)
-    except ValueError as e:
-        fail(str(e), 2)
-    except OSError as e:
-        fail(f"{e.filename or ''}: {e.strerror or e}".lstrip(": "), 2)
     except KeyboardInterrupt:
         fail("interrupted", interrupt_status())
+    except OSError as e:
+        if not _path_error(e):
+            raise typer.Exit(internal_error(e))
+        fail(f"{e.filename}: {e.strerror or e}", 2)
+    except Exception as e:
+        if is_usage_exit(e):
+            raise
+        raise typer.Exit(internal_error(e))
 
 
 def _version(value: bool) -> None:
@@ -112,8 +150,12 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    debug: bool = typer.Option(False, "--debug", help="On an internal error (exit 70), print the traceback "
+                               "(also SCHEDLAB_DEBUG=1)."),
 ) -> None:
     """schedlab: what does this kernel mechanism do to my workload on that machine?"""
+    global _debug
+    _debug = debug
 
 
 def _cell(v) -> str:

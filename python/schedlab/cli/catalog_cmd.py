@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .. import _core
 from .base import _cell, app, emit, errors, out
+from ..errors import UnknownNameError, core_input
 
 # ------------------------------------------------------------------------ machines
 def _flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
@@ -48,7 +49,8 @@ def machines(
             out.print("Synthetic machines: machine.topo = { sockets, llcs, cores, smt } in a scenario, "
                       "or `schedlab machines 'topo(1,2,8,2)'`.")
             return
-        m = json.loads(_core.machine(name))
+        with core_input():
+            m = json.loads(_core.machine(name))
     if json_out:
         sys.stdout.write(json.dumps(m, indent=2) + "\n")
         return
@@ -127,8 +129,9 @@ def features(
 ) -> None:
     """List the scheduler feature switches with their defaults for a kernel profile."""
     with errors():
-        doc = json.loads(_core.features(profile, arch))
-        kernel = json.loads(_core.kernel(profile, 8))
+        with core_input():
+            doc = json.loads(_core.features(profile, arch))
+            kernel = json.loads(_core.kernel(profile, 8))
     if json_out:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
@@ -158,7 +161,7 @@ def workloads(
         if name is not None:
             found = [g for g in doc if g["name"] == name]
             if not found:
-                raise KeyError(f"unknown workload generator '{name}': expected one of {', '.join(g['name'] for g in doc)}")
+                raise UnknownNameError(f"unknown workload generator '{name}': expected one of {', '.join(g['name'] for g in doc)}")
             doc = found[0]
     if json_out:
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")

@@ -9,7 +9,7 @@ from typing import List, NoReturn, Optional
 import typer
 
 from .._signals import interrupt_status
-from .base import app
+from .base import app, internal_error, is_usage_exit
 from . import run_cmd  # noqa: F401  (registers run)
 from . import catalog_cmd  # noqa: F401  (registers machines, features, workloads)
 from . import reproduce_cmd  # noqa: F401  (registers reproduce)
@@ -75,9 +75,8 @@ def main(argv: Optional[List[str]] = None) -> NoReturn:
         sys.stderr.write("error: interrupted\n")
         code = interrupt_status()
     except Exception as e:
-        # click's ClickException family (typer vendors click, so matched by its shape).
-        if not (hasattr(e, "format_message") and isinstance(getattr(e, "exit_code", None), int)):
-            raise
+        if not is_usage_exit(e):  # outside a command's errors() guard: still a bug
+            sys.exit(internal_error(e))
         message = " ".join(str(e.format_message()).split())
         ctx = getattr(e, "ctx", None)
         hint = f" (see '{ctx.command_path} -h')" if ctx is not None and type(e).__name__ != "ClickException" else ""

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .base import Executor, app, emit, errors, executor_choice, out
+from ..errors import InputError
 
 # ----------------------------------------------------------------------- reproduce
 def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, str]]:
@@ -26,12 +27,12 @@ def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, st
             key, eq, value = w[2:].partition("=")
             if not eq:
                 if i + 1 >= len(words):
-                    raise ValueError(f"option --{key} needs a value")
+                    raise InputError(f"option --{key} needs a value")
                 value = words[i + 1]
                 i += 1
             opts[key.replace("-", "_")] = value
         elif w.startswith("-") and len(w) > 1 and not w[1:].replace(".", "").isdigit():
-            raise ValueError(f"unknown option '{w}'")
+            raise InputError(f"unknown option '{w}'")
         else:
             names.append(w)
         i += 1
@@ -83,7 +84,7 @@ def reproduce(
         names, exp_opts = _split_experiment_options(list(experiment or []))
         verdict = not names and not all_
         if verdict and exp_opts:
-            raise ValueError(f"experiment options ({', '.join('--' + k.replace('_', '-') for k in exp_opts)}) "
+            raise InputError(f"experiment options ({', '.join('--' + k.replace('_', '-') for k in exp_opts)}) "
                              "need the experiment's name, e.g. `schedlab reproduce mm_cid --delay-ms 10`")
         exps = apply_options(registry.select(names), exp_opts)
         cost_overrides = parse_cost(cost or [])

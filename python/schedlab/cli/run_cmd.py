@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .._signals import interrupt_status
-from ..errors import RunInterrupted
+from ..errors import InputError, RunInterrupted
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
 
@@ -189,12 +189,12 @@ def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], fe
     for f in features or []:
         name, _, val = f.partition("=")
         if not name.strip() or val not in ("", "0", "1", "true", "false"):
-            raise ValueError(f"--feature {f}: expected NAME, NAME=1 or NAME=0")
+            raise InputError(f"--feature {f}: expected NAME, NAME=1 or NAME=0")
         changes[f"kernel.features.{name.strip()}"] = val in ("", "1", "true")
     for t in tunables or []:
         name, eq, _ = t.partition("=")
         if not eq or not name.strip():
-            raise ValueError(f"--tunable {t}: expected NAME=VALUE")
+            raise InputError(f"--tunable {t}: expected NAME=VALUE")
         k, v = parse_assignment(f"kernel.tunables.{name.strip()}={t.split('=', 1)[1]}", doc)
         changes[k] = v
     for text in sets or []:

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from .._signals import interrupt_status
 from .base import app, emit, err, errors, fail, out
+from ..errors import InputError
 
 __all__ = ["sensitivity", "sensitivity_table"]
 
@@ -108,12 +109,12 @@ def sensitivity(
 
     with errors():
         if report and out_dir is None:
-            raise ValueError("--report writes into --out DIR: give one")
+            raise InputError("--report writes into --out DIR: give one")
         exps = verdict_experiments(registry.select(list(experiment or [])))
         names = [e.name for e in registry.select(list(experiment or []))]
         missing = sorted(set(names) - {e.name for e in exps})
         if missing:
-            raise ValueError(f"no published figures for {', '.join(missing)}: nothing to judge")
+            raise InputError(f"no published figures for {', '.join(missing)}: nothing to judge")
         store = RunStore(out_dir)
         try:
             ex = make_executor(executor, workers, address)

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from .base import app, emit, errors, fail, out
+from ..errors import InputError
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
 
@@ -105,7 +106,7 @@ def report(
 
     with errors():
         if not directory.is_dir():
-            raise ValueError(f"{directory}: no such directory (a sweep's results directory)")
+            raise InputError(f"{directory}: no such directory (a sweep's results directory)")
         rep = sweep_report(directory, out_dir, list(metric) if metric else None)
     out.print(f"report written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/")
 
@@ -130,13 +131,13 @@ def _variants(a: str, b: Optional[str], sets: List[str]):
         elif len(vals) == 2:
             ca[k], cb[k] = vals
         else:
-            raise ValueError(f"--set {k} given {len(vals)} times: once (both variants) or twice (A, then B)")
+            raise InputError(f"--set {k} given {len(vals)} times: once (both variants) or twice (A, then B)")
     va = sa.with_changes({**common, **ca}) if (common or ca) else sa
     vb = sb.with_changes({**common, **cb}) if (common or cb) else sb
     la = a if b else (describe(ca, list(ca)) or a)
     lb = b if b else (describe(cb, list(cb)) or a)
     if va == vb:
-        raise ValueError("the two variants are the same scenario: give two files, or one --set KEY=VALUE twice "
+        raise InputError("the two variants are the same scenario: give two files, or one --set KEY=VALUE twice "
                          "(e.g. --set kernel.profile=6.5 --set kernel.profile=6.6)")
     return va, vb, la, lb
 

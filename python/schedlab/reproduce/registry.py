@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from ..errors import InputError, UnknownNameError, core_input
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -104,7 +106,7 @@ class ExpOption:
             return self.type(text)
         except (TypeError, ValueError):
             kind = getattr(self.type, "__name__", "value")
-            raise ValueError(f"option {self.flag}: '{text}' is not a valid {kind}") from None
+            raise InputError(f"option {self.flag}: '{text}' is not a valid {kind}") from None
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ class Experiment:
         unknown = sorted(set(given) - set(known))
         if unknown:
             flags = ", ".join(o.flag for o in self.options) or "none"
-            raise ValueError(f"experiment {self.name}: unknown option "
+            raise InputError(f"experiment {self.name}: unknown option "
                              f"{', '.join('--' + u.replace('_', '-') for u in unknown)} (its options: {flags})")
         return {n: o.convert(given[n]) if n in given else o.default for n, o in known.items()}
 
@@ -302,7 +304,7 @@ def get(name: str) -> Experiment:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise KeyError(f"unknown experiment '{name}': expected one of {known}") from None
+        raise UnknownNameError(f"unknown experiment '{name}': expected one of {known}") from None
 
 
 def select(names: Iterable[str]) -> list[Experiment]:
@@ -319,7 +321,8 @@ def machine_cpus(machine: str) -> int:
 def _machine_json(machine: str) -> str:
     from .. import _core
 
-    return _core.machine(machine)
+    with core_input():
+        return _core.machine(machine)
 
 
 def machine_info(machine: str) -> dict:

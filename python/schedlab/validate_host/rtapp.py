@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..errors import InputError
 from .host import CgroupAccess, HostInfo, child_cpu_ns, cpu_busy_ns
 
 # rt-app's events in the order its parser tries them (prefix match), upstream's list.
@@ -56,7 +57,7 @@ METRICS = [
 ]
 
 
-class RtAppError(ValueError):
+class RtAppError(InputError):
     """The file cannot be compared (its problem, named in one line)."""
 
 
