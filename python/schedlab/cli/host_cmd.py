@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from .base import app, err, errors, fail, out
-from ..validate_host.compare import BUSY_CPUS
+from ..validate_host.sidebyside import BUSY_CPUS
 
 __all__ = ["validate_host_cmd"]
 

@@ -123,7 +123,7 @@ def sensitivity(
                     rows, designs = run_study(exps, executor=ex, store=store, quick=quick, seeds=seeds,
                                               trajectories=trajectories, levels=levels, only=constant, progress=bar)
             except KeyboardInterrupt:
-                from ..sweep.runner import _stop_workers
+                from ..sweep.driver import _stop_workers
 
                 # A run in progress has nothing to keep: its workers end now (they ignore SIGINT).
                 _stop_workers(ex, executor)

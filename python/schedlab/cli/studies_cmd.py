@@ -1,7 +1,7 @@
 """``schedlab sweep``, ``schedlab report`` and ``schedlab compare``: the commands for
 studies over many runs. Registered on the ``app`` of :mod:`schedlab.cli.base` (imported
 by :mod:`schedlab.cli.entry`); orchestration only, the work is in :mod:`schedlab.sweep`,
-:mod:`schedlab.report` and :mod:`schedlab.compare`."""
+:mod:`schedlab.report` and :mod:`schedlab.variants`."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def sweep(
     """Run a parameter sweep (or resume it): every point x seed without a row yet."""
     from .._signals import interrupt_status
     from ..sweep import load_spec, run_sweep, sweep_status
-    from ..sweep.runner import SweepInterrupted
+    from ..sweep.driver import SweepInterrupted
 
     with errors():
         s = load_spec(spec, out=out_dir)
@@ -160,7 +160,7 @@ def compare(
 ) -> None:
     """Run two variants on the same seeds: each figure's difference B - A, with a confidence interval."""
     from .._progress import DelayedProgress
-    from ..compare import compare_scenarios
+    from ..variants import compare_scenarios
     from ..reproduce.report import fmt
 
     with errors():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from . import compare as _cmp
+from . import sidebyside as _cmp
 from .configs import Config, configurations, scenario
 from .host import HostInfo, host_info
 from ..errors import UnknownNameError
