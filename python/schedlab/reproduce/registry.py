@@ -8,7 +8,7 @@ An experiment declares
 - its machines, its configurations and a scenario builder
   ``build(machine, config, quick) -> scenario dict``,
 - the metrics it compares (figures of the RunResult, workload first), and which of
-  them may be calibrated on the baseline's absolute level (DESIGN.md: one scale factor
+  them may be calibrated on the baseline's absolute level (docs/architecture.md, Calibration: one scale factor
   per (machine, benchmark), stated in the output; the before/after ratio never is).
 
 Adding an experiment is one new module in ``schedlab/reproduce/experiments/`` that
