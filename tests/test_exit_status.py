@@ -103,3 +103,17 @@ def test_backend_is_a_deprecated_alias_of_executor():
     assert out_new == out_old
     assert "deprecated" not in err_new
     assert "warning: --backend is deprecated, use --executor" in err_old
+
+
+def test_host_that_cannot_run_it_is_input_not_bug(monkeypatch):
+    """validate-host on a machine without the tool or the rights: the user's to fix (2)."""
+    import schedlab.validate_host as vh
+    from schedlab.validate_host.probe import ProbeError
+
+    def no_tool(**kw):
+        raise ProbeError("rt-app is not installed (Debian: apt-get install rt-app)")
+
+    monkeypatch.setattr(vh, "validate_host", no_tool)
+    code, _, err = run_cli(["validate-host", "--sim-only"])
+    assert code == 2
+    assert err == "error: rt-app is not installed (Debian: apt-get install rt-app)\n"

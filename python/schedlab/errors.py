@@ -19,7 +19,8 @@ Defined here, in Python:
   that is not known, also a ``KeyError``. The CLI prints either as one line and exits 2;
   any other exception from schedlab's own code is a bug (exit 70, ``schedlab.cli.base``).
   The bindings report bad names and versions as plain ``ValueError``: :func:`core_input`
-  types them on the way out.
+  types them on the way out. :class:`HostError` (an ``OSError``) says the host cannot
+  run what ``validate-host`` asked; it exits 2 as well.
 
 And one that is not an error: :class:`RunInterrupted`, the ``KeyboardInterrupt`` that
 Ctrl-C raises out of :func:`schedlab.run` and :func:`schedlab.run_many`, carrying the
@@ -40,6 +41,7 @@ __all__ = [
     "InternalError",
     "InputError",
     "UnknownNameError",
+    "HostError",
     "core_input",
     "RunInterrupted",
     "scenario_error",
@@ -55,6 +57,11 @@ class UnknownNameError(InputError, KeyError):
 
     def __str__(self) -> str:  # KeyError's own str() quotes the message
         return str(self.args[0]) if self.args else ""
+
+
+class HostError(SchedlabError, OSError):
+    """The machine schedlab runs on cannot do what was asked (a tool missing, no rights
+    to make cgroups, a probe that failed): the user's to fix, so bad input too."""
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from typing import Iterator, NoReturn
 import typer
 from rich.console import Console
 
-from ..errors import InputError, InternalError, ScenarioError, SimulationLimitError
+from ..errors import HostError, InputError, InternalError, ScenarioError, SimulationLimitError
 from .._signals import interrupt_status
 
 app = typer.Typer(
@@ -121,7 +121,7 @@ def errors() -> Iterator[None]:
     option, a name, a path) 2, a run's limit 3, anything else from schedlab's code 70."""
     try:
         yield
-    except (ScenarioError, InputError) as e:
+    except (ScenarioError, InputError, HostError) as e:
         fail(str(e), 2)
     except SimulationLimitError as e:
         fail(str(e), 3)
