@@ -4,25 +4,12 @@ SCHEDLAB_DEBUG=1 (schedlab.cli.base.errors and schedlab.cli.entry.main)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
 
-from schedlab.cli import catalog_cmd, main, run_cmd
+from schedlab.cli import catalog_cmd, run_cmd
+from test_error_catalogue import run_cli  # main() in this process: (status, stdout, stderr)
 
 BUG_LINE = "this is a bug in schedlab (run with --debug for the traceback)"
-
-
-def run_cli(args: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(args)
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 class _Raising:
