@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from schedlab.compare import diff_figures, paired_t_interval, t_cdf, t_quantile
+from schedlab.variants import diff_figures, paired_t_interval, t_cdf, t_quantile
 
 
 @pytest.mark.parametrize("df,q975", [(1, 12.7062), (2, 4.3027), (4, 2.7764), (9, 2.2622), (30, 2.0423), (1000, 1.9623)])

@@ -232,9 +232,9 @@ CATALOGUE = [
          expected="error: cannot write trace .: Is a directory (os error 21)"),
     # -- the Python API ----------------------------------------------------------------------------
     Case("seed out of range (Python)", api=api_run(seed=-1),
-         expected="ValueError: seed: expected a whole number from 0 to 2**64 - 1, got -1"),
+         expected="InputError: seed: expected a whole number from 0 to 2**64 - 1, got -1"),
     Case("unknown trace format (Python)", api=api_run(seed=1, trace_format="svg"),
-         expected="ValueError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf"),
+         expected="InputError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf"),
     Case("not a scenario (Python)", api=lambda d: schedlab.load_scenario(42),
          expected="TypeError: expected a path, a dict or a Scenario, got int"),
     Case("dict with a value JSON cannot hold (Python)", api=lambda d: schedlab.load_scenario({"name": {1, 2}}),
@@ -245,7 +245,7 @@ CATALOGUE = [
          expected="ScenarioError: kernel.colour = \"red\": unknown field `colour`, expected one of `profile`, "
                   "`features`, `tunables` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
-         expected="ValueError: max_sim_time: expected a positive duration, got -3"),
+         expected="InputError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------
     # -- rt-app files and traces (docs/interchange.md) --------------------------------------
     Case("rt-app: unknown event", '{\n  "tasks": {\n    "t": { "loop": 1, "jump": 1000 }\n  }\n}\n', file_name="bad.json",

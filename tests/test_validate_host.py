@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.validate_host import compare as cmp
+from schedlab.validate_host import sidebyside as cmp
 from schedlab.validate_host import configs as vc
 from schedlab.validate_host import host as vh
 

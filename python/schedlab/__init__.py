@@ -18,7 +18,8 @@ results (``schedlab reproduce``).
 from __future__ import annotations
 
 from . import _core
-from .errors import InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError
+from .errors import (InputError, InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError,
+                     UnknownNameError)
 from .parallel import run_many
 from .results import Result, ResultSet
 from .scenario import Scenario, load_scenario
@@ -36,6 +37,8 @@ __all__ = [
     "ResultSet",
     "SchedlabError",
     "ScenarioError",
+    "InputError",
+    "UnknownNameError",
     "SimulationLimitError",
     "InternalError",
     "RunInterrupted",

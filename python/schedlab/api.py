@@ -7,7 +7,7 @@ import re
 from typing import Callable, Optional, Union
 
 from . import _core
-from .errors import RunInterrupted, ScenarioError, with_location
+from .errors import InputError, RunInterrupted, ScenarioError, with_location
 from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
@@ -18,7 +18,7 @@ __all__ = ["run", "trace_path_for", "trace_format_for", "check_seed"]
 def check_seed(seed: object) -> int:
     """A seed as the core takes it (0 .. 2**64 - 1), or ValueError naming it."""
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ValueError(f"seed: expected a whole number from 0 to 2**64 - 1, got {seed!r}")
+        raise InputError(f"seed: expected a whole number from 0 to 2**64 - 1, got {seed!r}")
     return seed
 
 #: Trace formats and the suffix of their default file names: Perfetto protobuf, Chrome
@@ -32,7 +32,7 @@ def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_forma
     else Perfetto protobuf."""
     if trace_format is not None:
         if trace_format not in TRACE_SUFFIX:
-            raise ValueError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
+            raise InputError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
         return trace_format
     if isinstance(trace, (str, os.PathLike)):
         name = os.fspath(trace).lower()
@@ -119,6 +119,8 @@ def run(
         text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
     except ScenarioError as e:
         raise with_location(e) from None
+    except OSError as e:  # the core's only I/O is the trace the caller named
+        raise InputError(str(e)) from None
     res = Result.from_json(text, path)
     if res.raw.get("engine", {}).get("stopped_by") == "interrupted":
         raise RunInterrupted(ResultSet([res]))

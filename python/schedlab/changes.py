@@ -25,10 +25,12 @@ import copy
 import json
 from typing import Any, Mapping, Optional, Sequence
 
+from .errors import InputError
+
 __all__ = ["ChangePathError", "split_path", "apply_changes", "blame", "value_text"]
 
 
-class ChangePathError(ValueError):
+class ChangePathError(InputError):
     """A change whose path does not lead anywhere in the document (unknown element name,
     index out of range, a path through a number or a string)."""
 
@@ -203,7 +205,7 @@ def parse_assignment(text: str, doc: Optional[Mapping[str, Any]] = None) -> tupl
     key, eq, raw = text.partition("=")
     key = key.strip()
     if not eq or not key:
-        raise ValueError(f"--set '{text}': expected KEY=VALUE, e.g. kernel.profile=6.5")
+        raise InputError(f"--set '{text}': expected KEY=VALUE, e.g. kernel.profile=6.5")
     split_path(key)  # a malformed path fails here, naming itself
     raw = raw.strip()
     try:

@@ -14,6 +14,8 @@ import json
 import re
 from typing import Optional, Union
 
+from .errors import InputError
+
 __all__ = ["limits_json", "parse_seconds", "parse_bytes", "format_bytes", "PARTIAL_STOPS"]
 
 Number = Union[int, float, str, None]
@@ -31,16 +33,16 @@ def parse_seconds(name: str, value: Number) -> Optional[float]:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValueError(f"{name}: expected a duration like 30s, 500ms or 2min, got {value!r}")
+        raise InputError(f"{name}: expected a duration like 30s, 500ms or 2min, got {value!r}")
     if isinstance(value, (int, float)):
         seconds = float(value)
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(ns|us|µs|ms|s|min|h)\s*", str(value))
         if not m:
-            raise ValueError(f"{name}: '{value}' is not a duration like 30s, 500ms or 2min")
+            raise InputError(f"{name}: '{value}' is not a duration like 30s, 500ms or 2min")
         seconds = float(m.group(1)) * _UNITS_S[m.group(2)]
     if not (seconds > 0 and seconds < 1e12):
-        raise ValueError(f"{name}: expected a positive duration, got {value!r}")
+        raise InputError(f"{name}: expected a positive duration, got {value!r}")
     return seconds
 
 
@@ -49,16 +51,16 @@ def parse_bytes(name: str, value: Number) -> Optional[int]:
     if value is None:
         return None
     if isinstance(value, bool):
-        raise ValueError(f"{name}: expected a size like 2GiB or 512MiB, got {value!r}")
+        raise InputError(f"{name}: expected a size like 2GiB or 512MiB, got {value!r}")
     if isinstance(value, (int, float)):
         n = float(value)
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(value))
         if not m or m.group(2).lower() not in _UNITS_B:
-            raise ValueError(f"{name}: '{value}' is not a size like 2GiB, 512MiB or a number of bytes")
+            raise InputError(f"{name}: '{value}' is not a size like 2GiB, 512MiB or a number of bytes")
         n = float(m.group(1)) * _UNITS_B[m.group(2).lower()]
     if not (1 <= n < 2**64):
-        raise ValueError(f"{name}: expected a positive size, got {value!r}")
+        raise InputError(f"{name}: expected a positive size, got {value!r}")
     return int(n)
 
 
@@ -76,7 +78,7 @@ def limits_json(max_events: Optional[int] = None, max_sim_time: Number = None, m
     doc: dict[str, int] = {}
     if max_events is not None:
         if isinstance(max_events, bool) or not isinstance(max_events, int) or not 1 <= max_events < 2**64:
-            raise ValueError(f"max_events: expected a positive whole number, got {max_events!r}")
+            raise InputError(f"max_events: expected a positive whole number, got {max_events!r}")
         doc["max_events"] = max_events
     sim = parse_seconds("max_sim_time", max_sim_time)
     if sim is not None:

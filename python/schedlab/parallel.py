@@ -22,7 +22,7 @@ from typing import Callable, Optional, Sequence, Union
 
 from . import _core
 from .api import check_seed, trace_format_for, trace_path_for
-from .errors import RunInterrupted, ScenarioError, with_location
+from .errors import InputError, RunInterrupted, ScenarioError, with_location
 from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
@@ -78,7 +78,10 @@ def run_job(job: Job) -> Optional[str]:
     process that was interrupted before the job started)."""
     if _interrupted:
         return None
-    text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+    try:
+        text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+    except OSError as e:  # the core's only I/O is the trace the caller named
+        raise InputError(str(e)) from None
     if job.without_tasks:
         raw = json.loads(text)
         raw.pop("tasks", None)
@@ -115,7 +118,7 @@ def map_runs(
     for jobs that never ran).
     """
     if backend not in BACKENDS:
-        raise ValueError(f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
+        raise InputError(f"unknown backend '{backend}': expected one of {', '.join(BACKENDS)}")
     n = len(jobs)
     workers = min(workers or default_workers(), max(n, 1))
     if n == 0:
@@ -193,7 +196,7 @@ def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int]
     try:
         import ray
     except ImportError:
-        raise ValueError("backend 'ray' needs Ray: pip install 'schedlab[ray]'") from None
+        raise InputError("backend 'ray' needs Ray: pip install 'schedlab[ray]'") from None
     if not ray.is_initialized():
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(run_job)

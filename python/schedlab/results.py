@@ -14,6 +14,8 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
+from .errors import UnknownNameError
+
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
@@ -277,5 +279,5 @@ def figure(raw: dict[str, Any], name: str) -> float:
     else:
         value = raw.get("workload", {}).get(name, raw.get("summary", {}).get(name))
     if value is None:
-        raise KeyError(f"figure '{name}' is not in the result (workload: {sorted(raw.get('workload', {}))})")
+        raise UnknownNameError(f"figure '{name}' is not in the result (workload: {sorted(raw.get('workload', {}))})")
     return float(value)

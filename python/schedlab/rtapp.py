@@ -26,6 +26,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
+from .errors import InputError
+
 __all__ = [
     "Run", "RunFor", "Sleep", "Timer", "Periodic", "Barrier", "Lock", "Unlock", "Yield", "Fork", "SemPost", "SemWait",
     "Phase", "Task", "to_json", "to_scenario",
@@ -34,9 +36,9 @@ __all__ = [
 
 def _us(seconds: float, what: str) -> int:
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not math.isfinite(seconds):
-        raise ValueError(f"{what}: expected seconds (a number), got {seconds!r}")
+        raise InputError(f"{what}: expected seconds (a number), got {seconds!r}")
     if seconds < 0:
-        raise ValueError(f"{what}: negative duration {seconds} s")
+        raise InputError(f"{what}: negative duration {seconds} s")
     return int(round(seconds * 1e6))
 
 
@@ -55,7 +57,7 @@ class Wload:
 
     def __mul__(self, n: int) -> "Wload":
         if not isinstance(n, int) or n < 0:
-            raise ValueError(f"a workload repeats a whole number of times, got {n!r}")
+            raise InputError(f"a workload repeats a whole number of times, got {n!r}")
         return _Repeat(self, n)
 
     __rmul__ = __mul__
@@ -125,10 +127,10 @@ def Periodic(duty_cycle_pct: float, period: float, duration: float, *, guarantee
     ``duration`` seconds (``floor(duration / period)`` periods); ``guaranteed_time``
     "period" keeps the period with a timer, "sleep" sleeps the rest after each run."""
     if not 0 <= duty_cycle_pct <= 100:
-        raise ValueError(f"Periodic: duty_cycle_pct {duty_cycle_pct} is outside 0..100")
+        raise InputError(f"Periodic: duty_cycle_pct {duty_cycle_pct} is outside 0..100")
     per = _us(period, "Periodic.period")
     if per == 0:
-        raise ValueError("Periodic: period must be > 0")
+        raise InputError("Periodic: period must be > 0")
     n = int(_us(duration, "Periodic.duration") // per)
     run = int(round(per * duty_cycle_pct / 100))
     if guaranteed_time == "period":
@@ -136,7 +138,7 @@ def Periodic(duty_cycle_pct: float, period: float, duration: float, *, guarantee
     elif guaranteed_time == "sleep":
         body = _Seq((_Event("run", run), _Event("sleep", per - run)))
     else:
-        raise ValueError(f"Periodic: guaranteed_time '{guaranteed_time}': expected period or sleep")
+        raise InputError(f"Periodic: guaranteed_time '{guaranteed_time}': expected period or sleep")
     return body * n
 
 
@@ -266,7 +268,7 @@ def to_json(profile: Profile, *, duration: Optional[float] = None, machine: Opti
     glob: dict[str, Any] = {"calibration": "CPU0", "default_policy": "SCHED_OTHER"}
     if duration is not None:
         if duration <= 0 or duration != int(duration):
-            raise ValueError(f"duration: rt-app takes whole seconds > 0, got {duration}")
+            raise InputError(f"duration: rt-app takes whole seconds > 0, got {duration}")
         glob["duration"] = int(duration)
     doc["global"] = glob
     ext: dict[str, Any] = {}

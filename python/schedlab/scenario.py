@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
-from .errors import ScenarioError, scenario_error
+from .errors import InputError, ScenarioError, scenario_error
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
 
@@ -30,7 +30,7 @@ def machine_spec(name: str) -> dict[str, Any]:
         try:
             s, l, c, t = (int(x) for x in n[5:-1].split(","))
         except ValueError:
-            raise ValueError(f"machine '{name}': expected topo(SOCKETS,LLCS,CORES,SMT)") from None
+            raise InputError(f"machine '{name}': expected topo(SOCKETS,LLCS,CORES,SMT)") from None
         return {"topo": {"sockets": s, "llcs": l, "cores": c, "smt": t}}
     return {"preset": n}
 

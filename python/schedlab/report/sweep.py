@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 from .page import Report, mpl, plotly_go, series_colors, subplots
 from ..reproduce.report import fmt
+from ..errors import InputError
 
 __all__ = ["sweep_report", "default_metrics"]
 
@@ -124,7 +125,7 @@ def sweep_report(out_dir: Path, report_dir: Optional[Path] = None, metrics: Opti
     store = Store(out_dir)
     manifest = store.manifest()
     if manifest is None:
-        raise ValueError(f"{out_dir}: not a sweep directory (no sweep.json): run `schedlab sweep SPEC` first")
+        raise InputError(f"{out_dir}: not a sweep directory (no sweep.json): run `schedlab sweep SPEC` first")
     df = read_results(out_dir)
     keys = {p["key"] for p in manifest["points"]}
     stale = 0

@@ -8,7 +8,7 @@ An experiment declares
 - its machines, its configurations and a scenario builder
   ``build(machine, config, quick) -> scenario dict``,
 - the metrics it compares (figures of the RunResult, workload first), and which of
-  them may be calibrated on the baseline's absolute level (DESIGN.md: one scale factor
+  them may be calibrated on the baseline's absolute level (docs/architecture.md, Calibration: one scale factor
   per (machine, benchmark), stated in the output; the before/after ratio never is).
 
 Adding an experiment is one new module in ``schedlab/reproduce/experiments/`` that
@@ -30,6 +30,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Callable, Iterable, Optional, Sequence
+
+from ..errors import InputError, UnknownNameError, core_input
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,7 +106,7 @@ class ExpOption:
             return self.type(text)
         except (TypeError, ValueError):
             kind = getattr(self.type, "__name__", "value")
-            raise ValueError(f"option {self.flag}: '{text}' is not a valid {kind}") from None
+            raise InputError(f"option {self.flag}: '{text}' is not a valid {kind}") from None
 
 
 @dataclass(frozen=True)
@@ -209,7 +211,7 @@ class Experiment:
         unknown = sorted(set(given) - set(known))
         if unknown:
             flags = ", ".join(o.flag for o in self.options) or "none"
-            raise ValueError(f"experiment {self.name}: unknown option "
+            raise InputError(f"experiment {self.name}: unknown option "
                              f"{', '.join('--' + u.replace('_', '-') for u in unknown)} (its options: {flags})")
         return {n: o.convert(given[n]) if n in given else o.default for n, o in known.items()}
 
@@ -302,7 +304,7 @@ def get(name: str) -> Experiment:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)) or "none"
-        raise KeyError(f"unknown experiment '{name}': expected one of {known}") from None
+        raise UnknownNameError(f"unknown experiment '{name}': expected one of {known}") from None
 
 
 def select(names: Iterable[str]) -> list[Experiment]:
@@ -319,7 +321,8 @@ def machine_cpus(machine: str) -> int:
 def _machine_json(machine: str) -> str:
     from .. import _core
 
-    return _core.machine(machine)
+    with core_input():
+        return _core.machine(machine)
 
 
 def machine_info(machine: str) -> dict:

@@ -61,7 +61,7 @@ SPREAD_MIN_SEEDS = 10
 
 
 def notes(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list[str]:
-    """Footnotes: sources and every calibration factor (DESIGN.md requires stating them)."""
+    """Footnotes: sources and every calibration factor (docs/architecture.md, Calibration: they are stated)."""
     out = []
     exps = {e.name: e for e in experiments}
     for name in dict.fromkeys(r.experiment for r in rows):

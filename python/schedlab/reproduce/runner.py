@@ -10,6 +10,7 @@ from ..parallel import Job, map_runs
 from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
+from ..errors import InputError
 
 __all__ = ["Planned", "plan", "verdict_experiments", "run_experiments", "apply_options", "parse_cost", "Runner",
            "halt_state", "idle_check"]
@@ -41,7 +42,7 @@ def apply_options(experiments: Sequence[Experiment], options: Optional[dict[str,
     if unknown:
         flags = ", ".join(sorted(o.flag for o in declared.values())) or "none"
         names = ", ".join(e.name for e in experiments)
-        raise ValueError(f"unknown option {', '.join('--' + u.replace('_', '-') for u in unknown)} "
+        raise InputError(f"unknown option {', '.join('--' + u.replace('_', '-') for u in unknown)} "
                          f"for {names} (options they take: {flags})")
     out = []
     for e in experiments:
@@ -61,7 +62,7 @@ def parse_cost(items: Sequence[str]) -> dict[str, float]:
         except ValueError:
             number = None
         if not sep or not key.strip() or number is None:
-            raise ValueError(f"--cost: expected KEY=NUMBER (e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40), got '{item}'")
+            raise InputError(f"--cost: expected KEY=NUMBER (e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40), got '{item}'")
         out[key.strip()] = number
     return out
 

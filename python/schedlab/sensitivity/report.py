@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..errors import InputError
+
 __all__ = ["markdown", "bands_of", "read_bands", "sensitivity_report"]
 
 
@@ -68,9 +70,9 @@ def read_bands(path: Path) -> dict[tuple[str, str, str, str], tuple[float, float
             raise KeyError("a row lacks a field")
         return bands_of(doc)
     except OSError as e:
-        raise ValueError(f"{path}: {e.strerror or e}") from None
+        raise InputError(f"{path}: {e.strerror or e}") from None
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise ValueError(f"{path}: expected the sensitivity.json of `schedlab sensitivity --out DIR` (rows with "
+        raise InputError(f"{path}: expected the sensitivity.json of `schedlab sensitivity --out DIR` (rows with "
                          f"experiment, machine, config, metric and interval)") from None
 
 

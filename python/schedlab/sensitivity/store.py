@@ -22,6 +22,8 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import InputError
+
 __all__ = ["RunStore", "run_key"]
 
 
@@ -44,7 +46,7 @@ class RunStore:
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            raise ValueError(f"{self.path}: another study is writing here (.lock is held)") from None
+            raise InputError(f"{self.path}: another study is writing here (.lock is held)") from None
         for part in sorted((self.path / "runs").glob("*.jsonl")):
             with open(part, encoding="utf-8") as f:
                 for line in f:

@@ -9,7 +9,7 @@
     df = read_results(spec.out)          # pandas: one row per (point, seed)
 
 Modules: ``spec`` (the TOML format and the points), ``executors``, ``worker`` (one run),
-``store`` (the results directory), ``runner`` (resume, failures, broken pools),
+``store`` (the results directory), ``driver`` (resume, failures, broken pools),
 ``progress``.
 """
 
@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from .executors import EXECUTORS, make_executor
-from .runner import SweepOutcome, SweepStatus, run_sweep, sweep_status
+from .driver import SweepOutcome, SweepStatus, run_sweep, sweep_status
 from .spec import Parameter, Point, SweepSpec, load_spec, scenario_key
 from .store import Store
 

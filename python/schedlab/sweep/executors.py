@@ -22,6 +22,8 @@ import sys
 import threading
 from typing import Any, Callable, Optional
 
+from ..errors import InputError
+
 __all__ = ["EXECUTORS", "make_executor", "SerialExecutor", "RayExecutor", "default_workers"]
 
 EXECUTORS = ("process", "thread", "serial", "ray", "dask")
@@ -61,7 +63,7 @@ class RayExecutor(cf.Executor):
         try:
             import ray
         except ImportError:
-            raise ValueError("executor 'ray' needs Ray: pip install 'schedlab[ray]'") from None
+            raise InputError("executor 'ray' needs Ray: pip install 'schedlab[ray]'") from None
         self._ray = ray
         self._owns = not ray.is_initialized()
         if self._owns:
@@ -92,7 +94,7 @@ def _dask_executor(address: Optional[str], workers: Optional[int]) -> cf.Executo
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise ValueError("executor 'dask' needs Dask distributed: pip install 'schedlab[dask]'") from None
+        raise InputError("executor 'dask' needs Dask distributed: pip install 'schedlab[dask]'") from None
     if address is None:
         cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None)
@@ -129,9 +131,9 @@ def _ignore_sigint() -> None:
 def make_executor(kind: str = "process", workers: Optional[int] = None, address: Optional[str] = None) -> cf.Executor:
     """A fresh executor of ``kind`` (one of :data:`EXECUTORS`)."""
     if kind not in EXECUTORS:
-        raise ValueError(f"unknown executor '{kind}': expected one of {', '.join(EXECUTORS)}")
+        raise InputError(f"unknown executor '{kind}': expected one of {', '.join(EXECUTORS)}")
     if address is not None and kind not in ("ray", "dask"):
-        raise ValueError(f"--address is for the ray and dask executors, not '{kind}'")
+        raise InputError(f"--address is for the ray and dask executors, not '{kind}'")
     n = workers or default_workers()
     if kind == "process":
         return cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(), initializer=_ignore_sigint)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ..errors import ScenarioError, scenario_error
+from ..errors import ScenarioError, UnknownNameError, scenario_error
 from ..scenario import Scenario, load_scenario
 
 if sys.version_info >= (3, 11):
@@ -78,7 +78,7 @@ class Parameter:
             if v == value and isinstance(v, bool) == isinstance(value, bool):
                 return i
         shown = ", ".join(json.dumps(v) for v in self.values)
-        raise KeyError(f"{value!r} is not a value of parameter {self.name} ({shown})")
+        raise UnknownNameError(f"{value!r} is not a value of parameter {self.name} ({shown})")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence
 
+from ..errors import InputError
+
 __all__ = ["Store", "arrow_table", "read_parquet_dir", "PARAM_PREFIX"]
 
 PARAM_PREFIX = "param."
@@ -35,7 +37,7 @@ def _pa():
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - a default dependency
-        raise ValueError("sweep results need pyarrow: pip install pyarrow") from None
+        raise InputError("sweep results need pyarrow: pip install pyarrow") from None
     return pa, pq
 
 
@@ -137,7 +139,7 @@ class Store:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise ValueError(f"{self.root}: another sweep is writing here (wait for it or stop it)") from None
+                raise InputError(f"{self.root}: another sweep is writing here (wait for it or stop it)") from None
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
             self._clean_temporaries()

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from . import compare as _cmp
+from . import sidebyside as _cmp
 from .configs import Config, configurations, scenario
 from .host import HostInfo, host_info
+from ..errors import UnknownNameError
 
 __all__ = ["validate_host", "configurations", "HostInfo"]
 
@@ -58,7 +59,7 @@ def validate_host(
         names = [c.name for c in all_cfgs] + [t.name for t in all_tools]
         unknown = sorted(set(only) - set(names))
         if unknown:
-            raise KeyError(f"unknown configuration(s) {', '.join(unknown)}: expected some of {', '.join(names)}")
+            raise UnknownNameError(f"unknown configuration(s) {', '.join(unknown)}: expected some of {', '.join(names)}")
     doc: dict[str, Any] = {"host": info.to_dict(), "seconds": seconds, "repeats": repeats, "compared": False,
                            "configs": [], "tools": []}
     can_probe = info.cgroup.version is not None and info.compiler is not None

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .configs import Config
+from ..errors import HostError
 from .host import CgroupAccess, child_cpu_ns, cpu_busy_ns
 
 SOURCE = Path(__file__).with_name("probe.c")
 
 
-class ProbeError(OSError):
+class ProbeError(HostError):
     """The probe could not be built or run."""
 
 

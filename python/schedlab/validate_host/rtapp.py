@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..errors import InputError
 from .host import CgroupAccess, HostInfo, child_cpu_ns, cpu_busy_ns
 
 # rt-app's events in the order its parser tries them (prefix match), upstream's list.
@@ -56,7 +57,7 @@ METRICS = [
 ]
 
 
-class RtAppError(ValueError):
+class RtAppError(InputError):
     """The file cannot be compared (its problem, named in one line)."""
 
 
@@ -350,7 +351,7 @@ def compare_file(path: str, info: HostInfo, seconds: Optional[float], seeds: int
     """The report of one rt-app file: per thread, real (mean and spread over `repeats`
     runs) and simulated (mean over `seeds`) figures, and rows."""
     from .. import run_many
-    from . import compare as cmp
+    from . import sidebyside as cmp
 
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -380,7 +381,7 @@ def compare_file(path: str, info: HostInfo, seconds: Optional[float], seeds: int
 
 def recompare_file(entry: dict[str, Any]) -> dict[str, Any]:
     """Real means, spreads, other load and rows of a file's entry (no host needed)."""
-    from . import compare as cmp
+    from . import sidebyside as cmp
 
     ms = entry.get("measurements", [])
     entry["others_cpus"] = [m["others_cpu_ns"] / max(1, m["elapsed_ns"]) for m in ms if "others_cpu_ns" in m]

@@ -38,6 +38,7 @@ from typing import Any, Optional
 from ..compare import compare_grouped
 from ..registry import ExpOption, Experiment, Metric, Source, machine_spec, published_source, register
 from ...results import bandwidth_figures
+from ...errors import InputError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -176,7 +177,7 @@ class Grid:
         seconds = self.seconds if self.seconds is not None else QUICK_SECONDS if quick else SECONDS
         duty = duty_cycle(threads, demand, self.quota_us, self.period_us)
         if not 0 < duty < 1:
-            raise ValueError(f"bandwidth-whatif: {threads} threads at {demand:.0%} of a {self.quota_us / self.period_us:g}"
+            raise InputError(f"bandwidth-whatif: {threads} threads at {demand:.0%} of a {self.quota_us / self.period_us:g}"
                              f"-CPU limit need a duty cycle of {duty:.0%} each (must be below 100 %): more threads, "
                              f"or a lower --demand")
         return service_scenario(f"{NAME}-T{threads}-u{round(demand * 100)}-{behaviour}", machine, profile, threads,
@@ -188,7 +189,7 @@ def _ints(text: Any) -> tuple[int, ...]:
     vals = text if isinstance(text, (list, tuple)) else [t for t in str(text).replace(" ", "").split(",") if t]
     out = tuple(int(v) for v in vals)
     if not out or any(v < 1 for v in out):
-        raise ValueError("expected positive integers separated by commas, e.g. 4,16,64")
+        raise InputError("expected positive integers separated by commas, e.g. 4,16,64")
     return out
 
 
@@ -196,7 +197,7 @@ def _percents(text: Any) -> tuple[float, ...]:
     vals = text if isinstance(text, (list, tuple)) else [t for t in str(text).replace("%", "").split(",") if t.strip()]
     out = tuple(float(v) / 100 for v in vals)
     if not out or any(not 0 < v for v in out):
-        raise ValueError("expected percentages of the limit separated by commas, e.g. 50,80,95")
+        raise InputError("expected percentages of the limit separated by commas, e.g. 50,80,95")
     return out
 
 
@@ -204,7 +205,7 @@ def _behaviours(text: Any) -> tuple[str, ...]:
     vals = text if isinstance(text, (list, tuple)) else [t.strip() for t in str(text).split(",") if t.strip()]
     bad = [v for v in vals if v not in BEHAVIOURS]
     if bad or not vals:
-        raise ValueError(f"unknown behaviour {', '.join(bad) or '(none)'}: expected some of {', '.join(BEHAVIOURS)}")
+        raise InputError(f"unknown behaviour {', '.join(bad) or '(none)'}: expected some of {', '.join(BEHAVIOURS)}")
     return tuple(dict.fromkeys(vals))
 
 
@@ -242,12 +243,12 @@ def read_spec(path: str) -> dict[str, Any]:
     try:
         doc = tomllib.loads(open(path, encoding="utf-8").read())
     except FileNotFoundError:
-        raise ValueError(f"{path}: no such file (bandwidth-whatif --spec)") from None
+        raise InputError(f"{path}: no such file (bandwidth-whatif --spec)") from None
     except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{path}: not valid TOML: {e}") from None
+        raise InputError(f"{path}: not valid TOML: {e}") from None
     unknown = sorted(set(doc) - SPEC_KEYS)
     if unknown:
-        raise ValueError(f"{path}: {unknown[0]}: unknown key, expected one of {', '.join(sorted(SPEC_KEYS))}")
+        raise InputError(f"{path}: {unknown[0]}: unknown key, expected one of {', '.join(sorted(SPEC_KEYS))}")
     return doc
 
 
@@ -262,14 +263,14 @@ class WhatIf(Experiment):
         try:  # TOML values arrive typed (lists, numbers): convert them as the command line's text is
             from_spec = {k: types[k](v) for k, v in from_spec.items()}
         except (TypeError, ValueError) as e:
-            raise ValueError(f"{given['spec']}: {e}") from None
+            raise InputError(f"{given['spec']}: {e}") from None
         merged = {**from_spec, **{k: v for k, v in given.items() if k != "spec"}}
         o = self.resolve_options(merged)
         try:
             grid = Grid(threads=o["threads"], demands=o["demand"], behaviours=o["behaviours"], quota_us=o["quota_us"],
                         period_us=o["period_us"], burst_us=o["burst_us"], work_us=o["work_us"], seconds=o["seconds"])
         except (TypeError, ValueError) as e:
-            raise ValueError(f"bandwidth-whatif: {e}") from None
+            raise InputError(f"bandwidth-whatif: {e}") from None
         if grid == Grid():
             return self
         title = (f"{', '.join(map(str, grid.threads))} threads at {', '.join(f'{d:.0%}' for d in grid.demands)} of cpu.max "

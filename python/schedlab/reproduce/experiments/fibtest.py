@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from ..compare import Row, change_row, ratio_of_means_row, seed_values, value_row
 from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
+from ...errors import InputError
 
 NAME = "fibtest"
 BASELINE = "expiring-4.18-5.3"
@@ -87,11 +88,11 @@ def parse_config(config: str) -> tuple[str, int | None, int]:
     """(behaviour, threads or None for one per CPU, HZ) of a configuration."""
     behaviour, _, rest = config.partition("@")
     if behaviour not in PROFILES:
-        raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
+        raise InputError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     for (n, hz), suffix in POINTS.items():
         if "@" + rest == suffix or (not rest and not suffix):
             return behaviour, n, hz
-    raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
+    raise InputError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
 
 
 def fibtest_scenario(name: str, machine: str, profile: str, threads: int, seconds: float, hz: int = 1000,
@@ -161,5 +162,5 @@ def build(machine: str, config: str, quick: bool, background: float = 0.0) -> di
     cpus = machine_cpus(machine)
     threads = cpus if n is None else min(n, cpus)
     if background < 0:
-        raise ValueError(f"experiment {NAME}: --background must be >= 0, got {background}")
+        raise InputError(f"experiment {NAME}: --background must be >= 0, got {background}")
     return fibtest_scenario(f"{NAME}-{config}", machine, PROFILES[behaviour], threads, SECONDS, hz, background)

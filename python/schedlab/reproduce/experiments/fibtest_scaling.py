@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ..registry import Source, experiment, machine_cpus, published_source, Verdict
 from .fibtest import AFTER, BEFORE, HZS, LABELS, METRICS, PROFILES, SECONDS, compare_distributions, fibtest_scenario
+from ...errors import InputError
 
 NAME = "fibtest-scaling"
 COUNTS = (8, 16, 40, 64, 80)
@@ -41,7 +42,7 @@ def parse_config(config: str) -> tuple[str, int, int]:
     behaviour, _, rest = config.partition("@")
     n, _, hz = rest.partition("/hz")
     if behaviour not in PROFILES or not n.endswith("cpu") or not n[:-3].isdigit() or (hz and not hz.isdigit()):
-        raise ValueError(f"experiment {NAME}: unknown configuration '{config}'")
+        raise InputError(f"experiment {NAME}: unknown configuration '{config}'")
     return behaviour, int(n[:-3]), int(hz or 1000)
 
 
@@ -66,6 +67,6 @@ def build(machine: str, config: str, quick: bool) -> dict:
     behaviour, n, hz = parse_config(config)
     cpus = machine_cpus(machine)
     if n > cpus:
-        raise ValueError(f"{NAME}: configuration {config} needs {n} CPUs but machine '{machine}' has {cpus}; "
+        raise InputError(f"{NAME}: configuration {config} needs {n} CPUs but machine '{machine}' has {cpus}; "
                          f"use a machine with at least {max(COUNTS)} CPUs (e.g. xeon-80 or 'topo(2,1,40,1)')")
     return fibtest_scenario(f"{NAME}-{behaviour}-{n}cpu-hz{hz}", machine, PROFILES[behaviour], n, SECONDS, hz)

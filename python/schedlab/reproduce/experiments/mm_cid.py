@@ -61,6 +61,8 @@ from ..compare import Row, change_row, seed_values, value_row
 from ..registry import (Verdict, ExpOption, Metric, Source, experiment, machine_info, machine_spec, parse_cpulist,
                         published_source)
 
+from ...errors import InputError
+
 NAME = "mm_cid"
 TOPOLOGIES = ("1-L3", "1-core-per-L3", "all-cores", "all-threads")
 # indexing -> (rseq_burst index, kernel profile, MM_CID_CACHE_LOCAL)
@@ -116,7 +118,7 @@ def topology_cpus(machine: str, topology: str, quick: bool = False) -> list[int]
     elif topology == "all-threads":
         groups = cores
     else:
-        raise ValueError(f"experiment {NAME}: unknown topology '{topology}': expected one of {', '.join(TOPOLOGIES)}")
+        raise InputError(f"experiment {NAME}: unknown topology '{topology}': expected one of {', '.join(TOPOLOGIES)}")
     if quick:
         per = max(len(g) for g in groups)
         groups = _spread(groups, max(1, QUICK_MAX_THREADS // per))
@@ -200,15 +202,15 @@ def build(machine: str, config: str, quick: bool, delay_ms: int = 200, idle: str
     """The benchmark for one (topology, indexing) on ``machine``."""
     topology, _, indexing = config.partition(":")
     if indexing not in INDEXINGS:
-        raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
+        raise InputError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     if delay_ms <= 0:
-        raise ValueError(f"experiment {NAME}: --delay-ms must be positive, got {delay_ms}")
+        raise InputError(f"experiment {NAME}: --delay-ms must be positive, got {delay_ms}")
     if idle not in ("wfi", "governor"):
-        raise ValueError(f"experiment {NAME}: --idle must be governor or wfi, got '{idle}'")
+        raise InputError(f"experiment {NAME}: --idle must be governor or wfi, got '{idle}'")
     if rfo_parallelism < 1:
-        raise ValueError(f"experiment {NAME}: --rfo-parallelism must be at least 1, got {rfo_parallelism}")
+        raise InputError(f"experiment {NAME}: --rfo-parallelism must be at least 1, got {rfo_parallelism}")
     if llc_flush_ms < 0:
-        raise ValueError(f"experiment {NAME}: --llc-flush-ms must be >= 0, got {llc_flush_ms}")
+        raise InputError(f"experiment {NAME}: --llc-flush-ms must be >= 0, got {llc_flush_ms}")
     index, profile, cache_local = INDEXINGS[indexing]
     cpus = topology_cpus(machine, topology, quick)
     spec = machine_spec(machine)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from ..compare import Row, change_row, mean_std, seed_values, value_row
 from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
+from ...errors import UnknownNameError
 
 NAME = "shared-runq"
 MACHINES = ["ryzen-7950x", "milan-72", "bergamo", "zen3-2s", "xeon-80"]
@@ -90,7 +91,7 @@ def _workload(name: str, machine: str, quick: bool) -> tuple[dict, dict]:
         return ({"kind": "dbench_pairs", "params": {"pairs": max(1, cpus // 2)}}, {"duration_s": 0.05 if quick else 0.2})
     if name == "hhvm":
         return ({"kind": "hhvm", "params": {"load": 0.85}}, {"duration_s": 0.2 if quick else 0.8})
-    raise KeyError(f"unknown workload '{name}'")
+    raise UnknownNameError(f"unknown workload '{name}'")
 
 
 def _value(raw: dict, metric: str):

@@ -50,6 +50,7 @@ import dataclasses
 
 from ..compare import Row, change_row, seed_values, value_row
 from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
+from ...errors import InputError
 
 NAME = "swap"
 PROFILES = {"before": "6.4", "after": "6.5"}
@@ -168,7 +169,7 @@ def build(machine: str, config: str, quick: bool) -> dict:
             kernel, _, rest = config.partition(sep)
             fam = sep + rest
     if kernel not in PROFILES or fam not in FAMILIES:
-        raise ValueError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
+        raise InputError(f"experiment {NAME}: unknown configuration '{config}': expected one of {', '.join(CONFIGS)}")
     k: dict = {"profile": PROFILES[kernel], "features": {"TLB_BATCH": kernel == "after"}}
     tunables: dict = {}
     if fam != "/idle-off":
@@ -277,13 +278,13 @@ model is deterministic: one seed.""",
 def build_sweep(machine: str, config: str, quick: bool, idle: str = "wfi") -> dict:
     """One sweep point on the ``topo-arm64`` or ``topo-x86_64`` family."""
     if machine not in SWEEP_ARCHES:
-        raise ValueError(f"experiment {SWEEP} sweeps synthetic machines: --machine must be one of "
+        raise InputError(f"experiment {SWEEP} sweeps synthetic machines: --machine must be one of "
                          f"{', '.join(SWEEP_ARCHES)}, not '{machine}'")
     if idle not in ("wfi", "off"):
-        raise ValueError(f"experiment {SWEEP}: --idle must be wfi or off, not '{idle}'")
+        raise InputError(f"experiment {SWEEP}: --idle must be wfi or off, not '{idle}'")
     point, _, mode = config.partition(":")
     if point not in SWEEP_POINTS or mode not in ("sync", "batched"):
-        raise ValueError(f"experiment {SWEEP}: unknown configuration '{config}'")
+        raise InputError(f"experiment {SWEEP}: unknown configuration '{config}'")
     nr_cpus, mappers = _sweep_point(point)
     arch = machine.split("-", 1)[1]
     k: dict = {"profile": "6.5", "features": {"TLB_BATCH": mode == "batched"}}

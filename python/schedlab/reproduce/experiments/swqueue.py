@@ -29,6 +29,7 @@ most CPUs are busy most of the time. The seed found both effects within noise on
 from __future__ import annotations
 
 from ..registry import ExpOption, Metric, Source, experiment, load_published, machine_cpus, machine_spec, published_source, Verdict
+from ...errors import InputError
 
 NAME = "swqueue"
 CONFIGS = {
@@ -77,7 +78,7 @@ def build(machine: str, config: str, quick: bool, scale: str = "real") -> dict:
     """The make job on ``machine`` with the features of ``config`` (6.4 CFS profile)."""
     cpus = machine_cpus(machine)
     if scale not in ("real", "small"):
-        raise ValueError(f"option --scale: '{scale}': expected real or small")
+        raise InputError(f"option --scale: '{scale}': expected real or small")
     if scale == "real":
         # quick: a hundredth of the build, with the same units.
         units, mean = (QUICK_REAL_UNITS if quick else REAL_UNITS), f"{real_unit_mean_ns(machine)}ns"

@@ -1,6 +1,6 @@
 """``schedlab export-rt-app``, ``schedlab trace-info`` and ``schedlab replay``: workloads
-and traces in the formats other tools speak. Registered on the app of
-:mod:`schedlab.cli` (imported at its end); the work is in :mod:`schedlab.interchange`.
+and traces in the formats other tools speak. Registered on the ``app`` of
+:mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`); the work is in :mod:`schedlab.interchange`.
 rt-app files run with plain ``schedlab run workload.json``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from .cli import TraceFormat, app, errors, out
+from .base import TraceFormat, app, errors, out
 
 __all__ = ["export_rt_app", "trace_info", "replay"]
 
@@ -25,7 +25,7 @@ def export_rt_app(
     seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Seed of a generator's tasks (default: the scenario's first)."),
 ) -> None:
     """Write a scenario's tasks as rt-app JSON, to run the workload on real hardware."""
-    from .interchange import to_rt_app
+    from ..interchange import to_rt_app
 
     with errors():
         doc, notes = to_rt_app(scenario, seed)
@@ -58,7 +58,7 @@ def trace_info(
     """Per-task timelines of a text trace: CPU time, sleeps, who woke whom, waits."""
     from dataclasses import asdict
 
-    from .interchange import read_trace
+    from ..interchange import read_trace
 
     with errors():
         tl = read_trace(trace)
@@ -96,10 +96,10 @@ def replay(
     trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="As for `schedlab run`.", show_default=False),
 ) -> None:
     """Replay a trace's tasks as a scenario on another machine or kernel profile."""
-    from .api import run as run_one
-    from .cli import _print_run
-    from .interchange import replay_trace
-    from .results import ResultSet
+    from ..api import run as run_one
+    from .run_cmd import _print_run
+    from ..interchange import replay_trace
+    from ..results import ResultSet
 
     with errors():
         s, warnings = replay_trace(trace, machine, source_machine=from_machine, profile=profile)

@@ -1,6 +1,6 @@
 """``schedlab bench``: the engine's speed suite (schedlab_core::bench), case by case in
-this process, as a table for people or JSON for machines. Registered on the app of
-:mod:`schedlab.cli` (imported at its end)."""
+this process, as a table for people or JSON for machines. Registered on the ``app`` of
+:mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from . import _core
-from .cli import app, emit, err, errors, fail, out
+from .. import _core
+from .base import app, emit, err, errors, fail, out
 
 __all__ = ["bench"]
 

@@ -23,6 +23,7 @@ from .progress import SweepProgress
 from .spec import Point, SweepSpec
 from .store import PARAM_PREFIX, Store, param_types
 from .worker import run_point
+from ..errors import InputError
 
 __all__ = ["SweepOutcome", "SweepStatus", "SweepInterrupted", "run_sweep", "sweep_status"]
 
@@ -97,7 +98,7 @@ def run_sweep(
     """
     t0 = time.monotonic()
     if isinstance(executor, str) and executor not in EXECUTORS:
-        raise ValueError(f"unknown executor '{executor}': expected one of {', '.join(EXECUTORS)}")
+        raise InputError(f"unknown executor '{executor}': expected one of {', '.join(EXECUTORS)}")
     points = spec.points()  # validates every point before anything runs
     store = Store(spec.out)
     types = param_types({k: [pt.params.get(k) for pt in points] for k in (points[0].params if points else {})})

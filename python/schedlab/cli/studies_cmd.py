@@ -1,7 +1,7 @@
 """``schedlab sweep``, ``schedlab report`` and ``schedlab compare``: the commands for
-studies over many runs. Registered on the app of :mod:`schedlab.cli` (imported at its
-end); orchestration only, the work is in :mod:`schedlab.sweep`, :mod:`schedlab.report`
-and :mod:`schedlab.compare`."""
+studies over many runs. Registered on the ``app`` of :mod:`schedlab.cli.base` (imported
+by :mod:`schedlab.cli.entry`); orchestration only, the work is in :mod:`schedlab.sweep`,
+:mod:`schedlab.report` and :mod:`schedlab.variants`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, emit, errors, fail, out
+from .base import app, emit, errors, fail, out
+from ..errors import InputError
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
 
@@ -35,9 +36,9 @@ def sweep(
     flush_s: float = typer.Option(2.0, "--flush-s", min=0.0, hidden=True, help="Seconds between part files."),
 ) -> None:
     """Run a parameter sweep (or resume it): every point x seed without a row yet."""
-    from ._signals import interrupt_status
-    from .sweep import load_spec, run_sweep, sweep_status
-    from .sweep.runner import SweepInterrupted
+    from .._signals import interrupt_status
+    from ..sweep import load_spec, run_sweep, sweep_status
+    from ..sweep.driver import SweepInterrupted
 
     with errors():
         s = load_spec(spec, out=out_dir)
@@ -101,11 +102,11 @@ def report(
                                                                             "the spec's \\[report] metrics)."),
 ) -> None:
     """Write a sweep's report: Markdown, one self-contained HTML page and PNGs."""
-    from .report import sweep_report
+    from ..report import sweep_report
 
     with errors():
         if not directory.is_dir():
-            raise ValueError(f"{directory}: no such directory (a sweep's results directory)")
+            raise InputError(f"{directory}: no such directory (a sweep's results directory)")
         rep = sweep_report(directory, out_dir, list(metric) if metric else None)
     out.print(f"report written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/")
 
@@ -114,8 +115,8 @@ def report(
 def _variants(a: str, b: Optional[str], sets: List[str]):
     """(A, B, label A, label B): a key given once in --set applies to both variants, a key
     given twice gives A its first value and B its second."""
-    from .changes import describe, parse_assignment
-    from .scenario import load_scenario
+    from ..changes import describe, parse_assignment
+    from ..scenario import load_scenario
 
     sa = load_scenario(a)
     sb = load_scenario(b) if b else sa
@@ -130,13 +131,13 @@ def _variants(a: str, b: Optional[str], sets: List[str]):
         elif len(vals) == 2:
             ca[k], cb[k] = vals
         else:
-            raise ValueError(f"--set {k} given {len(vals)} times: once (both variants) or twice (A, then B)")
+            raise InputError(f"--set {k} given {len(vals)} times: once (both variants) or twice (A, then B)")
     va = sa.with_changes({**common, **ca}) if (common or ca) else sa
     vb = sb.with_changes({**common, **cb}) if (common or cb) else sb
     la = a if b else (describe(ca, list(ca)) or a)
     lb = b if b else (describe(cb, list(cb)) or a)
     if va == vb:
-        raise ValueError("the two variants are the same scenario: give two files, or one --set KEY=VALUE twice "
+        raise InputError("the two variants are the same scenario: give two files, or one --set KEY=VALUE twice "
                          "(e.g. --set kernel.profile=6.5 --set kernel.profile=6.6)")
     return va, vb, la, lb
 
@@ -158,9 +159,9 @@ def compare(
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
 ) -> None:
     """Run two variants on the same seeds: each figure's difference B - A, with a confidence interval."""
-    from ._progress import DelayedProgress
-    from .compare import compare_scenarios
-    from .reproduce.report import fmt
+    from .._progress import DelayedProgress
+    from ..variants import compare_scenarios
+    from ..reproduce.report import fmt
 
     with errors():
         va, vb, la, lb = _variants(a, b, list(set_ or []))
@@ -198,8 +199,8 @@ def compare(
 def run_plot(directory: Path, scenario, results, trace_path: Optional[str]) -> None:
     """``schedlab run --plot DIR``: the per-run report; the first seed is rerun with a
     trace (bit-identical) when none was written."""
-    from .api import run as run_one
-    from .report import run_report
+    from ..api import run as run_one
+    from ..report import run_report
 
     raws = [r.raw for r in results]
     if trace_path is None or not trace_path.endswith(".json"):

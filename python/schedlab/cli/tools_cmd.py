@@ -1,6 +1,6 @@
 """``schedlab hackbench`` and ``schedlab schbench``: the benchmarks with their own flags,
-run once on a simulated machine, printed as the tools print. Registered on the app of
-:mod:`schedlab.cli` (imported at its end)."""
+run once on a simulated machine, printed as the tools print. Registered on the ``app`` of
+:mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import List, Optional
 
 import typer
 
-from .cli import app, errors, fail
+from .base import app, errors, fail
 
 __all__ = ["hackbench", "schbench"]
 
@@ -37,8 +37,8 @@ def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List
 def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: Optional[List[str]],
          tunables: Optional[List[str]], seed: int, json_out: bool):
     """Runs generator ``kind`` once; returns the RunResult dict, or None once printed as JSON."""
-    from .api import run
-    from .reproduce.registry import machine_spec
+    from ..api import run
+    from ..reproduce.registry import machine_spec
 
     doc = {"name": kind, "machine": machine_spec(machine), "kernel": _kernel(profile, features, tunables),
            "workload": {"kind": kind, "params": params}, "run": run_spec}
@@ -85,7 +85,7 @@ def hackbench(
     json_out: bool = JSON,
 ) -> None:
     """rt-tests hackbench on a simulated machine; prints its report (Time: in seconds) as hackbench does."""
-    from .toolfmt import hackbench_text
+    from ..toolfmt import hackbench_text
 
     if threads and processes:
         threads = ctx.meta.get("hackbench_mode") == "threads"
@@ -118,7 +118,7 @@ def schbench(
     json_out: bool = JSON,
 ) -> None:
     """schbench (its default mode with -L) on a simulated machine; prints its report."""
-    from .toolfmt import schbench_text
+    from ..toolfmt import schbench_text
 
     params: dict = {"message_threads": message_threads, "cache_footprint_kb": cache_footprint, "operations": operations,
                     "sleep_usec": sleep_usec}

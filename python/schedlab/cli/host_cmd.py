@@ -1,5 +1,5 @@
-"""``schedlab validate-host``: schedlab against this machine's own kernel. Registered on
-the app of :mod:`schedlab.cli` (imported at its end)."""
+"""``schedlab validate-host``: schedlab against this machine's own kernel. Registered on the ``app`` of
+:mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, err, errors, fail, out
-from .validate_host.compare import BUSY_CPUS
+from .base import app, err, errors, fail, out
+from ..validate_host.sidebyside import BUSY_CPUS
 
 __all__ = ["validate_host_cmd"]
 
@@ -131,9 +131,9 @@ def validate_host_cmd(
     workloads, cyclictest and hackbench, in a fresh cgroup per configuration and in the
     simulator (host topology, HZ and kernel version), or one rt-app file with --rt-app.
     Without the rights to make cgroups it says so and exits 0."""
-    from .validate_host import configurations, validate_host
-    from .validate_host.host import host_info
-    from .validate_host.tools import tools
+    from ..validate_host import configurations, validate_host
+    from ..validate_host.host import host_info
+    from ..validate_host.tools import tools
 
     with errors():
         if list_configs:
@@ -165,8 +165,8 @@ def validate_host_cmd(
 
 
 def _rt_app_report(path: str, seconds: Optional[float], seeds: int, repeats: int, sim_only: bool, step) -> Optional[dict]:
-    from .validate_host.host import host_info
-    from .validate_host.rtapp import RtAppError, compare_file
+    from ..validate_host.host import host_info
+    from ..validate_host.rtapp import RtAppError, compare_file
 
     info = host_info()
     if not sim_only and info.cgroup.version is None:

@@ -1,6 +1,6 @@
 """``schedlab sensitivity``: every published figure with the uncertainty its constants
-carry (schedlab.sensitivity). Registered on the app of :mod:`schedlab.cli` (imported at
-its end)."""
+carry (schedlab.sensitivity). Registered on the ``app`` of
+:mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from ._signals import interrupt_status
-from .cli import app, emit, err, errors, fail, out
+from .._signals import interrupt_status
+from .base import app, emit, err, errors, fail, out
+from ..errors import InputError
 
 __all__ = ["sensitivity", "sensitivity_table"]
 
@@ -100,20 +101,20 @@ def sensitivity(
     a Morris design over the bands of the constants it depends on, SALib) and the three
     constants that move it most (mu*); consistent when the published figure lies inside the
     seed spread widened by the constant band."""
-    from .reproduce import registry
-    from .reproduce.runner import verdict_experiments
-    from .sensitivity.store import RunStore
-    from .sensitivity.study import run_study
-    from .sweep.executors import make_executor
+    from ..reproduce import registry
+    from ..reproduce.runner import verdict_experiments
+    from ..sensitivity.store import RunStore
+    from ..sensitivity.study import run_study
+    from ..sweep.executors import make_executor
 
     with errors():
         if report and out_dir is None:
-            raise ValueError("--report writes into --out DIR: give one")
+            raise InputError("--report writes into --out DIR: give one")
         exps = verdict_experiments(registry.select(list(experiment or [])))
         names = [e.name for e in registry.select(list(experiment or []))]
         missing = sorted(set(names) - {e.name for e in exps})
         if missing:
-            raise ValueError(f"no published figures for {', '.join(missing)}: nothing to judge")
+            raise InputError(f"no published figures for {', '.join(missing)}: nothing to judge")
         store = RunStore(out_dir)
         try:
             ex = make_executor(executor, workers, address)
@@ -122,7 +123,7 @@ def sensitivity(
                     rows, designs = run_study(exps, executor=ex, store=store, quick=quick, seeds=seeds,
                                               trajectories=trajectories, levels=levels, only=constant, progress=bar)
             except KeyboardInterrupt:
-                from .sweep.runner import _stop_workers
+                from ..sweep.driver import _stop_workers
 
                 # A run in progress has nothing to keep: its workers end now (they ignore SIGINT).
                 _stop_workers(ex, executor)
@@ -141,8 +142,8 @@ def sensitivity(
         finally:
             store.close()
         if report:
-            from . import __version__
-            from .sensitivity.report import markdown, sensitivity_report
+            from .. import __version__
+            from ..sensitivity.report import markdown, sensitivity_report
 
             (out_dir / "sensitivity.md").write_text(markdown(doc), encoding="utf-8")
             sensitivity_report(out_dir, doc, exps, __version__)
