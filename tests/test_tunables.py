@@ -41,3 +41,14 @@ def test_every_listed_name_and_alias_sets_the_effective_value():
                 {f"kernel.tunables.{key}": value, "run.duration_s": 0.001})
             got = schedlab.run(s, seed=1).raw["kernel"]["tunables"][name]
             assert got == expected.get(name, value), (key, got)
+
+
+def test_cli_lists_the_tunables_with_their_defaults(cli):
+    r = cli("tunables", "--profile", "5.4", "--cpus", "64", "--json")
+    assert r.exit_code == 0, r.output
+    doc = {t["name"]: t["default"] for t in json.loads(r.stdout)}
+    assert doc["sched_latency_ns"] == 24_000_000 and doc["busy_factor"] == 32
+    r = cli("tunables")
+    assert r.exit_code == 0 and "sched_base_slice_ns (base_slice_ns)" in r.stdout and "3000000" in r.stdout
+    bad = cli("tunables", "--profile", "banana")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: ") and bad.stderr.count("\n") == 1

@@ -1,4 +1,4 @@
-"""`schedlab machines`, `features` and `workloads`: what the core has built in."""
+"""`schedlab machines`, `features`, `tunables` and `workloads`: what the core has built in."""
 
 from __future__ import annotations
 
@@ -145,6 +145,39 @@ def features(
         t.add_row(f["name"], "[green]on[/]" if f["default"] else "[dim]off[/]", f["reason"])
     emit(t)
     out.print("Override in a scenario: [kernel] features = { SIS_NODE = true }")
+
+
+# ------------------------------------------------------------------------ tunables
+@app.command()
+def tunables(
+    profile: str = typer.Option("6.6", "--profile", "-p", help="Kernel version whose defaults to show."),
+    cpus: int = typer.Option(8, "--cpus", min=1, help="CPUs of the machine (latency, granularity and slice scale "
+                             "with them up to 8, SCHED_TUNABLESCALING_LOG)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the scheduler tunables a scenario may set, with their defaults for a kernel
+    profile on a machine of --cpus CPUs."""
+    with errors():
+        with core_input():
+            doc = json.loads(_core.tunables(profile, cpus))
+            kernel = json.loads(_core.kernel(profile, cpus))
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    v = kernel["version"]
+    t = Table(title=f"tunables, profile {v['major']}.{v['minor']} ({kernel['policy'].upper()}), {cpus} CPUs",
+              title_justify="left")
+    t.add_column("tunable (alias)")
+    t.add_column("default", justify="right")
+    t.add_column("unit")
+    t.add_column("what it is", overflow="fold")
+    for x in doc:
+        name = x["name"] + (f" ({x['alias']})" if x["alias"] else "")
+        default = "unset" if x["default"] is None else str(x["default"]).lower() \
+            if isinstance(x["default"], bool) else str(x["default"])
+        t.add_row(name, escape(default), x["unit"], escape(x["doc"]))
+    emit(t)
+    out.print("Override in a scenario: [kernel] tunables = { sched_migration_cost_ns = 0 }")
 
 
 # ----------------------------------------------------------------------- workloads
