@@ -54,6 +54,23 @@ def test_machines_topo(cli):
     assert r.exit_code == 0 and "sched domains of CPU 0" in r.stdout
 
 
+def test_an_arm64_topo_is_built_as_arm64():
+    """A synthetic arm64 machine has arm64's idle states (WFI first), not the x86 machine's
+    acpi_idle table with its arch renamed (as it had before); the cost table is the one
+    generic table both architectures share."""
+    from schedlab import _core
+
+    def machine(arch):
+        return json.loads(_core.machine(json.dumps({"topo": {"sockets": 1, "llcs": 1, "cores": 4, "smt": 1,
+                                                              "arch": arch}})))
+
+    arm, x86 = machine("arm64"), machine("x86_64")
+    assert arm["arch"] == "arm64" and x86["arch"] == "x86_64"
+    assert [s["name"] for s in arm["idle_drivers"][0]["states"]][0] == "WFI"
+    assert "WFI" not in [s["name"] for s in x86["idle_drivers"][0]["states"]]
+    assert arm["cost"] == x86["cost"]
+
+
 def test_machines_unknown(cli):
     r = cli("machines", "no-such-box")
     assert r.exit_code == 2

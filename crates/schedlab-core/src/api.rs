@@ -79,11 +79,7 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
             )
         })?
     } else if let Some(t) = &spec.topo {
-        let mut m = presets::topo(t.sockets, t.llcs, t.cores, t.smt);
-        if let Some(arch) = t.arch {
-            m.arch = arch;
-        }
-        m
+        presets::topo_arch(t.sockets, t.llcs, t.cores, t.smt, t.arch.unwrap_or(crate::topology::Arch::X86_64))
     } else {
         crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
             .map_err(|e| ScenarioError::new("machine.host", e))?

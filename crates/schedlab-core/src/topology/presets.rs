@@ -66,12 +66,26 @@ pub use super::preset_costs::generic_x86_costs;
 
 /// Builds the synthetic machine `topo(sockets, llcs per socket, cores per LLC, smt)`.
 pub fn topo(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: usize) -> Machine {
+    topo_arch(sockets, llcs_per_socket, cores_per_llc, smt, Arch::X86_64)
+}
+
+/// A synthetic homogeneous machine of either architecture. Both share one generic cost
+/// table (a Zen 3-class server's latencies at 3 GHz), so that two machines differing only
+/// in `arch` differ only in their mechanisms (the swap sweep compares arm64's broadcast
+/// TLBI with x86's IPIs this way). Idle states are the architecture's own: acpi_idle as on
+/// EPYC for x86, WFI and a PSCI core power-down for arm64 — an arm64 `topo` used to keep
+/// the x86 states (an I/O-port C2 where arm64 has WFI, which stays in the DVM domain).
+pub fn topo_arch(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: usize, arch: Arch) -> Machine {
     let shape = Shape { sockets, nodes_per_socket: 1, llcs_per_node: llcs_per_socket, cores_per_llc, smt };
+    let (description, core_type) = match arch {
+        Arch::X86_64 => ("synthetic homogeneous x86 machine with generic costs", "generic"),
+        Arch::Arm64 => ("synthetic homogeneous arm64 machine with generic (x86 server) costs and PSCI idle states", "generic-arm64"),
+    };
     Machine::from_cpus(
         &format!("topo({sockets},{llcs_per_socket},{cores_per_llc},{smt})"),
-        "synthetic homogeneous x86 machine with generic costs",
-        Arch::X86_64,
-        homogeneous_cpus(shape, 3000, "generic"),
+        description,
+        arch,
+        homogeneous_cpus(shape, 3000, core_type),
         generic_x86_costs(),
     )
 }
