@@ -146,3 +146,20 @@ def test_normalization_is_idempotent(program, count, nice):
     again = Scenario.from_json(s.json)
     assert again.json == s.json
     assert len(s.doc["tasks"][0]["program"]) == len(program)
+
+
+def test_machine_names_are_read_once_by_the_core():
+    """`--machine` names go through the core's reading (api::machine_spec_named), the
+    one the bindings' machine lookups use: spaces allowed, a zero or a missing field
+    refused with the expected form."""
+    import pytest
+    from schedlab import InputError
+    from schedlab.reproduce.registry import machine_spec as registry_spec
+    from schedlab.scenario import machine_spec
+
+    assert machine_spec("topo(1, 2, 4, 2)") == {"topo": {"sockets": 1, "llcs": 2, "cores": 4, "smt": 2}}
+    assert machine_spec(" host ") == {"host": True} and machine_spec("milan-72") == {"preset": "milan-72"}
+    assert registry_spec is machine_spec
+    for bad in ("topo(0,1,1,1)", "topo(1,2,3)", "topo(a,b,c,d)"):
+        with pytest.raises(InputError, match=r"expected topo\(SOCKETS,LLCS,CORES,SMT\)"):
+            machine_spec(bad)

@@ -15,24 +15,22 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
-from .errors import InputError, ScenarioError, scenario_error
+from .errors import ScenarioError, scenario_error
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
 
 
 def machine_spec(name: str) -> dict[str, Any]:
-    """A ``[machine]`` table from a name: a preset, ``topo(SOCKETS,LLCS,CORES,SMT)``
-    or ``host``."""
-    n = name.strip()
-    if n == "host":
-        return {"host": True}
-    if n.startswith("topo(") and n.endswith(")"):
-        try:
-            s, l, c, t = (int(x) for x in n[5:-1].split(","))
-        except ValueError:
-            raise InputError(f"machine '{name}': expected topo(SOCKETS,LLCS,CORES,SMT)") from None
-        return {"topo": {"sockets": s, "llcs": l, "cores": c, "smt": t}}
-    return {"preset": n}
+    """A ``[machine]`` table from a name, as the core reads one: a preset,
+    ``topo(SOCKETS,LLCS,CORES,SMT)`` or ``host`` (the name is checked when the machine is
+    built)."""
+    from .errors import core_input
+
+    with core_input():
+        spec = json.loads(_core.machine_spec(name))
+    # Only what the name set: the table a user would write.
+    return {k: ({f: x for f, x in v.items() if x is not None} if isinstance(v, dict) else v)
+            for k, v in spec.items() if v not in (None, False, {})}
 
 
 class Scenario:

@@ -150,21 +150,13 @@ fn check_error(e: &ScenarioError, origin: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// What loading a scenario checks beyond parsing (the bindings' `load`): the machine,
-/// the kernel profile and tunables, the generator's parameters.
+/// What loading a scenario checks beyond parsing (`api::check`, as the bindings' load
+/// runs it): the machine, the kernel profile and tunables, the generator's parameters.
 fn load_checks(s: &Scenario, origin: &str) -> Result<u64, String> {
-    let outcome = (|| -> Result<u64, ScenarioError> {
-        let m = api::build_machine(&s.machine)?;
-        let v = schedlab_core::kernel::KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
-        schedlab_core::kernel::KernelConfig::resolve(v, m.nr_cpus(), &s.kernel.tunables).map_err(|e| ScenarioError::new("kernel.tunables", e))?;
-        if let Some(w) = &s.workload {
-            // Generators build task specs only: cheap even for large parameters, but
-            // the count of tasks is capped so one input cannot take the machine.
-            let g = schedlab_core::workload::generate(w, &m, 1)?;
-            return Ok(hash(&[b"gen", w.kind.as_bytes(), &(g.tasks.len().min(64) as u64).to_le_bytes()]));
-        }
-        Ok(hash(&[b"ok", &(m.nr_cpus() as u64).to_le_bytes(), &(s.tasks.len() as u64).to_le_bytes()]))
-    })();
+    let outcome = api::check(s).map(|(m, generated)| match &s.workload {
+        Some(w) => hash(&[b"gen", w.kind.as_bytes(), &(generated.min(64) as u64).to_le_bytes()]),
+        None => hash(&[b"ok", &(m.nr_cpus() as u64).to_le_bytes(), &(s.tasks.len() as u64).to_le_bytes()]),
+    });
     match outcome {
         Ok(sig) => Ok(sig),
         Err(e) => {

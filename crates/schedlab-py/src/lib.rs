@@ -17,7 +17,7 @@ use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine, SdFlags};
 use schedlab_core::interchange::timeline::{self, Timelines};
-use schedlab_core::interchange::{replay, rt_app, trace_text};
+use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
 
@@ -27,63 +27,16 @@ fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
     serde_json::to_string(v).map_err(|e| errors::InternalError::new_err(format!("cannot serialize: {e}")))
 }
 
-/// Parses and checks a scenario the way a run would, returning it (with the notes of
-/// an rt-app import) or the first error. `machine` (a MachineSpec as JSON) replaces the
-/// scenario's machine.
+/// Parses and checks a scenario the way a run would (the core's one load path),
+/// returning it with the notes of an rt-app import. `machine` (a MachineSpec as JSON)
+/// replaces the scenario's machine.
 fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result<(Scenario, Vec<String>), CoreScenarioError> {
     let machine: Option<MachineSpec> = match machine {
         Some(m) => Some(serde_json::from_str(m).map_err(|e| CoreScenarioError::new("machine", e.to_string()).with_origin(origin))?),
         None => None,
     };
-    let rt_app = format == "rtapp" || (format == "json" && rt_app::looks_like_rt_app(text));
-    let mut notes = Vec::new();
-    let mut scenario = if rt_app {
-        let imp = rt_app::import(text, origin, &rt_app::RtAppOptions { machine: machine.clone() }).map_err(CoreScenarioError::from)?;
-        notes = imp.notes;
-        imp.scenario
-    } else {
-        let mut s = match format {
-            "toml" => Scenario::from_toml_str(text, origin),
-            "json" => Scenario::from_json_str(text, origin),
-            // JSON made from a Python dict: positions would point into generated text.
-            "dict" => Scenario::from_json_str(text, origin).map_err(|mut e| {
-                e.location.clear();
-                e
-            }),
-            other => {
-                return Err(CoreScenarioError::new("format", format!("unknown format '{other}': expected toml, json, rtapp or dict"))
-                    .with_origin(origin))
-            }
-        }?;
-        if let Some(m) = machine {
-            s.machine = m;
-            s.settle_kernel().map_err(|e| e.with_origin(origin))?;
-            s.validate().map_err(|e| e.with_origin(origin))?;
-        }
-        s
-    };
-    if scenario.workload.as_ref().is_some_and(|w| w.rt_app.is_some()) {
-        let base = if origin.starts_with('<') { std::path::PathBuf::from(".") } else {
-            std::path::Path::new(origin).parent().map(|p| p.to_path_buf()).unwrap_or_default()
-        };
-        notes.extend(rt_app::expand_workload(&mut scenario, &base).map_err(|e| if e.origin.is_empty() { e.with_origin(origin) } else { e })?);
-    }
-    // What serde and Scenario::validate cannot see: the machine and the tunables.
-    let machine = api::build_machine(&scenario.machine).map_err(|e| e.with_origin(origin))?;
-    let version = KernelVersion::parse(&scenario.kernel.profile)
-        .map_err(|e| CoreScenarioError::new("kernel.profile", e).with_origin(origin))?;
-    KernelConfig::resolve(version, machine.nr_cpus(), &scenario.kernel.tunables)
-        .map_err(|e| CoreScenarioError::new("kernel.tunables", e).with_origin(origin))?;
-    // The generator checks its own parameters; run it once so a bad kind or parameter
-    // is reported here, with the file, before anything runs.
-    if let Some(w) = &scenario.workload {
-        let seed = scenario.run.seeds.first().copied().unwrap_or(1);
-        schedlab_core::workload::generate(w, &machine, seed).map_err(|e| e.with_origin(origin))?;
-    }
-    if scenario.name.is_empty() {
-        scenario.name = default_name(origin);
-    }
-    Ok((scenario, notes))
+    let loaded = api::load(text, format, origin, machine)?;
+    Ok((loaded.scenario, loaded.notes))
 }
 
 /// toml_location(text, field) -> str | None
@@ -94,14 +47,6 @@ fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result
 fn toml_location(text: &str, field: &str) -> Option<String> {
     let field = field.split(" (").next().unwrap_or(field);
     locate::toml_field(text, field).map(|(line, col)| format!(":{line}:{col}"))
-}
-
-/// Names an unnamed scenario after its file ("examples/pingpong.toml" -> "pingpong").
-fn default_name(origin: &str) -> String {
-    if origin.starts_with('<') {
-        return String::new();
-    }
-    std::path::Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 /// load_scenario(text, format="toml", origin="<string>", machine=None) -> (str, list[str])
@@ -336,35 +281,25 @@ fn run(
     }
 }
 
-/// Parses "topo(S,L,C,T)" into a synthetic machine.
-fn parse_topo(name: &str) -> Option<Machine> {
-    let inner = name.trim().strip_prefix("topo(")?.strip_suffix(')')?;
-    let v: Vec<usize> = inner.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
-    match v.as_slice() {
-        [s, l, c, t] if v.iter().all(|&x| x >= 1) && s * l * c * t <= schedlab_core::cpumask::MAX_CPUS => {
-            Some(presets::topo(*s, *l, *c, *t))
-        }
-        _ => None,
-    }
-}
-
 fn find_machine(name: &str) -> PyResult<Machine> {
-    if let Some(m) = parse_topo(name) {
-        return Ok(m);
-    }
     // A scenario's whole [machine] table as JSON (a topo with its arch, a preset with
     // cost overrides): the machine the scenario would run on.
-    if name.trim_start().starts_with('{') {
-        let spec: MachineSpec =
-            serde_json::from_str(name).map_err(|e| PyValueError::new_err(format!("machine spec: {e}")))?;
-        return api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message));
-    }
-    let spec = if name == "host" {
-        MachineSpec { host: true, ..MachineSpec::default() }
+    let spec: MachineSpec = if name.trim_start().starts_with('{') {
+        serde_json::from_str(name).map_err(|e| PyValueError::new_err(format!("machine spec: {e}")))?
     } else {
-        MachineSpec { preset: Some(name.to_string()), ..MachineSpec::default() }
+        api::machine_spec_named(name).map_err(|e| PyValueError::new_err(e.message))?
     };
     api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message))
+}
+
+/// machine_spec(name) -> str: the [machine] table (JSON) a name stands for: "host",
+/// "topo(S,L,C,T)" or a preset name (not checked until the machine is built).
+#[pyfunction]
+fn machine_spec(name: &str) -> PyResult<String> {
+    no_panic("machine_spec", || {
+        let spec = api::machine_spec_named(name).map_err(|e| PyValueError::new_err(e.message))?;
+        to_json(&spec)
+    })
 }
 
 /// machines() -> str: JSON list of {name, description, summary, nr_cpus, arch}.
@@ -568,6 +503,6 @@ mod _core {
     #[pymodule_export]
     use super::{
         available_memory, bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
-        run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
+        machine_spec, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

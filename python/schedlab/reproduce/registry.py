@@ -32,6 +32,7 @@ from importlib import resources
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import InputError, UnknownNameError, core_input
+from ..scenario import machine_spec  # one reading of a machine name, the core's
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -341,17 +342,6 @@ def parse_cpulist(text: str) -> list[int]:
         lo, _, hi = part.partition("-")
         out.extend(range(int(lo), int(hi or lo) + 1))
     return out
-
-
-def machine_spec(machine: str) -> dict:
-    """The ``[machine]`` table for a preset name or "topo(S,L,C,T)" (as ``--machine`` takes)."""
-    text = machine.replace(" ", "")
-    if text.startswith("topo(") and text.endswith(")"):
-        parts = text[5:-1].split(",")
-        if len(parts) == 4 and all(p.isdigit() for p in parts):
-            s, l, c, t = (int(p) for p in parts)
-            return {"topo": {"sockets": s, "llcs": l, "cores": c, "smt": t}}
-    return {"preset": machine}
 
 
 def load_published(name: str) -> list[Published]:
