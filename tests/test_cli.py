@@ -71,6 +71,13 @@ def test_an_arm64_topo_is_built_as_arm64():
     assert arm["cost"] == x86["cost"]
 
 
+def test_domain_flags_are_named_by_the_core_including_sd_cluster(cli):
+    r = cli("machines", "kunpeng-920-2s", "--json")
+    assert r.exit_code == 0, r.output
+    cls = json.loads(r.stdout)["domains_cpu0"][0]
+    assert cls["level"] == "Cls" and {"SD_CLUSTER", "SD_SHARE_LLC"} <= set(cls["flags"])
+
+
 def test_machines_unknown(cli):
     r = cli("machines", "no-such-box")
     assert r.exit_code == 2

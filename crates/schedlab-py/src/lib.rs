@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use schedlab_core::api::{self, RunOptions};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
-use schedlab_core::topology::{presets, Arch, Machine, SdFlags};
+use schedlab_core::topology::{presets, Arch, Machine};
 use schedlab_core::interchange::timeline::{self, Timelines};
 use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::trace::TraceFormat;
@@ -323,18 +323,6 @@ fn machines() -> PyResult<String> {
     })
 }
 
-const FLAG_NAMES: &[(u32, &str)] = &[
-    (SdFlags::BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"),
-    (SdFlags::BALANCE_EXEC, "SD_BALANCE_EXEC"),
-    (SdFlags::BALANCE_FORK, "SD_BALANCE_FORK"),
-    (SdFlags::WAKE_AFFINE, "SD_WAKE_AFFINE"),
-    (SdFlags::SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"),
-    (SdFlags::SHARE_LLC, "SD_SHARE_LLC"),
-    (SdFlags::PREFER_SIBLING, "SD_PREFER_SIBLING"),
-    (SdFlags::SERIALIZE, "SD_SERIALIZE"),
-    (SdFlags::NUMA, "SD_NUMA"),
-    (SdFlags::ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"),
-];
 
 /// machine(name) -> str: JSON of the full machine (a preset or "topo(S,L,C,T)"), with
 /// its LLC/core/node spans and CPU 0's sched domains. Raises ValueError if unknown.
@@ -351,11 +339,7 @@ fn machine(name: &str) -> PyResult<String> {
                 ds.iter()
                     .map(|d| {
                         let mut v = serde_json::to_value(d).unwrap_or_default();
-                        v["flags"] = serde_json::json!(FLAG_NAMES
-                            .iter()
-                            .filter(|(bit, _)| d.flags.has(*bit))
-                            .map(|(_, n)| *n)
-                            .collect::<Vec<_>>());
+                        v["flags"] = serde_json::json!(d.flags.names());
                         v["span_weight"] = serde_json::json!(d.span_weight());
                         v
                     })

@@ -65,10 +65,30 @@ impl SdFlags {
     /// Members share cluster resources (SD_CLUSTER).
     pub const CLUSTER: u32 = 1 << 10;
 
+    /// Every flag with the kernel's name for it (include/linux/sched/sd_flags.h).
+    pub const NAMES: &'static [(u32, &'static str)] = &[
+        (Self::BALANCE_NEWIDLE, "SD_BALANCE_NEWIDLE"),
+        (Self::BALANCE_EXEC, "SD_BALANCE_EXEC"),
+        (Self::BALANCE_FORK, "SD_BALANCE_FORK"),
+        (Self::WAKE_AFFINE, "SD_WAKE_AFFINE"),
+        (Self::SHARE_CPUCAPACITY, "SD_SHARE_CPUCAPACITY"),
+        (Self::SHARE_LLC, "SD_SHARE_LLC"),
+        (Self::PREFER_SIBLING, "SD_PREFER_SIBLING"),
+        (Self::SERIALIZE, "SD_SERIALIZE"),
+        (Self::NUMA, "SD_NUMA"),
+        (Self::ASYM_CPUCAPACITY, "SD_ASYM_CPUCAPACITY"),
+        (Self::CLUSTER, "SD_CLUSTER"),
+    ];
+
     /// Tells whether a flag is set.
     #[inline]
     pub fn has(self, flag: u32) -> bool {
         self.0 & flag != 0
+    }
+
+    /// The kernel names of the flags set, in the kernel's order.
+    pub fn names(self) -> Vec<&'static str> {
+        Self::NAMES.iter().filter(|(bit, _)| self.has(*bit)).map(|(_, n)| *n).collect()
     }
 }
 
