@@ -19,6 +19,7 @@
 //! | [`features`] | kernel/sched/features.h |
 //! | [`kernel`] | version profiles and sysctl/debugfs tunables |
 //! | [`workload`] | task programs and benchmark generators |
+//! | [`ipc`] | pipes, futex words, mutexes and barriers of task programs (fs/pipe.c, kernel/futex) |
 //! | [`metrics`], [`trace`] | schedstat/cpu.stat counters, sched tracepoints |
 //! | [`scenario`] | the run description (TOML/JSON) |
 //! | [`interchange`] | rt-app JSON in and out, ftrace / perf script traces in and replayed |
@@ -37,6 +38,7 @@ pub mod error;
 pub mod fair;
 pub mod features;
 pub mod interchange;
+pub mod ipc;
 pub mod kernel;
 pub mod metrics;
 pub mod mm;

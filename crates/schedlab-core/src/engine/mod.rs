@@ -17,7 +17,6 @@ pub mod liveness;
 pub(crate) mod warmup;
 pub mod limits;
 
-use std::collections::VecDeque;
 
 use crate::api::{RunOptions, RunOutput};
 pub use conservation::WorkConservation;
@@ -27,7 +26,7 @@ use crate::kernel::KernelConfig;
 use crate::metrics::LatencyHistogram;
 use crate::rq::Rq;
 use crate::scenario::Scenario;
-use crate::task::{Program, Task, TaskId};
+use crate::task::{Program, Task};
 use crate::time::Ns;
 use crate::topology::Machine;
 use crate::trace::Tracer;
@@ -35,22 +34,7 @@ use crate::workload::Reporter;
 use queue::{EventClass, EventKind, EventQueue};
 use rng::Stream;
 
-/// A pipe/futex-like channel: banked signals and blocked waiters.
-#[derive(Clone, Debug, Default)]
-pub struct Channel {
-    /// Signals not yet consumed.
-    pub tokens: u64,
-    /// Tasks blocked in `wait`, FIFO.
-    pub waiters: VecDeque<TaskId>,
-    /// Send times of the banked signals, oldest first.
-    pub stamps: VecDeque<Ns>,
-    /// Unread messages a bounded channel holds before `send` blocks (0 = unbounded).
-    pub capacity: u64,
-    /// A read leaving at most this many unread messages wakes the blocked writers.
-    pub wake_at: u64,
-    /// Tasks blocked in `send` on a full channel.
-    pub writers: VecDeque<TaskId>,
-}
+pub use crate::ipc::{Barrier, Channel, Mutex};
 
 /// A latency histogram of `record` steps with its completions per 100 ms.
 #[derive(Default)]
@@ -59,26 +43,6 @@ pub struct UserHistogram {
     pub hist: LatencyHistogram,
     /// Recordings per 100 ms of simulated time.
     pub per_100ms: Vec<u64>,
-}
-
-/// A sleeping mutex.
-#[derive(Clone, Debug, Default)]
-pub struct Mutex {
-    /// Holder.
-    pub owner: Option<TaskId>,
-    /// Tasks blocked in `lock`, FIFO (handed the lock in order).
-    pub waiters: VecDeque<TaskId>,
-    /// CPU that last wrote the lock word.
-    pub last_cpu: Option<usize>,
-}
-
-/// A barrier: tasks wait until `parties` of them have arrived.
-#[derive(Clone, Debug, Default)]
-pub struct Barrier {
-    /// Tasks whose programs use it.
-    pub parties: usize,
-    /// Tasks blocked at it.
-    pub waiters: Vec<TaskId>,
 }
 
 /// A task template that `fork` instantiates.

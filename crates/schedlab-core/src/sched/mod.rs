@@ -12,6 +12,7 @@ mod account;
 pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
+mod ipc;
 pub(crate) use idle::IdleHardware;
 pub(crate) mod mm;
 pub(crate) mod program;

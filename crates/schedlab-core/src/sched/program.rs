@@ -59,335 +59,263 @@ const MAX_INSTANT_STEPS: u32 = 1_000_000;
 /// Work of a `run_for` step: more than any deadline needs (it ends at the deadline).
 const RUN_FOR_WORK: Ns = 1 << 50;
 
+/// What a step leaves the task doing.
+pub(super) enum Flow {
+    /// The step took no time: the next one runs at once.
+    Next,
+    /// The task has work to run (or kernel time to pay) before its next step.
+    Runs,
+    /// The task blocked, slept, moved or exited: its CPU schedules.
+    Stops,
+}
+
 impl Simulator {
-    /// Advances task `c` running on `cpu`; returns true if it keeps running.
+    /// Advances task `c` running on `cpu`; returns true if it keeps running. Steps that
+    /// take no time run back to back; each step is one system call or user action.
     pub(crate) fn advance_program(&mut self, c: TaskId, cpu: usize) -> bool {
-        let mut steps = 0;
-        loop {
-            steps += 1;
-            if steps > MAX_INSTANT_STEPS {
-                self.error = Some(SimError::Limit(format!(
-                    "task '{}' loops without taking time (a loop whose body has no run or sleep step?)",
-                    self.tasks[c].stats.name
-                )));
-                return true;
-            }
+        for _ in 0..MAX_INSTANT_STEPS {
             let t = &self.tasks[c];
             let Some(&insn) = self.programs[t.program].insns.get(t.pc) else {
                 self.exit_after_path(c, cpu);
                 return false;
             };
             self.tasks[c].pc += 1;
-            match insn {
-                Insn::Run(w) => {
-                    if w > 0 {
-                        self.tasks[c].work_left = w;
-                        return true;
-                    }
-                }
+            let flow = match insn {
+                Insn::Run(w) => self.give_work(c, w),
                 Insn::RunExp(mean) => {
                     let w = self.rngs[c].exp(mean);
-                    if w > 0 {
-                        self.tasks[c].work_left = w;
-                        return true;
-                    }
+                    self.give_work(c, w)
                 }
-                Insn::RunFor(d) => {
-                    if d > 0 {
-                        let t = &mut self.tasks[c];
-                        t.run_until = Some(self.now + t.overhead_ns + d);
-                        t.work_left = RUN_FOR_WORK;
-                        return true;
-                    }
-                }
+                Insn::RunFor(d) => self.step_run_for(c, d),
                 Insn::Sleep(d) => {
                     self.sleep_for(c, cpu, d);
-                    return false;
+                    Flow::Stops
                 }
-                Insn::CondWait { ch, lock } => {
-                    self.syscall_entry(c, cpu);
-                    if let Some(l) = lock {
-                        self.release_lock(c, cpu, l);
-                    }
-                    self.chans[ch].waiters.push_back(c);
-                    let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                    self.block(c, cpu, TaskState::Blocked, exit);
-                    return false;
+                Insn::SleepExp(mean) => {
+                    let d = self.rngs[c].exp(mean);
+                    self.sleep_for(c, cpu, d);
+                    Flow::Stops
                 }
-                Insn::CondSignal(ch) | Insn::CondBroadcast(ch) => {
-                    // futex_wake(): a system call only when someone waits.
-                    let all = matches!(insn, Insn::CondBroadcast(_));
-                    if !self.chans[ch].waiters.is_empty() {
-                        self.syscall_entry(c, cpu);
-                        while let Some(w) = self.chans[ch].waiters.pop_front() {
-                            self.try_to_wake_up(w, cpu, Some(c), false);
-                            if !all {
-                                break;
-                            }
-                        }
-                        self.syscall_exit(c, cpu);
-                    }
+                Insn::Poll(d) => {
+                    let slack = select_estimate_accuracy(d, self.tasks[c].nice, self.tasks[c].timer_slack_ns);
+                    self.sleep_slack(c, cpu, d, slack);
+                    Flow::Stops
                 }
-                Insn::Barrier(b) => {
-                    self.syscall_entry(c, cpu);
-                    let bar = &mut self.barriers[b];
-                    if bar.waiters.len() + 1 >= bar.parties {
-                        for w in std::mem::take(&mut bar.waiters) {
-                            self.try_to_wake_up(w, cpu, Some(c), false);
-                        }
-                        self.syscall_exit(c, cpu);
-                    } else {
-                        bar.waiters.push(c);
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
+                Insn::SleepTimeout(d) => self.step_sleep_timeout(c, cpu, d),
+                Insn::Periodic { period, relative, rt_app: true } => self.step_rt_app_timer(c, cpu, period, relative),
+                Insn::Periodic { period, relative, rt_app: false } => self.step_periodic(c, cpu, period, relative),
+                Insn::CondWait { ch, lock } => self.step_cond_wait(c, cpu, ch, lock),
+                Insn::CondSignal(ch) => self.step_cond_signal(c, cpu, ch, false),
+                Insn::CondBroadcast(ch) => self.step_cond_signal(c, cpu, ch, true),
+                Insn::Barrier(b) => self.step_barrier(c, cpu, b),
+                Insn::Wait(ch) => self.step_wait(c, cpu, ch),
+                Insn::WaitTimeout { ch, timeout } => self.step_wait_timeout(c, cpu, ch, timeout),
+                Insn::Signal(ch) => self.step_signal(c, cpu, ch),
+                Insn::Send(ch) => self.step_send(c, cpu, ch),
+                Insn::Post(ch) => self.step_post(c, cpu, ch),
+                Insn::WakeAll(ch) => self.step_wake_all(c, cpu, ch),
+                Insn::Lock(l) => self.step_lock(c, cpu, l),
+                Insn::Unlock(l) => {
+                    self.release_lock(c, cpu, l);
+                    Flow::Next
                 }
                 Insn::Yield => {
                     self.syscall_entry(c, cpu);
                     self.yield_task_fair(cpu, c);
                     self.syscall_exit(c, cpu);
-                    return false; // schedule() puts it back and picks
+                    Flow::Stops // schedule() puts it back and picks
                 }
-                Insn::SetAffinity(m) => {
-                    self.syscall_entry(c, cpu);
-                    self.syscall_exit(c, cpu);
-                    let mask = self.masks[m];
-                    let shared = self.shared_mask(mask);
-                    let t = &mut self.tasks[c];
-                    t.cpus_allowed = shared;
-                    t.nr_cpus_allowed = mask.weight();
-                    if !mask.test(cpu) {
-                        // migration_cpu_stop(): the stopper moves it to an allowed CPU.
-                        let dst = mask.iter().find(|&d| self.rqs[d].curr.is_none()).or_else(|| mask.first()).unwrap_or(cpu);
-                        self.move_running_task(c, cpu, dst, None);
-                        return false;
-                    }
-                }
+                Insn::SetAffinity(m) => self.step_set_affinity(c, cpu, m),
                 Insn::SetGroup(g) => {
                     let to = self.group_steps[g];
-                    if to != self.tasks[c].group {
+                    if to == self.tasks[c].group {
+                        Flow::Next
+                    } else {
                         self.move_running_task(c, cpu, cpu, Some(to));
-                        return false;
+                        Flow::Stops
                     }
                 }
-                Insn::Poll(d) => {
-                    let slack = select_estimate_accuracy(d, self.tasks[c].nice, self.tasks[c].timer_slack_ns);
-                    self.sleep_slack(c, cpu, d, slack);
-                    return false;
-                }
-                Insn::SleepExp(mean) => {
-                    let d = self.rngs[c].exp(mean);
-                    self.sleep_for(c, cpu, d);
-                    return false;
-                }
-                Insn::SleepTimeout(d) => {
-                    self.syscall_entry(c, cpu);
-                    let ns = self.schedule_timeout(c, cpu, d);
-                    self.tasks[c].overhead_ns += ns;
-                    let exit = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns);
-                    self.block(c, cpu, TaskState::Sleeping, exit);
-                    return false;
-                }
                 Insn::ModTimer { slot, delay, pinned, deferrable, signal } => {
-                    let func = match signal {
-                        Some(ch) => TimerFn::Signal(self.resolve_channel(c, ch)),
-                        None => TimerFn::Callback,
-                    };
-                    let timers = &mut self.timers;
-                    let t = self.task_timers.get_or_insert_with(c, slot, || timers.setup(func, TimerFlags { pinned, deferrable }, cpu));
-                    let jiffies = delay.div_ceil(self.tick_ns).max(1);
-                    let ns = self.mod_timer(cpu, t, jiffies);
-                    self.tasks[c].overhead_ns += ns;
+                    self.step_mod_timer(c, cpu, slot, delay, TimerFlags { pinned, deferrable }, signal)
                 }
                 Insn::DelTimer(slot) => {
                     if let Some(t) = self.task_timers.get(c, slot) {
                         let ns = self.del_timer(cpu, t);
                         self.tasks[c].overhead_ns += ns;
                     }
+                    Flow::Next
                 }
                 Insn::TimerBench { reps, delay } => {
                     self.timer_bench(c, cpu, reps, delay);
-                    return true;
+                    Flow::Runs
                 }
-                Insn::Wait(ch) => {
-                    let ch = self.resolve_channel(c, ch);
-                    self.syscall_entry(c, cpu);
-                    if self.chans[ch].tokens > 0 {
-                        self.take_token(c, ch, cpu);
-                        self.syscall_exit(c, cpu);
-                    } else {
-                        self.chans[ch].waiters.push_back(c);
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
+                Insn::Mark => {
+                    self.tasks[c].mark = self.task_clock(c);
+                    Flow::Next
                 }
-                Insn::Signal(ch) => {
-                    let ch = self.resolve_channel(c, ch);
-                    self.syscall_entry(c, cpu);
-                    self.signal_channel(ch, cpu, Some(c));
-                    self.syscall_exit(c, cpu);
-                }
-                Insn::Send(ch) => {
-                    let ch = self.resolve_channel(c, ch);
-                    self.syscall_entry(c, cpu);
-                    let chan = &self.chans[ch];
-                    if chan.waiters.is_empty() && chan.tokens >= chan.capacity {
-                        // Full: sleep on the writers' queue and retry the write when woken.
-                        self.tasks[c].pc -= 1;
-                        self.chans[ch].writers.push_back(c);
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
-                    self.signal_channel(ch, cpu, Some(c));
-                    self.syscall_exit(c, cpu);
-                }
-                Insn::Post(ch) => {
-                    let ch = self.resolve_channel(c, ch);
-                    self.syscall_entry(c, cpu);
-                    if self.chans[ch].waiters.is_empty() {
-                        // The flag word is set; a later wait returns at once.
-                        let stamp = self.task_clock(c);
-                        let chan = &mut self.chans[ch];
-                        chan.tokens = 1;
-                        chan.stamps.clear();
-                        chan.stamps.push_back(stamp);
-                    } else {
-                        self.signal_channel(ch, cpu, Some(c));
-                    }
-                    self.syscall_exit(c, cpu);
-                }
-                Insn::WakeAll(ch) => {
-                    let ch = self.resolve_channel(c, ch);
-                    // One clock read for the whole walk, then a futex wake per waiter.
-                    let stamp = self.task_clock(c);
-                    while let Some(w) = self.chans[ch].waiters.pop_front() {
-                        self.syscall_entry(c, cpu);
-                        self.tasks[w].msg_stamp = stamp;
-                        self.try_to_wake_up(w, cpu, Some(c), false);
-                        self.syscall_exit(c, cpu);
-                    }
-                }
-                Insn::Mark => self.tasks[c].mark = self.task_clock(c),
-                Insn::Record { hist, since_message } => {
-                    let now = self.task_clock(c);
-                    let t = &self.tasks[c];
-                    let from = if since_message { t.msg_stamp } else { t.mark };
-                    let h = &mut self.user_hists[hist].1;
-                    h.hist.record(now.saturating_sub(from));
-                    let bin = (now / 100_000_000) as usize;
-                    if h.per_100ms.len() <= bin {
-                        h.per_100ms.resize(bin + 1, 0);
-                    }
-                    h.per_100ms[bin] += 1;
-                }
-                Insn::Lock(l) => {
-                    // An uncontended futex lock is a user-space atomic on the lock word.
-                    self.touch_lock_word(c, cpu, l);
-                    if self.locks[l].owner.is_none() {
-                        self.locks[l].owner = Some(c);
-                    } else {
-                        self.syscall_entry(c, cpu);
-                        self.locks[l].waiters.push_back(c);
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
-                }
-                Insn::Unlock(l) => self.release_lock(c, cpu, l),
+                Insn::Record { hist, since_message } => self.step_record(c, hist, since_message),
                 Insn::Fork { template, count } => {
                     for _ in 0..count {
                         self.do_fork(c, cpu, template);
                     }
-                    return true; // the fork cost is charged as overhead before the next step
+                    Flow::Runs // the fork cost is charged as overhead before the next step
                 }
-                Insn::WaitTimeout { ch, timeout } => {
-                    let ch = self.resolve_channel(c, ch);
-                    self.syscall_entry(c, cpu);
-                    if self.chans[ch].tokens > 0 {
-                        self.take_token(c, ch, cpu);
-                        self.syscall_exit(c, cpu);
-                    } else {
-                        self.chans[ch].waiters.push_back(c);
-                        self.tasks[c].waiting_on = Some(ch);
-                        let ns = self.schedule_timeout(c, cpu, timeout);
-                        self.tasks[c].overhead_ns += ns;
-                        self.tasks[c].timer_due = None; // a wakeup, not a timed sleep
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
+                Insn::WaitChildren => self.step_wait_children(c, cpu),
+                Insn::LoopStart { .. } | Insn::LoopEnd { .. } => {
+                    self.step_loop(c, insn);
+                    Flow::Next
                 }
-                Insn::Periodic { period, relative, rt_app: true } => {
-                    // src/rt-app.c rtapp_timer: t_next starts at the thread's start.
-                    let t = &mut self.tasks[c];
-                    let next = t.period_next.unwrap_or(t.stats.start_ns) + period;
-                    if self.now + t.overhead_ns < next {
-                        t.period_next = Some(next);
-                        self.sleep_until(c, cpu, next);
-                        return false;
-                    }
-                    t.periods_late += 1;
-                    t.period_next = Some(if relative { self.now } else { next });
-                }
-                Insn::Periodic { period, relative, rt_app: false } => {
-                    let t = &mut self.tasks[c];
-                    let next = match t.period_next {
-                        None => self.now + period,
-                        Some(n) if n + period <= self.now && relative => self.now + period,
-                        Some(n) => n + period,
-                    };
-                    t.period_next = Some(next);
-                    if next <= self.now {
-                        t.periods_late += 1;
-                        continue; // already due: the next period's work starts at once
-                    }
-                    self.sleep_until(c, cpu, next);
-                    return false;
-                }
-                Insn::WaitChildren => {
-                    self.syscall_entry(c, cpu);
-                    if self.tasks[c].live_children > 0 {
-                        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
-                        self.block(c, cpu, TaskState::Blocked, exit);
-                        return false;
-                    }
-                    self.syscall_exit(c, cpu);
-                }
-                Insn::LoopStart { .. } | Insn::LoopEnd { .. } => self.step_loop(c, insn),
                 Insn::TouchArea { bytes, by_cid, record } => {
                     self.touch_area(c, cpu, bytes, by_cid, record);
-                    return true;
+                    Flow::Runs
                 }
                 Insn::TouchPages { region, pages, write } => {
                     self.touch_pages(c, cpu, region, pages, write);
-                    return true;
+                    Flow::Runs
                 }
                 Insn::PageOut { region, extra_mappers, kswapd } => {
                     self.page_out(c, cpu, region, extra_mappers, kswapd);
-                    return true;
+                    Flow::Runs
                 }
                 Insn::Exit => {
                     self.exit_after_path(c, cpu);
-                    return false;
+                    Flow::Stops
                 }
+            };
+            match flow {
+                Flow::Next => continue,
+                Flow::Runs => return true,
+                Flow::Stops => return false,
             }
         }
+        self.error = Some(SimError::Limit(format!(
+            "task '{}' loops without taking time (a loop whose body has no run or sleep step?)",
+            self.tasks[c].stats.name
+        )));
+        true
     }
 
-    /// Releases mutex `l`, handing it to its first waiter.
-    fn release_lock(&mut self, c: TaskId, cpu: usize, l: usize) {
-        self.touch_lock_word(c, cpu, l);
-        let next = self.locks[l].waiters.pop_front();
-        self.locks[l].owner = next;
-        if let Some(w) = next {
-            // futex_wake(): a system call only when someone waits.
-            self.syscall_entry(c, cpu);
-            self.try_to_wake_up(w, cpu, Some(c), false);
-            self.syscall_exit(c, cpu);
+    /// A `run` step of `w` ns of work (none: the next step follows at once).
+    fn give_work(&mut self, c: TaskId, w: Ns) -> Flow {
+        if w == 0 {
+            return Flow::Next;
         }
+        self.tasks[c].work_left = w;
+        Flow::Runs
+    }
+
+    /// `run_for`: work until a wall-clock deadline `d` from now, whatever it takes.
+    fn step_run_for(&mut self, c: TaskId, d: Ns) -> Flow {
+        if d == 0 {
+            return Flow::Next;
+        }
+        let t = &mut self.tasks[c];
+        t.run_until = Some(self.now + t.overhead_ns + d);
+        t.work_left = RUN_FOR_WORK;
+        Flow::Runs
+    }
+
+    /// schedule_timeout(d) in a system call: a timer_list sleep.
+    fn step_sleep_timeout(&mut self, c: TaskId, cpu: usize, d: Ns) -> Flow {
+        self.syscall_entry(c, cpu);
+        let ns = self.schedule_timeout(c, cpu, d);
+        self.tasks[c].overhead_ns += ns;
+        let exit = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns);
+        self.block(c, cpu, TaskState::Sleeping, exit);
+        Flow::Stops
+    }
+
+    /// rt-app's timer event (src/rt-app.c rtapp_timer): t_next starts at the thread's
+    /// start; a late period counts and, if relative, restarts from now.
+    fn step_rt_app_timer(&mut self, c: TaskId, cpu: usize, period: Ns, relative: bool) -> Flow {
+        let t = &mut self.tasks[c];
+        let next = t.period_next.unwrap_or(t.stats.start_ns) + period;
+        if self.now + t.overhead_ns < next {
+            t.period_next = Some(next);
+            self.sleep_until(c, cpu, next);
+            return Flow::Stops;
+        }
+        t.periods_late += 1;
+        t.period_next = Some(if relative { self.now } else { next });
+        Flow::Next
+    }
+
+    /// A periodic sleep to the next multiple of `period` (relative: from now when late).
+    fn step_periodic(&mut self, c: TaskId, cpu: usize, period: Ns, relative: bool) -> Flow {
+        let t = &mut self.tasks[c];
+        let next = match t.period_next {
+            None => self.now + period,
+            Some(n) if n + period <= self.now && relative => self.now + period,
+            Some(n) => n + period,
+        };
+        t.period_next = Some(next);
+        if next <= self.now {
+            t.periods_late += 1;
+            return Flow::Next; // already due: the next period's work starts at once
+        }
+        self.sleep_until(c, cpu, next);
+        Flow::Stops
+    }
+
+    /// sched_setaffinity(): outside its new mask, the stopper moves the task to an
+    /// allowed CPU (migration_cpu_stop()).
+    fn step_set_affinity(&mut self, c: TaskId, cpu: usize, m: usize) -> Flow {
+        self.syscall_entry(c, cpu);
+        self.syscall_exit(c, cpu);
+        let mask = self.masks[m];
+        let shared = self.shared_mask(mask);
+        let t = &mut self.tasks[c];
+        t.cpus_allowed = shared;
+        t.nr_cpus_allowed = mask.weight();
+        if mask.test(cpu) {
+            return Flow::Next;
+        }
+        let dst = mask.iter().find(|&d| self.rqs[d].curr.is_none()).or_else(|| mask.first()).unwrap_or(cpu);
+        self.move_running_task(c, cpu, dst, None);
+        Flow::Stops
+    }
+
+    /// mod_timer() of the task's named timer_list (set up at first use), `delay` ahead
+    /// in whole jiffies; a timer with `signal` posts that channel when it fires.
+    fn step_mod_timer(&mut self, c: TaskId, cpu: usize, slot: usize, delay: Ns, flags: TimerFlags, signal: Option<usize>) -> Flow {
+        let func = match signal {
+            Some(ch) => TimerFn::Signal(self.resolve_channel(c, ch)),
+            None => TimerFn::Callback,
+        };
+        let timers = &mut self.timers;
+        let t = self.task_timers.get_or_insert_with(c, slot, || timers.setup(func, flags, cpu));
+        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        let ns = self.mod_timer(cpu, t, jiffies);
+        self.tasks[c].overhead_ns += ns;
+        Flow::Next
+    }
+
+    /// `record`: the time since the task's mark (or since the message it last got was
+    /// sent) into a user histogram, with completions counted per 100 ms.
+    fn step_record(&mut self, c: TaskId, hist: usize, since_message: bool) -> Flow {
+        let now = self.task_clock(c);
+        let t = &self.tasks[c];
+        let from = if since_message { t.msg_stamp } else { t.mark };
+        let h = &mut self.user_hists[hist].1;
+        h.hist.record(now.saturating_sub(from));
+        let bin = (now / 100_000_000) as usize;
+        if h.per_100ms.len() <= bin {
+            h.per_100ms.resize(bin + 1, 0);
+        }
+        h.per_100ms[bin] += 1;
+        Flow::Next
+    }
+
+    /// wait4(): blocks while children live (the last one's exit wakes it).
+    fn step_wait_children(&mut self, c: TaskId, cpu: usize) -> Flow {
+        self.syscall_entry(c, cpu);
+        if self.tasks[c].live_children > 0 {
+            let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+            self.block(c, cpu, TaskState::Blocked, exit);
+            return Flow::Stops;
+        }
+        self.syscall_exit(c, cpu);
+        Flow::Next
     }
 
     /// yield_task_fair(): EEVDF (6.6+) pushes the deadline one slice further; CFS
@@ -430,23 +358,6 @@ impl Simulator {
         if dst != cpu && self.tasks[c].state == TaskState::Runnable {
             self.wakeup_preempt(dst, c, cpu);
         }
-    }
-
-    /// Returns the channel a name means for task `c`: names starting with '@' are private
-    /// to the children of one fork parent (a pipe between the processes one command
-    /// line starts); other names are shared by every task.
-    fn resolve_channel(&mut self, c: TaskId, ch: usize) -> usize {
-        if !self.chan_scoped.get(ch).copied().unwrap_or(false) {
-            return ch;
-        }
-        let key = (self.tasks[c].family, ch);
-        let next = self.chans.len();
-        let id = *self.family_chans.entry(key).or_insert(next);
-        if id == next {
-            let (capacity, wake_at) = self.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
-            self.chans.push(crate::engine::Channel { capacity, wake_at, ..Default::default() });
-        }
-        id
     }
 
     /// Executes a loop head or tail (`pc` already past it).
@@ -538,7 +449,7 @@ impl Simulator {
     /// off its runqueue (`Simulator::schedule`); `exit_ns` is what it pays on its way
     /// back to user space when it runs again. Whatever it woke meanwhile waits for that
     /// path: no wakeup is shorter than the code between try_to_wake_up() and the switch.
-    fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
+    pub(super) fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
         // The call's wait and __schedule() up to the switch run as part of this path.
         let pick = self.path_ns(cpu, self.m.cost.kernel.schedule_ns);
         let t = &mut self.tasks[c];
@@ -549,65 +460,24 @@ impl Simulator {
     }
 
     /// System call entry: kernel time of the running task.
-    fn syscall_entry(&mut self, c: TaskId, cpu: usize) {
+    pub(super) fn syscall_entry(&mut self, c: TaskId, cpu: usize) {
         let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_entry_ns);
         self.tasks[c].overhead_ns += ns;
         self.tasks[c].stats.sys_ns += ns;
     }
 
     /// System call exit of a call that did not block.
-    fn syscall_exit(&mut self, c: TaskId, cpu: usize) {
+    pub(super) fn syscall_exit(&mut self, c: TaskId, cpu: usize) {
         let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
         self.tasks[c].overhead_ns += ns;
         self.tasks[c].stats.sys_ns += ns;
     }
 
-    /// Signals channel `ch` from `cpu` (a pipe write or futex wake by task `waker`, or
-    /// a work item queued from a timer callback): wakes the first waiter or banks a
-    /// token.
-    pub(crate) fn signal_channel(&mut self, ch: usize, cpu: usize, waker: Option<TaskId>) {
-        let stamp = waker.map_or(self.now, |w| self.task_clock(w));
-        match self.chans[ch].waiters.pop_front() {
-            Some(w) => {
-                self.tasks[w].msg_stamp = stamp;
-                self.try_to_wake_up(w, cpu, waker, waker.is_some())
-            }
-            None => {
-                let chan = &mut self.chans[ch];
-                chan.tokens += 1;
-                chan.stamps.push_back(stamp);
-            }
-        }
-    }
-
-    /// A wait on `ch` takes a banked message; on a bounded channel, a read that leaves
-    /// it at most `wake_at` full wakes every blocked writer (they retry their write).
-    fn take_token(&mut self, c: TaskId, ch: usize, cpu: usize) {
-        let chan = &mut self.chans[ch];
-        chan.tokens -= 1;
-        self.tasks[c].msg_stamp = chan.stamps.pop_front().unwrap_or(self.now);
-        if !chan.writers.is_empty() && chan.tokens <= chan.wake_at {
-            let writers = std::mem::take(&mut self.chans[ch].writers);
-            for w in writers {
-                self.try_to_wake_up(w, cpu, Some(c), true);
-            }
-        }
-    }
-
     /// The task's view of the clock: now plus the kernel time it still has to run
     /// before its next user instruction.
     #[inline]
-    fn task_clock(&self, c: TaskId) -> Ns {
+    pub(super) fn task_clock(&self, c: TaskId) -> Ns {
         self.now + self.tasks[c].overhead_ns
-    }
-
-    /// The lock word of mutex `l` moves to this CPU (the atomic on it).
-    fn touch_lock_word(&mut self, c: TaskId, cpu: usize, l: usize) {
-        let last = std::mem::replace(&mut self.locks[l].last_cpu, Some(cpu));
-        if let Some(from) = last.filter(|&f| f != cpu) {
-            let ns = self.m.cost.cacheline.at(self.m.distance(cpu, from)) as Ns;
-            self.tasks[c].overhead_ns += ns;
-        }
     }
 
     /// The timer enqueue micro-benchmark: `reps` times mod_timer() of one non-pinned
