@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+pub use crate::engine::Simulation;
 use crate::error::{ScenarioError, SimError};
 use crate::interchange::rt_app;
 use crate::kernel::{KernelConfig, KernelVersion};
@@ -202,12 +203,49 @@ pub fn run(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunOutpu
     let mut opts = opts.clone();
     opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
     let sink = (opts.trace || scenario.run.trace).then(|| Box::new(crate::trace::Trace::default()) as _);
-    crate::engine::Simulator::build_with(scenario, seed, sink, opts.limits.max_memory)?.run(&opts)
+    drive(Simulation::new(scenario, seed, sink, opts.limits.max_memory)?, &opts)
+}
+
+/// The run policy around a [`Simulation`]: steps it to its end, checking invariants
+/// after every event if asked (a sample of them in debug builds), and every 2^20 events
+/// reports progress, stops on Ctrl-C ("interrupted") and on the wall-time and memory
+/// limits, keeping the partial result.
+pub fn drive(mut sim: Simulation, opts: &RunOptions) -> Result<RunOutput, SimError> {
+    let wall = std::time::Instant::now();
+    if let Some(n) = opts.limits.max_events {
+        sim.limit_events(n);
+    }
+    if let Some(ns) = opts.limits.max_sim_ns {
+        sim.limit_sim_time(ns);
+    }
+    let horizon = sim.horizon().unwrap_or(0).max(1) as f64;
+    let stopped_by = loop {
+        if let Some(why) = sim.step()? {
+            break why;
+        }
+        if opts.check_invariants {
+            sim.check_invariants()?;
+        } else {
+            sim.check_invariants_sampled();
+        }
+        if sim.events() & 0xF_FFFF == 0 {
+            if let Some(p) = &opts.progress {
+                p(if sim.horizon().is_some() { sim.now() as f64 / horizon } else { f64::NAN });
+            }
+            if opts.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+                break "interrupted";
+            }
+            if let Some(limit) = sim.over_limit(&opts.limits, &wall) {
+                break limit;
+            }
+        }
+    };
+    Ok(sim.finish(stopped_by, wall.elapsed().as_nanos() as u64))
 }
 
 /// Runs a scenario with one seed, streaming its trace into `sink` as it goes.
 pub fn run_traced(scenario: &Scenario, seed: u64, opts: &RunOptions, sink: Box<dyn crate::trace::TraceSink>) -> Result<RunOutput, SimError> {
     let mut opts = opts.clone();
     opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
-    crate::engine::Simulator::build_with(scenario, seed, Some(sink), opts.limits.max_memory)?.run(&opts)
+    drive(Simulation::new(scenario, seed, Some(sink), opts.limits.max_memory)?, &opts)
 }

@@ -16,6 +16,8 @@ mod invariants;
 pub mod liveness;
 pub(crate) mod warmup;
 pub mod limits;
+mod simulation;
+pub use simulation::Simulation;
 
 
 use crate::api::{RunOptions, RunOutput};
@@ -31,7 +33,7 @@ use crate::time::Ns;
 use crate::topology::Machine;
 use crate::trace::Tracer;
 use crate::workload::Reporter;
-use queue::{EventClass, EventKind, EventQueue};
+use queue::{EventKind, EventQueue};
 use rng::Stream;
 
 pub use crate::ipc::{Barrier, Channel, Mutex};
@@ -291,85 +293,56 @@ impl Simulator {
         build::build(s, seed, sink, memory)
     }
 
-    /// Runs to the end condition and returns the figures.
-    pub fn run(mut self, opts: &RunOptions) -> Result<RunOutput, SimError> {
-        let wall = std::time::Instant::now();
-        if let Some(end) = self.end {
-            self.q.push(end, EventClass::Segment, EventKind::End);
+    /// Runs to the end condition and returns the figures (`api::drive` over a
+    /// [`Simulation`] of this state).
+    pub fn run(self, opts: &RunOptions) -> Result<RunOutput, SimError> {
+        crate::api::drive(Simulation::from_simulator(self), opts)
+    }
+
+    /// Processes the next event unless the run has ended: `Ok(None)` while it goes on,
+    /// `Ok(Some(why))` once it has ended ("workload_done", "duration", "deadlock",
+    /// "max_events", "max_sim_time"). Everything a run does happens here; what is
+    /// around it (progress, Ctrl-C, wall and memory limits, invariant checks) is the
+    /// caller's policy ([`Simulation`], `api::run`).
+    #[inline]
+    pub(crate) fn advance(&mut self, max_sim: Ns) -> Result<Option<&'static str>, SimError> {
+        if self.until_done && self.live_tasks == 0 {
+            return Ok(Some("workload_done"));
         }
-        let horizon = self.end.unwrap_or(0).max(1) as f64;
-        if let Some(n) = opts.limits.max_events {
-            self.max_events = self.max_events.min(n);
+        if self.events >= self.max_events {
+            return Ok(Some("max_events"));
         }
-        let max_sim = limits::sim_limit(opts.limits.max_sim_ns);
-        let stopped_by;
-        loop {
-            if self.until_done && self.live_tasks == 0 {
-                stopped_by = "workload_done";
-                break;
-            }
-            if self.events >= self.max_events {
-                stopped_by = "max_events";
-                break;
-            }
-            if self.deadlock {
-                stopped_by = "deadlock";
-                break;
-            }
-            let Some((t, ev)) = self.q.pop() else {
-                stopped_by = if self.live_tasks == 0 { "workload_done" } else { "deadlock" };
-                break;
-            };
-            debug_assert!(t >= self.now, "time went backwards");
-            if t > max_sim {
-                self.now = self.now.max(max_sim);
-                stopped_by = "max_sim_time";
-                break;
-            }
-            self.measurement_tick(t);
-            self.now = t;
-            self.events += 1;
-            self.events_by_kind[ev.index()] += 1;
-            if ev == EventKind::End {
-                stopped_by = "duration";
-                break;
-            }
-            self.dispatch(ev);
-            if let Some(e) = self.error.take() {
-                return Err(e);
-            }
-            if opts.check_invariants {
-                if let Err(e) = self.check_invariants() {
-                    return Err(SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.now, self.events)));
-                }
-                self.track_liveness();
-            } else {
-                #[cfg(debug_assertions)]
-                self.check_invariants_sampled();
-            }
-            if self.events & 0xF_FFFF == 0 {
-                if let Some(p) = &opts.progress {
-                    p(if self.end.is_some() { self.now as f64 / horizon } else { f64::NAN });
-                }
-                if opts.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
-                    stopped_by = "interrupted";
-                    break;
-                }
-                if let Some(limit) = self.over_limit(opts, &wall) {
-                    stopped_by = limit;
-                    break;
-                }
-            }
+        if self.deadlock {
+            return Ok(Some("deadlock"));
         }
-        Ok(self.finish(stopped_by, wall.elapsed().as_nanos() as u64))
+        let Some((t, ev)) = self.q.pop() else {
+            return Ok(Some(if self.live_tasks == 0 { "workload_done" } else { "deadlock" }));
+        };
+        debug_assert!(t >= self.now, "time went backwards");
+        if t > max_sim {
+            self.now = self.now.max(max_sim);
+            return Ok(Some("max_sim_time"));
+        }
+        self.measurement_tick(t);
+        self.now = t;
+        self.events += 1;
+        self.events_by_kind[ev.index()] += 1;
+        if ev == EventKind::End {
+            return Ok(Some("duration"));
+        }
+        self.dispatch(ev);
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
     }
 
     /// The wall-time and memory limits, checked with the progress ticks.
-    fn over_limit(&self, opts: &RunOptions, wall: &std::time::Instant) -> Option<&'static str> {
-        if opts.limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
+    pub(crate) fn over_limit(&self, limits: &crate::api::Limits, wall: &std::time::Instant) -> Option<&'static str> {
+        if limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
             return Some("max_wall_time");
         }
-        if let Some(max) = opts.limits.max_memory {
+        if let Some(max) = limits.max_memory {
             let records = self.trace.as_ref().map_or(0, |t| t.buffered_records());
             let need = limits::estimate(self.tasks.len() as u64, self.m.nr_cpus() as u64, self.groups.len() as u64)
                 .saturating_add(records.saturating_mul(limits::per_trace_record_bytes()));

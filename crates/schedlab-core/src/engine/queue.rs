@@ -317,6 +317,16 @@ impl EventQueue {
         Some((t, e.kind))
     }
 
+    /// The time of the earliest pending event, without removing it; None if none.
+    #[inline]
+    pub fn peek_time(&self) -> Option<Ns> {
+        if !self.now.is_empty() {
+            return Some(self.now_time);
+        }
+        let top = self.tree[1].key();
+        (top != EMPTY).then_some((top >> 64) as Ns)
+    }
+
     /// Returns the number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
         self.cpus.iter().map(Vec::len).sum::<usize>() + self.machine.len() + self.now.len()

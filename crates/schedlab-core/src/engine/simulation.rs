@@ -1,0 +1,123 @@
+//! One run, advanced in public: build it, step it event by event or up to a time, look
+//! at where it is, finish it into its result.
+//!
+//! Mirrors: nothing in the kernel (the passage of time, as a caller drives it).
+//! Model: NeXosim's `step` / `step_until`: the run is a value the caller advances; the
+//! run policy (progress, Ctrl-C, wall and memory limits, invariant checks) lives with
+//! the caller (`api::run`), not in the event loop. Stepping changes nothing: a run
+//! stepped to its end gives the result `api::run` gives, bit for bit.
+
+use crate::api::RunOutput;
+use crate::error::SimError;
+use crate::scenario::Scenario;
+use crate::time::Ns;
+
+use super::queue::{EventClass, EventKind};
+use super::{limits, Simulator};
+
+/// A run being advanced.
+pub struct Simulation {
+    sim: Simulator,
+    max_sim: Ns,
+    ended: Option<&'static str>,
+}
+
+impl Simulation {
+    /// Builds the run of `scenario` with `seed`, tracing into `sink` if given, refused
+    /// first if its estimated memory exceeds `memory` bytes.
+    pub fn new(
+        scenario: &Scenario,
+        seed: u64,
+        sink: Option<Box<dyn crate::trace::TraceSink>>,
+        memory: Option<u64>,
+    ) -> Result<Simulation, SimError> {
+        Ok(Simulation::from_simulator(Simulator::build_with(scenario, seed, sink, memory)?))
+    }
+
+    /// A run of a simulator already built (tests adjust one before it runs).
+    pub(crate) fn from_simulator(mut sim: Simulator) -> Simulation {
+        if let Some(end) = sim.end {
+            sim.q.push(end, EventClass::Segment, EventKind::End);
+        }
+        Simulation { sim, max_sim: limits::sim_limit(None), ended: None }
+    }
+
+    /// Stops the run after `n` events at most (the lower of this and the scenario's
+    /// `run.max_events`).
+    pub fn limit_events(&mut self, n: u64) {
+        self.sim.max_events = self.sim.max_events.min(n);
+    }
+
+    /// Stops the run before any event later than `ns` of simulated time.
+    pub fn limit_sim_time(&mut self, ns: u64) {
+        self.max_sim = limits::sim_limit(Some(ns));
+    }
+
+    /// Simulated time of the last event processed.
+    pub fn now(&self) -> Ns {
+        self.sim.now
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.sim.events
+    }
+
+    /// The scenario's end time, if it runs for a duration.
+    pub fn horizon(&self) -> Option<Ns> {
+        self.sim.end
+    }
+
+    /// Why the run ended, once it has.
+    pub fn ended(&self) -> Option<&'static str> {
+        self.ended
+    }
+
+    /// Processes the next event: `Ok(None)` while the run goes on, `Ok(Some(why))` once
+    /// it has ended (and from then on).
+    #[inline]
+    pub fn step(&mut self) -> Result<Option<&'static str>, SimError> {
+        if self.ended.is_none() {
+            self.ended = self.sim.advance(self.max_sim)?;
+        }
+        Ok(self.ended)
+    }
+
+    /// Processes every event due at or before `t`; returns why the run ended if it did.
+    pub fn step_until(&mut self, t: Ns) -> Result<Option<&'static str>, SimError> {
+        while self.ended.is_none() && self.sim.q.peek_time().is_some_and(|next| next <= t) {
+            self.step()?;
+        }
+        if self.ended.is_none() && self.sim.q.peek_time().is_none() {
+            self.step()?; // an empty queue ends the run now
+        }
+        Ok(self.ended)
+    }
+
+    /// Checks every invariant of the state now and tracks each task's longest stall.
+    pub fn check_invariants(&mut self) -> Result<(), SimError> {
+        self.sim.check_invariants().map_err(|e| {
+            SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.sim.now, self.sim.events))
+        })?;
+        self.sim.track_liveness();
+        Ok(())
+    }
+
+    /// Debug builds check a sample of events' invariants; release builds nothing.
+    #[inline]
+    pub fn check_invariants_sampled(&self) {
+        #[cfg(debug_assertions)]
+        self.sim.check_invariants_sampled();
+    }
+
+    /// The wall-time and memory limits: the one exceeded, if any.
+    pub fn over_limit(&self, limits: &crate::api::Limits, wall: &std::time::Instant) -> Option<&'static str> {
+        self.sim.over_limit(limits, wall)
+    }
+
+    /// Ends the run (stopped by `stopped_by`, after `wall_ns` of wall time) and returns
+    /// its figures.
+    pub fn finish(self, stopped_by: &str, wall_ns: u64) -> RunOutput {
+        self.sim.finish(stopped_by, wall_ns)
+    }
+}
