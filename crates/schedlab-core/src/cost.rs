@@ -143,7 +143,10 @@ pub struct CostTable {
     pub ipi_send_ns: f64,
     /// Receiving an IPI (interrupt entry, handler, exit), ns, paid by the target.
     pub ipi_receive_ns: f64,
-    /// Moving a queued task between runqueues (remote rq lock, dequeue, enqueue), ns.
+    /// Moving a queued task between runqueues: the code of detach_task() and
+    /// attach_task() (dequeue, set_task_cpu, enqueue), ns. The lines the move pulls (the
+    /// source runqueue's lock, its cfs_rq, the task's entity) are priced by their
+    /// distance from the CPU doing it (`crate::lock`, `sched/locks.rs`).
     pub migration_ns: f64,
     /// fork()+exec-like creation of a task, charged to the parent, ns.
     pub fork_ns: f64,
@@ -246,9 +249,20 @@ pub struct KernelPathCosts {
     /// and cache refill a process switch costs over a thread switch), ns.
     #[serde(default)]
     pub mm_switch_ns: f64,
-    /// Cache lines a wakeup pulls from the wakee's CPU (p->pi_lock, p->state and the
-    /// scheduling entity, the target rq lock and cfs_rq).
+    /// Cache lines of the wakee a wakeup pulls from the CPU it last ran on (p->pi_lock,
+    /// p->__state and p->on_cpu, the scheduling entity). The target runqueue's lock is a
+    /// modeled lock (`crate::lock`); its other lines are `ttwu_rq_lines`.
     pub ttwu_lines: f64,
+    /// ttwu_do_activate(): enqueue_task() and wakeup_preempt() under the target's rq
+    /// lock, ns (a part of `ttwu_ns`). With TTWU_QUEUE the target CPU runs it
+    /// (sched_ttwu_pending()), the waker only queues the task on its wake list.
+    #[serde(default)]
+    pub ttwu_activate_ns: f64,
+    /// Lines of the target runqueue the activation writes besides its lock (the
+    /// cfs_rq's counts and tree root, its PELT averages), pulled from the target CPU by
+    /// a remote waker holding the lock.
+    #[serde(default = "default_ttwu_rq_lines")]
+    pub ttwu_rq_lines: f64,
     /// Cache lines of a pipe or futex a waker writes and its wakee then reads (wait
     /// queue head, the data).
     pub wake_data_lines: f64,
@@ -262,6 +276,13 @@ pub struct KernelPathCosts {
     /// pre-6.0 "dummy wait" after an I/O-port C-state.
     #[serde(default = "default_pm_timer_read_ns")]
     pub pm_timer_read_ns: f64,
+}
+
+/// derived: ttwu_do_activate() under the target's lock writes rq->clock and the
+/// cfs_rq's nr_running/load/tasks_timeline line and its sched_avg line (struct cfs_rq,
+/// kernel/sched/sched.h: `avg` is ____cacheline_aligned); band 2-4.
+pub(crate) fn default_ttwu_rq_lines() -> f64 {
+    2.0
 }
 
 /// estimate: legacy port I/O to the chipset takes on the order of a microsecond (why the

@@ -38,6 +38,7 @@ pub mod fair;
 pub mod features;
 pub mod interchange;
 pub mod kernel;
+pub mod lock;
 pub mod metrics;
 pub mod mm;
 pub mod provenance;

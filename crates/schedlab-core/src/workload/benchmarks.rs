@@ -19,6 +19,10 @@
 //!   request is `usleep(s)` then `n` naive matrix multiplications over a private
 //!   `F` KiB working set; request latency runs from before the sleep to the end of the
 //!   work. Figures: wakeup and request latency percentiles, requests per second.
+//!   With `pipe` (-p BYTES) a worker does no request: it memsets BYTES of its page,
+//!   posts its message thread and waits; the message thread memsets each woken
+//!   worker's page and wakes it (xlist_wake_all() stamps the time per worker in pipe
+//!   mode): a futex ping-pong per pair. Figures: wakeup latency, loops per second.
 //! - `hhvm`: open-loop load generators (nice -20) sending requests (Poisson) to a pool of
 //!   worker threads of one process; a request is CPU bursts with backend waits between
 //!   them and a large working set (JIT code and heap: poor cache locality, a costly
@@ -181,6 +185,17 @@ struct SchbenchParams {
     /// Estimate: ~1 ns with the column walk hitting L2; schbench -C measures a host's.
     #[serde(default = "one_f")]
     ns_per_madd: f64,
+    /// -p: pipe mode's transfer size, bytes (0: off).
+    #[serde(default)]
+    pipe: u64,
+    /// Estimate: pipe mode's memset of a page the partner wrote last, ns per byte: the
+    /// stores stream into lines held by the other CPU (8 for 512 bytes); band 0.05-0.5.
+    #[serde(default = "pipe_ns_per_byte")]
+    pipe_ns_per_byte: f64,
+}
+
+fn pipe_ns_per_byte() -> f64 {
+    0.2
 }
 
 fn one_f() -> f64 {
@@ -196,13 +211,32 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
     if !(p.ns_per_madd.is_finite() && p.ns_per_madd > 0.0) {
         return Err(ScenarioError::new("workload.params.ns_per_madd", "expected a positive number"));
     }
+    if !(p.pipe_ns_per_byte.is_finite() && p.pipe_ns_per_byte >= 0.0) {
+        return Err(ScenarioError::new("workload.params.pipe_ns_per_byte", "expected a non-negative number"));
+    }
     let workers = p.threads.unwrap_or(m.nr_cpus().div_ceil(p.message_threads));
+    // schbench's PIPE_TRANSFER_BUFFER: larger sizes are cut to it.
+    let pipe = p.pipe.min(1024 * 1024);
+    let memset = Duration((pipe as f64 * p.pipe_ns_per_byte).round() as u64);
     // matrix_size = sqrt(F KiB / 3 matrices / 8-byte words); one product is size^3 madds.
     let size = ((p.cache_footprint_kb * 1024 / 3 / 8) as f64).sqrt().floor();
     let work = Duration((size * size * size * p.ns_per_madd * p.operations as f64).round() as u64);
     let mut tasks = Vec::new();
     for i in 0..p.message_threads {
         let (msg, list) = (format!("schbench-msg{i}"), format!("schbench-list{i}"));
+        if pipe > 0 {
+            // xlist_wake_all(): memset each worker's page, then its futex post.
+            let mut mt = task(&format!("message-{i}"), vec![forever(vec![OpSpec::Run(memset), OpSpec::WakeAll(list.clone()), OpSpec::Wait(msg.clone())])]);
+            mt.process = Some("schbench".into());
+            tasks.push(mt);
+            // msg_and_wait(): memset our page, post the message thread, wait.
+            let body = vec![OpSpec::Run(memset), OpSpec::Post(msg), OpSpec::Wait(list), record("schbench_wakeup", RecordSince::Message)];
+            let mut w = task(&format!("worker-{i}"), vec![forever(body)]);
+            w.count = workers;
+            w.process = Some("schbench".into());
+            tasks.push(w);
+            continue;
+        }
         let mut mt = task(&format!("message-{i}"), vec![forever(vec![OpSpec::WakeAll(list.clone()), OpSpec::Wait(msg.clone())])]);
         mt.process = Some("schbench".into());
         tasks.push(mt);
@@ -225,6 +259,12 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             percentiles(r, "schbench_wakeup", "wakeup", &mut out);
             percentiles(r, "schbench_request", "request", &mut out);
             let secs = r.engine.sim_ns as f64 / 1e9;
+            if pipe > 0 {
+                // "avg worker transfer: N ops/sec": worker loops (one wakeup each).
+                let loops = r.histograms.get("schbench_wakeup").map_or(0, |h| h.count) as f64;
+                let window = r.summary.get("sim_seconds").copied().unwrap_or(secs).max(1e-9);
+                out.insert("loops_per_s".into(), loops / window);
+            }
             if let Some(h) = r.histograms.get("schbench_request") {
                 out.insert("rps".into(), h.count as f64 / secs.max(1e-9));
             }

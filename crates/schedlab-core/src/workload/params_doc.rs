@@ -53,6 +53,8 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("operations", "5", "matrix multiplications per request (-n)"),
             p!("sleep_usec", "100", "usleep() before each request's work, us (-s)"),
             p!("ns_per_madd", "1.0", "CPU time of one multiply-add of the matrix product"),
+            p!("pipe", "0", "pipe mode (-p BYTES): workers only trade a BYTES page with their message thread, no sleep, no work"),
+            p!("pipe_ns_per_byte", "0.2", "pipe mode: the memset of the partner's page, ns per byte"),
         ],
         "hhvm" => &[
             p!("workers", "2 x CPUs", "worker threads of the server process"),
@@ -114,6 +116,18 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("kernel_timers", "true", "add the Android-like background kernel timers"),
             p!("top_app_cpus", "the two biggest clusters", "CPUs of the UI, render and compositor threads"),
             p!("background_cpus", "the little cluster", "CPUs of the background threads"),
+        ],
+        "netperf" => &[
+            p!("test", "UDP_RR", "-t: the test (UDP_RR is the one modeled)"),
+            p!("instances", "1", "concurrent netperf instances, each with its netserver"),
+            p!("request_size", "1", "-r: request size, bytes"),
+            p!("response_size", "1", "-r: response size, bytes"),
+            p!("user_work", "200ns", "netperf's own CPU time per transaction"),
+            p!("server_work", "200ns", "netserver's own CPU time per transaction"),
+            p!("send_work", "1.5us", "sendto()'s transmit path over loopback"),
+            p!("softirq_work", "1.5us", "the NET_RX softirq's receive path up to the wakeup"),
+            p!("recv_work", "500ns", "recvfrom() after the wakeup"),
+            p!("copy_ns_per_byte", "0.1", "payload copy cost, ns per byte each way"),
         ],
         "swap_bench" => &[
             p!("cpu", "4", "CPU the benchmark is pinned to (taskset -c)"),
