@@ -160,7 +160,7 @@ CATALOGUE = [
                   " `run_for`, `sleep`, `poll`, `sleep_exp`, `sleep_timeout`, `mod_timer`, `del_timer`, `wait_timeout`,"
                   " `periodic`, `timer_bench`, `wait`, `signal`, `cond_wait`, `cond_signal`, `cond_broadcast`, "
                   "`barrier`, `yield`, `set_affinity`, `set_group`, `send`, `post`, `wake_all`, `mark`, `record`, "
-                  "`lock`, `unlock`, `fork`, `wait_children`, `loop`, `touch_area`, `touch_pages`, `page_out`, `exit`"),
+                  "`lock`, `unlock`, `fork`, `wait_children`, `loop`, `touch_area`, `touch_pages`, `page_out`, `mem`, `iorun`, `set_sched_attr`, `exit`"),
     # -- groups --------------------------------------------------------------------------------------
     Case("task in an unknown group", ok('[[tasks]]\nname = "t"\ngroup = "nosuch"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:9: tasks[0].group: unknown group 'nosuch'"),

@@ -197,7 +197,9 @@ def test_swap_quick_rows(swap_rows):
     # Direction: on arm64 batching is faster, and pays more when idle CPUs must acknowledge.
     assert change["simulated_mean"] < 1.0 and red["simulated_mean"] > 0
     assert rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"] <= 1.0
-    assert change["simulated_mean"] < rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"]
+    # The phones' DSB wait is the measured per-flush figure, whoever answers: waking idle
+    # CPUs costs batching nothing more (the DVM model's own terms made it depend on them).
+    assert change["simulated_mean"] <= rows[("after/idle-off vs before/idle-off", "elapsed_s")]["simulated_mean"]
     waits = rows[("after", "tlb_completion_waits")]["simulated_mean"]
     assert waits < rows[("before", "tlb_completion_waits")]["simulated_mean"] / 100
     assert rows[("after", "ptep_clear_flush_pct")]["simulated_mean"] == 0

@@ -62,6 +62,8 @@ def test_the_scx_sim_case_from_rt_app_equals_the_toml_scenario():
     da, db = a.doc, b.doc
     for d in (da, db):
         d.pop("name"), d.pop("description")
+    # The file's `global` object is kept for export only (a run reads none of it).
+    assert da.pop("rt_app") == {"calibration": "CPU0", "default_policy": "SCHED_OTHER", "duration": 5}
     assert da == db
     # The same scenario gives the same result, bit for bit: the full 5 s of both.
     secs = 5.0
@@ -226,3 +228,93 @@ def test_every_trace_format_carries_the_mechanism_events(tmp_path):
             assert "schedlab_cfs_throttle" in text and "schedlab_cfs_unthrottle" in text
             # Timestamps to the ns.
             assert any(".000" not in line.split(":")[0][-10:] for line in text.splitlines() if "sched_switch" in line)
+
+
+# --------------------------------------------------------- bad traces, kept pids
+TRACE_3001 = """\
+# tracer: nop
+          <idle>-0       [000] d..2.  100.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=worker next_pid=3001 next_prio=120
+          worker-3001    [000] d..2.  100.002000: sched_switch: prev_comm=worker prev_pid=3001 prev_prio=120 prev_state=S ==> next_comm=helper next_pid=3002 next_prio=120
+          helper-3002    [000] d..3.  100.003000: sched_waking: comm=worker pid=3001 prio=120 target_cpu=000
+          helper-3002    [000] d..2.  100.004000: sched_switch: prev_comm=helper prev_pid=3002 prev_prio=120 prev_state=S ==> next_comm=worker next_pid=3001 next_prio=120
+          worker-3001    [000] d..2.  100.006000: sched_switch: prev_comm=worker prev_pid=3001 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0 next_prio=120
+"""
+
+
+def test_trace_info_refuses_an_empty_trace_and_backwards_time_in_one_line(cli, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# tracer: nop\n#\n")
+    for cmd in (["trace-info", str(empty)], ["replay", str(empty), "--machine", "topo(1,1,2,1)"]):
+        r = cli(*cmd)
+        assert r.exit_code == 2, r.output
+        assert r.output.strip() == f"error: {empty}: trace: no events: the file is empty or holds only comments and headers"
+    lines = TRACE_3001.splitlines()
+    back = tmp_path / "back.txt"
+    back.write_text("\n".join(lines[:3] + [lines[4], lines[3]] + lines[5:]) + "\n")
+    r = cli("trace-info", str(back))
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert r.output.startswith(f"error: {back}:5: timestamp: 100.003000 s is before 100.004000 s of line 4"), r.output
+
+
+def test_a_replay_keeps_the_traced_pids(cli, tmp_path):
+    t = tmp_path / "t.txt"
+    t.write_text(TRACE_3001)
+    out = tmp_path / "replayed.txt"
+    r = cli("replay", str(t), "--machine", "topo(1,1,2,1)", "--json", "--trace", str(out))
+    assert r.exit_code == 0, r.output
+    assert sorted((x["pid"], x["name"]) for x in json.loads(r.stdout)["tasks"]) == [(3001, "worker"), (3002, "helper")]
+    # The replay's own trace names them by the same pids.
+    assert {x["pid"] for x in read_trace(out).tasks} == {3001, 3002}
+
+
+# ------------------------------------------------------ exported files on real rt-app
+def _rt_app(doc: dict, tmp_path: Path, seconds: int = 1) -> str:
+    """Runs real rt-app on `doc` for `seconds` in tmp_path; returns its output."""
+    import subprocess
+
+    doc = json.loads(json.dumps(doc))
+    doc["global"].update(duration=seconds, logdir=str(tmp_path), log_basename="run")
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc, indent=1))
+    done = subprocess.run(["rt-app", str(path)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout + done.stderr
+
+
+needs_rt_app = pytest.mark.skipif(shutil.which("rt-app") is None, reason="rt-app is not installed (Debian: apt-get install rt-app)")
+
+
+def test_schbench_exports_without_steps_rt_app_would_skip(cli, tmp_path):
+    out = tmp_path / "schbench.json"
+    r = cli("export-rt-app", str(ROOT / "examples" / "schbench.toml"), "-o", str(out))
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    for skipped in ("schedlab.wake_all", "schedlab.post", "sem_wait", "sem_post"):
+        assert skipped not in text, skipped
+    # A generator with a bounded channel (hackbench's sockets) has no rt-app form.
+    hb = tmp_path / "hb.toml"
+    hb.write_text('[machine]\ntopo = { cores = 2 }\n[workload]\nkind = "hackbench"\nparams = { groups = 1, fds = 2 }\n'
+                  '[run]\nuntil = "workload_done"\n')
+    r = cli("export-rt-app", str(hb))
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"error: {hb}: tasks.sender-0.0.program[1].loop.body[1]: step 'send' has no rt-app form "
+                                "(a write to bounded channel 'hb0.0' that blocks when it is full; rt-app has no bounded "
+                                "queue): not exported")
+
+
+@needs_rt_app
+def test_real_rt_app_runs_exported_schbench_and_a_tutorial_file_to_completion(tmp_path):
+    doc, _ = to_rt_app(ROOT / "examples" / "schbench.toml")
+    out = _rt_app(doc, tmp_path / "schbench" if (tmp_path / "schbench").mkdir() is None else tmp_path)
+    assert "Invalid" not in out and "Unknown" not in out, out[-2000:]
+    logs = list((tmp_path / "schbench").glob("run-worker-0-*.log"))
+    assert len(logs) == 16
+    # Workers completed requests: each log has lines past its two header lines.
+    assert sum(len(p.read_text().splitlines()) - 2 for p in logs) > 0
+    # A tutorial file with mem and iorun events, imported then exported.
+    doc, _ = to_rt_app(schedlab.load_scenario(RTAPP / "tutorial" / "example6.json"))
+    assert "mem" in json.dumps(doc) and "iorun" in json.dumps(doc)
+    (tmp_path / "ex6").mkdir()
+    out = _rt_app(doc, tmp_path / "ex6")
+    assert "Unknown" not in out, out[-2000:]
+    assert len((tmp_path / "ex6" / "run-thread0-0.log").read_text().splitlines()) > 10

@@ -28,7 +28,9 @@ def test_recorded_report_recompares_to_its_own_rows():
     doc = recorded()
     again = recompare(copy.deepcopy(doc))
     for a, b in zip(doc["configs"], again["configs"]):
-        assert a["rows"] == b["rows"], a["name"]
+        for ra, rb in zip(a["rows"], b["rows"]):
+            assert {k: rb[k] for k in ra} == ra, a["name"]
+            assert rb["verdict"] in (("ok", "off") if rb["metric"] in cmp.TOLERANCES and rb["real"] is not None else (None,))
     names = [c["name"] for c in doc["configs"]]
     limited = [c for c in vc.configurations(2) if c.limited]
     assert len(limited) >= 8 and sum(c.kind != "threads" for c in vc.configurations(2)) == 2
@@ -112,3 +114,124 @@ def test_probe_runs_on_this_host():
         pytest.skip(doc.get("reason", "no rights"))
     fib = next(c for c in doc["configs"] if c["name"] == "fibtest")
     assert fib["real"]["nr_periods"] >= 5 and fib["real"]["usage_cpus"] < 0.2
+
+
+# ------------------------------------------------- repeats, spread, verdicts, load
+def test_verdicts_follow_issue_29s_bars_or_the_real_spread():
+    assert cmp.verdict("usage_cpus", 1.0, 1.04) == "ok" and cmp.verdict("usage_cpus", 1.0, 1.06) == "off"
+    assert cmp.verdict("throttled_share", 0.5, 0.549) == "ok" and cmp.verdict("throttled_share", 0.5, 0.56) == "off"
+    assert cmp.verdict("throttled_time_s", 2.0, 2.49) == "ok" and cmp.verdict("throttled_time_s", 2.0, 2.6) == "off"
+    assert cmp.verdict("share_min", 0.9, 0.85) == "ok" and cmp.verdict("share_max", 1.1, 1.2) == "off"
+    assert cmp.verdict("burst_time_s", 0.1, 0.124) == "ok" and cmp.verdict("nr_bursts", 10.0, 13.0) == "off"
+    # Inside the real runs' spread where that is wider than the bar.
+    assert cmp.verdict("usage_cpus", 1.0, 1.2, band=(0.8, 1.25)) == "ok"
+    assert cmp.verdict("usage_cpus", 1.0, 1.3, band=(0.8, 1.25)) == "off"
+    # No bar, no verdict.
+    assert cmp.verdict("share_cv", 0.1, 0.3) is None and cmp.verdict("bursts_per_s", 1.0, 9.0) is None
+
+
+def test_repeated_real_runs_give_mean_spread_and_a_busy_mark():
+    from schedlab.validate_host import recompare
+
+    doc = recorded()
+    entry = next(c for c in doc["configs"] if c["name"] == "cpu-bound")
+    m = entry.pop("measurement") if "measurement" in entry else entry["measurements"][0]
+    quiet = copy.deepcopy(m)
+    quiet["others_cpu_ns"] = 0
+    busy = copy.deepcopy(m)
+    busy["others_cpu_ns"] = int(0.5 * busy["elapsed_ns"])
+    for t in busy["threads"]:
+        t["cpu_ns"] = int(t["cpu_ns"] * 1.1)
+    entry["measurements"] = [quiet, busy]
+    doc["configs"] = [entry]
+    rows = {r["metric"]: r for r in recompare(doc)["configs"][0]["rows"]}
+    u = rows["usage_cpus"]
+    lo, hi = u["spread"]
+    assert hi == pytest.approx(lo * 1.1) and lo < u["real"] < hi
+    assert u["busy"] is True and entry["others_cpus"][1] == pytest.approx(0.5)
+    assert u["verdict"] in ("ok", "off") and rows["share_cv"]["verdict"] is None
+    # One quiet run: no spread, no mark.
+    entry["measurements"] = [quiet]
+    rows = {r["metric"]: r for r in recompare(doc)["configs"][0]["rows"]}
+    assert rows["usage_cpus"]["spread"] is None and rows["usage_cpus"]["busy"] is False
+
+
+# ------------------------------------------------------------ cyclictest, hackbench
+def test_cyclictest_and_hackbench_figures_and_scenarios():
+    import schedlab
+    from schedlab.validate_host import tools as vt
+
+    tl = {t.name: t for t in vt.tools(2)}
+    cyc = tl["cyclictest"]
+    assert cyc.command(2.0, "f.json")[:5] == ["cyclictest", "-q", "-m", "--policy=other", "-t"]
+    m = {"cyclictest": {"thread": {
+        "0": {"cycles": 100, "min": 50, "max": 20000, "avg": 60.0, "histogram": {"50": 40, "55": 50, "70": 9}},
+        "1": {"cycles": 100, "min": 52, "max": 80, "avg": 56.0, "histogram": {"52": 60, "60": 39, "80": 1}}}}}
+    f = vt.real_figures(cyc, m)
+    assert f["samples"] == 200 and (f["min_us"], f["max_us"]) == (50.0, 20000.0)
+    assert f["mean_us"] == pytest.approx(58.0) and f["p50_us"] == 52.0
+    # The one wakeup past the histogram's range (an overflow) is its 99th percentile's bound.
+    assert f["p99_us"] == 70.0
+    hb = tl["hackbench-threads"]
+    assert hb.command(1, "")[-1] == "-T" and tl["hackbench"].command(1, "")[-1] == "-P"
+    assert vt.real_figures(hb, {"stdout": "Running in threaded mode...\nTime: 0.123\n"}) == {"time_s": 0.123}
+    for t in tl.values():
+        doc = vt.scenario(t, "6.18", 250, 0.05)
+        doc["machine"] = {"topo": {"cores": 2}}
+        figs = vt.sim_figures(t, schedlab.run(doc, 1).raw)
+        if t.binary == "cyclictest":
+            assert figs["samples"] == 2 * 50 and figs["min_us"] >= 50.0, figs  # SCHED_OTHER's 50 us slack
+        else:
+            assert figs["time_s"] > 0
+
+
+# ---------------------------------------------------------------- rt-app files
+RTAPP_DIR = Path(__file__).resolve().parent.parent / "examples" / "rt-app"
+
+
+def test_rt_app_logs_parse_by_column_and_per_thread():
+    from schedlab.validate_host import rtapp as vr
+
+    log = ("# Policy : SCHED_OTHER priority : 0\n"
+           "#idx     perf      run   period           start             end          rel_st      slack c_duration   c_period     wu_lat\n"
+           "   0   20000     2010    10000      100000000      100010000            1000       7900       2000      10000         90\n"
+           "   0   20000     2030    10000      100010000      100020000           11000      -100       2000      10000          0\n")
+    rows = vr.parse_log(log)
+    assert [r["slack"] for r in rows] == [7900, -100]
+    f = vr.real_figures(rows)
+    assert f == {"activations": 2.0, "run_us": 2020.0, "period_us": 10000.0, "slack_us": 3900.0, "wu_lat_us": 45.0}
+
+
+def test_rt_app_files_import_instrumented_and_simulate_per_thread():
+    import schedlab
+    from schedlab.validate_host import rtapp as vr
+
+    for name in ("periodic.json", "pipeline.json"):
+        path = RTAPP_DIR / name
+        doc = vr.load(path.read_text(), str(path))
+        assert vr.timer_threads(doc) == (["periodic"] if name == "periodic.json" else ["source"])
+        info = vh.HostInfo("6.18.0", "6.18", 250, "test", 2, "", vh.CgroupAccess(None, None, "test"), None)
+        sim = vr.sim_scenario(doc, str(path), info, 1.0)
+        sim["machine"] = {"topo": {"cores": 2}}
+        figs = vr.sim_figures(doc, schedlab.run(sim, 1).raw)
+        lead = figs["periodic" if name == "periodic.json" else "source"]
+        # 100 periods of 10 ms in 1 s; the run events take their asked time or more.
+        assert 95 <= lead["activations"] <= 101 and lead["period_us"] == pytest.approx(10_000, rel=0.02)
+        assert lead["run_us"] >= (2000 if name == "periodic.json" else 1000)
+        assert lead["wu_lat_us"] > 0 and lead["slack_us"] > 0
+        assert lead["slack_us"] + lead["run_us"] < 10_000
+    # The file as the host runs it: logs redirected, upstream's ftrace string made a boolean.
+    d = vr.host_doc(vr.load('{"tasks": {"t": {"run": 10}}, "global": {"ftrace": "main"}}', "x"), "/tmp/l", 2)
+    assert d.get("global").get("logdir") == "/tmp/l" and d.get("global").get("ftrace") is False
+    assert d.get("global").get("duration") == 2
+
+
+@pytest.mark.skipif(os.environ.get("SCHEDLAB_HOST_TESTS") != "1", reason="set SCHEDLAB_HOST_TESTS=1 to run rt-app on the host")
+def test_validate_host_runs_an_rt_app_file_on_this_host(cli):
+    import shutil
+
+    if shutil.which("rt-app") is None:
+        pytest.skip("rt-app is not installed")
+    r = cli("validate-host", "--rt-app", str(RTAPP_DIR / "pipeline.json"), "-s", "1", "-r", "1", "-n", "1")
+    assert r.exit_code == 0, r.output
+    assert "thread source" in r.stdout and "wu_lat_us" in r.stdout

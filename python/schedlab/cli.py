@@ -321,7 +321,7 @@ def _partial_warning(seed: int, eng: dict) -> Optional[str]:
         "max_sim_time": f"seed {seed} stopped at its simulated-time limit ({at})",
         "max_wall_time": f"seed {seed} stopped at its wall-time limit ({at})",
         "max_memory": f"seed {seed} stopped at its memory limit ({at})",
-        "deadlock": f"seed {seed} deadlocked at {eng.get('sim_ns', 0) / 1e9:.6g} s: every task left is blocked "
+        "deadlock": f"seed {seed} deadlocked at {eng.get('deadlock_ns', eng.get('sim_ns', 0)) / 1e9:.6g} s: every task left is blocked "
                     "and nothing can wake it" + (f" ({'; '.join(eng['blocked'])})" if eng.get("blocked") else ""),
         "interrupted": f"seed {seed} was interrupted ({at})",
     }.get(eng.get("stopped_by", ""))
@@ -391,10 +391,13 @@ def machines(
                   str(d["imbalance_pct"]), " ".join(f.removeprefix("SD_") for f in d.get("flags", [])))
     emit(t)
     t = Table(title="cost table (override with \\[machine.cost] in a scenario)", title_justify="left", show_edge=False)
-    t.add_column("field")
-    t.add_column("value", justify="right")
+    for c, j in (("field", "left"), ("value", "right"), ("kind", "left"), ("band", "right"), ("source", "left")):
+        t.add_column(c, justify=j, overflow="fold")
+    sources = m.get("cost_sources", {})
     for k, v in _flatten(m.get("cost", {})):
-        t.add_row(k, _cell(v))
+        p = sources.get(k, {})
+        band = f"{_cell(p['low'])}-{_cell(p['high'])}" if p and p["low"] != p["high"] else ""
+        t.add_row(k, _cell(v), p.get("kind", ""), band, escape(p.get("source", "")))
     emit(t)
     for table in _idle_state_tables(m):
         emit(table)
@@ -403,8 +406,6 @@ def machines(
 def _idle_state_tables(m: dict) -> list[Table]:
     """One table per idle driver: each state's declared figures (what the governors
     read) beside the wake a wakeup pays, with its kind, band and source."""
-    from rich.markup import escape
-
     us = lambda ns: f"{ns / 1000:g}"
     tables = []
     for i, drv in enumerate(m.get("idle_drivers", [])):

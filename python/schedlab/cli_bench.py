@@ -26,6 +26,8 @@ def bench(
                                                  show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     list_cases: bool = typer.Option(False, "--list", help="List the cases and run nothing."),
+    events: bool = typer.Option(False, "--events", help="Also break each case's events down by kind, with events "
+                                "per modeled wakeup."),
 ) -> None:
     """Time the engine: events/s, simulated s per wall s, peak RSS, and each case's wall
     time as a multiple of what a bare binary heap needs for its events."""
@@ -66,3 +68,24 @@ def bench(
     emit(t)
     out.print("x heap: wall time over events x the bare heap's ns per pop+push (this machine's speed drifts; "
               "the multiple does not). peak RSS includes the Python process itself.")
+    if events:
+        emit(_events_table(rows))
+
+
+def _events_table(rows: list) -> Table:
+    """Each case's events by kind (per modeled wakeup), stale generations apart."""
+    kinds = sorted({k for r in rows if not r["error"] for k in r["events_by_kind"]})
+    t = Table(title="events by kind, per modeled wakeup (stale: popped and dropped, a generation behind)",
+              title_justify="left")
+    t.add_column("case", no_wrap=True)
+    t.add_column("wakeups", justify="right")
+    t.add_column("events / wakeup", justify="right")
+    for k in kinds:
+        t.add_column(k.replace("_", " "), justify="right")
+    for r in rows:
+        if r["error"]:
+            continue
+        w = r["wakeups"] or 1
+        t.add_row(r["case"], f"{r['wakeups']:,}", f"{r['events'] / w:.2f}",
+                  *(f"{r['events_by_kind'].get(k, 0) / w:.2f}" for k in kinds))
+    return t

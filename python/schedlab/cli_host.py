@@ -11,7 +11,8 @@ from typing import List, Optional
 import typer
 from rich.table import Table
 
-from .cli import app, err, errors, out
+from .cli import app, err, errors, fail, out
+from .validate_host.compare import BUSY_CPUS
 
 __all__ = ["validate_host_cmd"]
 
@@ -35,6 +36,39 @@ def _pct(v: Optional[float]) -> str:
     return "—" if v is None else f"{v * 100:+.0f} %"
 
 
+def _spread(r: dict) -> str:
+    sp = r.get("spread")
+    return "—" if not sp else f"{_fmt(sp[0])}..{_fmt(sp[1])}"
+
+
+def _verdict(r: dict) -> str:
+    v = r.get("verdict")
+    mark = " !" if r.get("busy") else ""
+    return ("—" if v is None else v) + mark
+
+
+def _table(title: str, rows: list[dict], real_label: str = "real") -> Table:
+    t = Table(title=title, title_justify="left")
+    for col, just in (("metric", "left"), ("unit", "left"), (real_label, "right"), ("spread", "right"), ("schedlab", "right"),
+                      ("diff", "right"), ("verdict", "left")):
+        t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    for r in rows:
+        t.add_row(r["metric"], r["unit"], _fmt(r["real"]), _spread(r), _fmt(r["sim"]), _pct(r["rel_diff"]), _verdict(r))
+    return t
+
+
+def _load_line(c: dict, what: str) -> None:
+    others = c.get("others_cpus") or []
+    if others:
+        busy = max(others) > BUSY_CPUS
+        line = (f"  the rest of the host used {', '.join(f'{o:.2f}' for o in others)} CPUs during the {len(others)} real runs; "
+                f"schedlab: mean of {c['sim_seeds']} seeds")
+        out.print(line)
+        if busy:
+            err.print(f"[yellow]warning[/yellow]: {what}: other load on the host above {BUSY_CPUS} CPUs during a real run "
+                      "(rows marked !): re-run when the machine is quieter")
+
+
 def print_report(doc: dict) -> None:
     h = doc["host"]
     out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, "
@@ -43,49 +77,103 @@ def print_report(doc: dict) -> None:
     if not doc["compared"] and "reason" in doc:
         out.print(f"[bold]nothing compared[/bold]: {doc['reason']}")
         return
+    verdicts = []
     for c in doc["configs"]:
-        t = Table(title=f"{c['name']}: {c['what']}", title_justify="left")
-        for col, just in (("metric", "left"), ("unit", "left"), ("real", "right"), ("schedlab", "right"), ("diff", "right")):
-            t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
-        for r in c["rows"]:
-            t.add_row(r["metric"], r["unit"], _fmt(r["real"]), _fmt(r["sim"]), _pct(r["rel_diff"]))
-        out.print(t)
-        m = c.get("measurement", {})
-        if "others_cpu_ns" in m:
-            others = m["others_cpu_ns"] / max(1, m["elapsed_ns"])
-            out.print(f"  the rest of the host used {others:.2f} CPUs meanwhile; schedlab: mean of {c['sim_seeds']} seeds")
-    out.print("real = this machine's kernel (one run per configuration); diff = (schedlab - real) / real; "
-              "cpu.stat as the kernel defines it (docs/schema.md)")
+        out.print(_table(f"{c['name']}: {c['what']}", c["rows"]))
+        _load_line(c, c["name"])
+        verdicts += [r["verdict"] for r in c["rows"] if r.get("verdict")]
+    for c in doc.get("tools", []):
+        if c.get("skipped"):
+            out.print(f"{c['name']}: skipped: {c['skipped']}")
+            continue
+        out.print(_table(f"{c['name']}: {c['what']}", c["rows"]))
+        _load_line(c, c["name"])
+    if doc["configs"]:
+        ok = verdicts.count("ok")
+        out.print(f"verdicts: {ok} of {len(verdicts)} rows within their bar (usage ±5 %, throttled share ±0.05, "
+                  "throttled_time ±25 %, share min/max ±0.05, burst_time and nr_bursts ±25 %, or inside the real spread)")
+    out.print(f"real = this machine's kernel, mean of {doc.get('repeats', 1)} runs (spread: their min..max); "
+              "diff = (schedlab - real) / real; ! = other load above "
+              f"{BUSY_CPUS} CPUs during a real run; cpu.stat as the kernel defines it (docs/schema.md)")
+
+
+def print_rt_app(doc: dict) -> None:
+    h = doc["host"]
+    out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, HZ {h['hz'] or 'unknown'}")
+    for e in doc["files"]:
+        for n in e["threads"]:
+            out.print(_table(f"{e['file']}: thread {n}", e["rows"][n]))
+        _load_line(e, e["file"])
+        timed = e.get("timer_threads", [])
+        if len(timed) > 1:
+            out.print(f"  schedlab's wu_lat and slack need a single thread with timed sleeps; this file has {len(timed)}: "
+                      "real side only")
+    out.print(f"real = rt-app's own logs on this machine, mean of {doc.get('repeats', 1)} runs (spread: their min..max); "
+              "per activation (one log line: one iteration of a phase); ! = other load above "
+              f"{BUSY_CPUS} CPUs during a real run")
 
 
 @app.command("validate-host")
 def validate_host_cmd(
-    configs: Optional[List[str]] = typer.Argument(None, help="Configurations to run (default: all; --list names them).",
+    configs: Optional[List[str]] = typer.Argument(None, help="Configurations and tools to run (default: all; --list names them).",
                                                   show_default=False),
-    seconds: float = typer.Option(5.0, "--seconds", "-s", min=0.5, help="Length of each workload, real and simulated."),
+    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", min=0.5, show_default=False,
+                                            help="Length of each workload, real and simulated (default 5; with --rt-app, the file's duration)."),
     seeds: int = typer.Option(3, "--seeds", "-n", min=1, help="Simulated seeds per configuration (averaged)."),
+    repeats: int = typer.Option(3, "--repeats", "-r", min=1, help="Real runs per configuration (their mean and spread)."),
+    rt_app: Optional[Path] = typer.Option(None, "--rt-app", help="Compare this rt-app file per thread from rt-app's logs "
+                                          "(instead of the configurations).", show_default=False),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
     sim_only: bool = typer.Option(False, "--sim-only", help="Run only the simulated side (no host probes)."),
-    list_configs: bool = typer.Option(False, "--list", help="List the configurations and exit."),
+    list_configs: bool = typer.Option(False, "--list", help="List the configurations and tools and exit."),
 ) -> None:
     """Compare schedlab with this machine's kernel: the same bandwidth and latency
-    workloads in a fresh cgroup per configuration and in the simulator (host topology,
-    HZ and kernel version). Without the rights to make cgroups it says so and exits 0."""
+    workloads, cyclictest and hackbench, in a fresh cgroup per configuration and in the
+    simulator (host topology, HZ and kernel version), or one rt-app file with --rt-app.
+    Without the rights to make cgroups it says so and exits 0."""
     from .validate_host import configurations, validate_host
     from .validate_host.host import host_info
+    from .validate_host.tools import tools
 
     with errors():
         if list_configs:
-            for c in configurations(host_info().nr_cpus):
+            info = host_info()
+            for c in configurations(info.nr_cpus):
                 out.print(f"{c.name:<20} {c.what}")
+            for t in tools(info.nr_cpus):
+                out.print(f"{t.name:<20} {t.what}")
             return
 
         def step(msg: str) -> None:
             if sys.stderr.isatty():
                 err.print(f"[dim]{msg}[/dim]")
 
-        doc = validate_host(seconds=seconds, only=configs or None, seeds=seeds, sim_only=sim_only, on_step=step)
-        print_report(doc)
+        if rt_app is not None:
+            if configs:
+                fail(f"--rt-app {rt_app} and configurations {' '.join(configs)}: give one or the other")
+            doc = _rt_app_report(str(rt_app), seconds, seeds, repeats, sim_only, step)
+            if doc is None:
+                return
+            print_rt_app(doc)
+        else:
+            doc = validate_host(seconds=seconds or 5.0, only=configs or None, seeds=seeds, sim_only=sim_only, on_step=step,
+                                repeats=repeats)
+            print_report(doc)
         if json_out is not None:
             json_out.write_text(json.dumps(doc, indent=1) + "\n")
             out.print(f"wrote {json_out}")
+
+
+def _rt_app_report(path: str, seconds: Optional[float], seeds: int, repeats: int, sim_only: bool, step) -> Optional[dict]:
+    from .validate_host.host import host_info
+    from .validate_host.rtapp import RtAppError, compare_file
+
+    info = host_info()
+    if not sim_only and info.cgroup.version is None:
+        out.print(f"[bold]nothing compared[/bold]: {info.cgroup.reason}")
+        return None
+    try:
+        entry = compare_file(path, info, seconds, seeds, repeats, sim_only, step)
+    except RtAppError as e:
+        fail(str(e))
+    return {"host": info.to_dict(), "repeats": repeats, "seconds": seconds, "files": [entry]}

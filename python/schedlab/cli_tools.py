@@ -51,6 +51,14 @@ def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, fe
     return res.raw
 
 
+def _mode(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
+    """hackbench's getopt keeps the last of -T and -P: click calls this in command-line
+    order, so the last flag given is the one left in ctx.meta."""
+    if value:
+        ctx.meta["hackbench_mode"] = param.name
+    return value
+
+
 MACHINE = typer.Option("ryzen-7950x", "--machine", help="Preset or topo(S,L,C,T).")
 PROFILE = typer.Option("6.6", "--profile", help="Kernel profile.")
 FEATURE = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
@@ -61,12 +69,14 @@ JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 
 @app.command()
 def hackbench(
+    ctx: typer.Context,
     pipe: bool = typer.Option(False, "-p", "--pipe", help="Use pipes instead of sockets."),
     datasize: int = typer.Option(100, "-s", "--datasize", help="Bytes per message."),
     loops: int = typer.Option(100, "-l", "--loops", help="Messages each sender sends each receiver."),
     groups: int = typer.Option(10, "-g", "--groups", help="Groups of senders and receivers."),
     fds: int = typer.Option(20, "-f", "--fds", help="Receivers (and senders) per group."),
-    threads: bool = typer.Option(False, "-T", "--threads", help="Threads instead of processes."),
+    threads: bool = typer.Option(False, "-T", "--threads", callback=_mode, help="Threads of one process (the last of -T and -P wins)."),
+    processes: bool = typer.Option(False, "-P", "--process", "--processes", callback=_mode, help="Processes, each forked (the default)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
@@ -77,6 +87,8 @@ def hackbench(
     """rt-tests hackbench on a simulated machine; prints its report (Time: in seconds) as hackbench does."""
     from .toolfmt import hackbench_text
 
+    if threads and processes:
+        threads = ctx.meta.get("hackbench_mode") == "threads"
     params = {"groups": groups, "fds": fds, "loops": loops, "datasize": datasize, "pipe": pipe, "threads": threads}
     with errors():
         raw = _run("hackbench", params, {"until": "workload_done"}, machine, profile, feature, tunable, seed, json_out)
@@ -92,6 +104,12 @@ def schbench(
     cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", help="Cache footprint, KiB."),
     operations: int = typer.Option(5, "-n", "--operations", help="Matrix multiplications per request."),
     sleep_usec: int = typer.Option(100, "-s", "--sleep_usec", help="usleep() per request, µs."),
+    rps: int = typer.Option(0, "-R", "--rps", min=0, help="Requests per second, all message threads (0: off)."),
+    warmuptime: int = typer.Option(0, "-w", "--warmuptime", min=0,
+                                   help="Seconds before the statistics are reset (schbench ignores it below 30 s of runtime, with -R, -p and -A)."),
+    auto_rps: int = typer.Option(0, "-A", "--auto-rps", min=0, max=100,
+                                 help="Grow or shrink the request rate until CPU busy % reaches this (starts at -R, or 10)."),
+    pipe_bytes: int = typer.Option(0, "-p", "--pipe", min=0, help="Pipe mode: bytes per transfer (0: off; at most 1 MiB)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
@@ -102,11 +120,73 @@ def schbench(
     """schbench (its default mode with -L) on a simulated machine; prints its report."""
     from .toolfmt import schbench_text
 
-    params = {"message_threads": message_threads, "cache_footprint_kb": cache_footprint, "operations": operations,
-              "sleep_usec": sleep_usec}
+    params: dict = {"message_threads": message_threads, "cache_footprint_kb": cache_footprint, "operations": operations,
+                    "sleep_usec": sleep_usec}
     if threads is not None:
         params["threads"] = threads
+    if rps and pipe_bytes:
+        fail("-R and -p: give one mode")
+    if pipe_bytes > PIPE_TRANSFER_BUFFER:
+        sys.stderr.write(f"pipe size too big, using {PIPE_TRANSFER_BUFFER}\n")  # as schbench says
+        pipe_bytes = PIPE_TRANSFER_BUFFER
+    run_spec: dict = {"duration_s": runtime}
+    # parse_options(): -A, -p (and -R) leave no warm-up, nor does a run under 30 s.
+    if warmuptime and not (rps or pipe_bytes or auto_rps) and runtime >= 30:
+        run_spec["warmup_s"] = float(warmuptime)
+    goal = None
     with errors():
-        raw = _run("schbench", params, {"duration_s": runtime}, machine, profile, feature, tunable, seed, json_out)
+        if auto_rps:
+            rps, goal = _auto_rps(auto_rps, rps or 10, params, machine, profile, feature, tunable, seed)
+        if rps:
+            params["rps"] = rps
+        if pipe_bytes:
+            params["pipe"] = pipe_bytes
+        raw = _run("schbench", params, run_spec, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
-        sys.stdout.write(schbench_text(raw))
+        sys.stdout.write(schbench_text(raw, pipe=pipe_bytes, rps_goal=goal))
+
+
+PIPE_TRANSFER_BUFFER = 1024 * 1024  # schbench.c: the largest -p
+
+
+def _busy_pct(raw: dict) -> float:
+    """CPU busy % over the machine, as schbench's read_busy() takes it from /proc/stat."""
+    cpus = raw.get("cpus", [])
+    total = sum(c["busy_ns"] + c["idle_ns"] for c in cpus)
+    return 100.0 * sum(c["busy_ns"] for c in cpus) / total if total else 0.0
+
+
+def _auto_rps(target: int, rps: int, params: dict, machine: str, profile: str, features, tunables, seed: int) -> tuple[int, int]:
+    """schbench -A: auto_scale_rps() once a second, from busy % (schbench.c). schbench
+    scales the rate inside its one run; here each second is a one-second run at the
+    rate so far (a fresh start each time), until the rate settles or 30 rounds pass;
+    the measured run then runs at the rate found. Returns (rate, rate)."""
+    import math
+
+    for _ in range(30):
+        raw = _run("schbench", dict(params, rps=rps), {"duration_s": 1.0}, machine, profile, features, tunables, seed, False)
+        busy = _busy_pct(raw) or 1e-9
+        if busy < target:
+            delta = target / busy
+            if delta > 3:
+                delta = 3.0
+            elif delta < 1.2:
+                delta = 1 + (delta - 1) / 8
+            elif delta < 1.5:
+                delta = 1 + (delta - 1) / 4
+            new = math.ceil(rps * delta)
+        elif busy > target:
+            delta = target / busy
+            if delta < 0.3:
+                delta = 0.3
+            elif delta > 0.9:
+                delta += (1 - delta) / 8
+            elif delta > 0.8:
+                delta += (1 - delta) / 4
+            new = max(0, math.floor(rps * delta))
+        else:
+            new = rps
+        if new == rps:
+            break
+        rps = new
+    return rps, rps

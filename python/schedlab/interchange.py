@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from . import _core
-from .errors import scenario_error
+from .errors import ScenarioError, scenario_error
 from .scenario import Scenario, ScenarioLike, load_scenario, machine_spec
 
 __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines"]
@@ -38,7 +38,10 @@ def to_rt_app(scenario: ScenarioLike, seed: Optional[int] = None) -> tuple[dict[
     and notes on what rt-app does not carry as schedlab runs it. A generator's tasks
     are generated with ``seed`` (default: the scenario's first)."""
     s = load_scenario(scenario)
-    text, notes = _core.rt_app_export(s.json, int(seed if seed is not None else s.seeds[0]))
+    try:
+        text, notes = _core.rt_app_export(s.json, int(seed if seed is not None else s.seeds[0]))
+    except ScenarioError as e:  # the core sees JSON text: name the scenario's file
+        raise scenario_error(s.origin, getattr(e, "field", ""), getattr(e, "message", str(e))) from None
     return json.loads(text), list(notes)
 
 

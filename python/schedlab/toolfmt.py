@@ -48,18 +48,38 @@ def _block(h: dict, label: str, units: str, runtime: int, plist: list[tuple[str,
     return out
 
 
-def schbench_text(raw: dict) -> str:
+def _pretty_size(n: float) -> tuple[float, str]:
+    """schbench's pretty_size(): divide by 1024 while it can."""
+    units = ["B", "KB", "MB", "GB", "TB", "PB", "EB"]
+    i = 0
+    while n >= 1024 and i + 1 < len(units):
+        n /= 1024
+        i += 1
+    return n, units[i]
+
+
+def schbench_text(raw: dict, pipe: int = 0, rps_goal: int | None = None) -> str:
+    """schbench's closing report; with ``pipe`` (-p) its pipe-mode report, with
+    ``rps_goal`` (-A) its final rate instead of the average."""
     hist = raw.get("histograms", {})
     wl = raw.get("workload", {})
     runtime = int(round(raw.get("engine", {}).get("sim_ns", 0) / 1e9))
     lat = [("50", "p50_ns"), ("90", "p90_ns"), ("99", "p99_ns"), ("99.9", "p999_ns")]
     lines: list[str] = []
+    if pipe:
+        lines += _block(hist.get("schbench_wakeup", {}), "Wakeup Latencies", "usec", runtime, [("20", "p20_ns")] + lat, "99", 1e3)
+        size, unit = _pretty_size(float(wl.get("transfer_bytes_per_s", 0.0)))
+        lines.append(f"avg worker transfer: {wl.get('transfers_per_s', 0.0):.2f} ops/sec {size:.2f}{unit}/s")
+        return "\n".join(lines) + "\n"
     lines += _block(hist.get("schbench_wakeup", {}), "Wakeup Latencies", "usec", runtime, lat, "99", 1e3)
     lines += _block(hist.get("schbench_request", {}), "Request Latencies", "usec", runtime, lat, "99", 1e3)
     rps = hist.get("schbench_request_per_second", {})
     if rps.get("count"):
         lines += _block(rps, "RPS", "requests", runtime, [("20", "p20_ns"), ("50", "p50_ns"), ("90", "p90_ns")], "50", 1.0)
-    lines.append(f"average rps: {wl.get('rps', 0.0):.2f}")
+    if rps_goal is None:
+        lines.append(f"average rps: {wl.get('rps', 0.0):.2f}")
+    else:
+        lines.append(f"final rps goal was {rps_goal}")
     lines.append(f"sched delay: message {int(wl.get('sched_delay_message_us', 0))} (usec) "
                  f"worker {int(wl.get('sched_delay_worker_us', 0))} (usec)")
     return "\n".join(lines) + "\n"

@@ -59,6 +59,11 @@ macro_rules! many_tasks_case {
 /// The suite, in the order it runs.
 pub const CASES: &[BenchCase] = &[
     BenchCase {
+        name: "flat-128",
+        what: "256 run/sleep tasks, 128 CPUs in one LLC, 5 s (flat128_256t.toml: the scx-sim peer case)",
+        toml: run_sleep_case!("bench-flat-128", "{ sockets = 1, llcs = 1, cores = 128, smt = 1 }", "256", "5.0"),
+    },
+    BenchCase {
         name: "flat-384",
         what: "768 run/sleep tasks, 384 CPUs in one LLC, 5 s (scx_flat.toml)",
         toml: run_sleep_case!("bench-flat-384", "{ sockets = 1, llcs = 1, cores = 384, smt = 1 }", "768", "5.0"),
@@ -153,6 +158,10 @@ pub struct BenchRow {
     pub tasks: usize,
     /// Events the engine processed.
     pub events: u64,
+    /// Of those, by kind (`EventKind::NAMES`; stale generations apart).
+    pub events_by_kind: std::collections::BTreeMap<String, u64>,
+    /// Wakeups the run modeled (try_to_wake_up of a sleeping task).
+    pub wakeups: u64,
     /// Simulated seconds.
     pub sim_s: f64,
     /// Wall seconds, building the run included.
@@ -231,6 +240,8 @@ pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions) -> Ben
         cpus: 0,
         tasks: 0,
         events: 0,
+        events_by_kind: Default::default(),
+        wakeups: 0,
         sim_s: 0.0,
         wall_s: 0.0,
         build_s: 0.0,
@@ -261,6 +272,8 @@ pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions) -> Ben
             row.cpus = r.nr_cpus;
             row.tasks = r.tasks.len();
             row.events = r.engine.events;
+            row.events_by_kind = r.engine.events_by_kind.clone();
+            row.wakeups = r.summary.get("wakeups").copied().unwrap_or(0.0) as u64;
             row.sim_s = r.engine.sim_ns as f64 / 1e9;
             row.build_s = (row.wall_s - r.engine.wall_ns as f64 / 1e9).max(0.0);
             row.events_per_s = row.events as f64 / row.wall_s;

@@ -212,6 +212,13 @@ pub struct EngineStats {
     /// channel 'b-done'"), at most 8 and a count of the others.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<String>,
+    /// With "deadlock": when it began, the last time a task blocked or exited (the
+    /// engine notices a deadlock later, at a background timer's check: `sim_ns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlock_ns: Option<Ns>,
+    /// Events by kind (those of a stale generation apart, `*_stale`), the engine's own
+    /// bookkeeping like `events`: what the run spent events on.
+    pub events_by_kind: BTreeMap<String, u64>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.

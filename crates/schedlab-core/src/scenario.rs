@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
+pub use crate::interchange::rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
 use crate::time::{parse_duration, Ns};
 
@@ -255,6 +256,15 @@ pub enum OpSpec {
     TouchPages(TouchPagesSpec),
     /// MADV_PAGEOUT the region (or reclaim it as kswapd would).
     PageOut(PageOutSpec),
+    /// rt-app `mem`: memset() `bytes` of the thread's buffer, run as CPU work of an
+    /// estimated length (kept as `mem` for export).
+    Mem(MemSpec),
+    /// rt-app `iorun`: write() `bytes` to /dev/null in `buffer`-sized writes, run as CPU
+    /// work of an estimated length (kept as `iorun` for export).
+    Iorun(MemSpec),
+    /// rt-app's per-phase scheduling attributes (policy, priority, deadline, uclamp):
+    /// kept for export, not modeled (the task keeps its own; issues 34, 35).
+    SetSchedAttr(SchedAttrSpec),
     /// End the task.
     Exit,
 }
@@ -504,6 +514,14 @@ pub struct TaskSpec {
     /// This task's timer slack (prctl PR_SET_TIMERSLACK); absent = the kernel's
     /// `timer_slack_ns` tunable (50 us).
     pub timer_slack: Option<Duration>,
+    /// sched_setattr() attributes schedlab keeps but does not model (RT and deadline
+    /// policies, uclamp): an imported rt-app thread's, written back on export.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_attr: Option<SchedAttrSpec>,
+    /// The pid the task has in results and traces (a replayed trace keeps its own);
+    /// absent: the next free one. Only for a single task (count = 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<usize>,
     /// The program.
     pub program: Vec<OpSpec>,
 }
@@ -601,6 +619,10 @@ pub struct Scenario {
     /// Run length and seeds.
     #[serde(default)]
     pub run: RunSpec,
+    /// The `global` object of an imported rt-app file (pi_enabled, calibration,
+    /// mem_buffer_size, ...), kept to be written back by export; not read by a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt_app: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Scenario {
@@ -777,6 +799,14 @@ impl Scenario {
         }
         if t.program.is_empty() {
             return Err(ScenarioError::new(field("program"), "expected at least one step"));
+        }
+        if let Some(pid) = t.pid {
+            if pid == 0 || pid > crate::engine::PID_MAX_LIMIT || t.count != 1 {
+                return Err(ScenarioError::new(field("pid"), format!("{pid}: expected 1..{} for a single task (count = 1)", crate::engine::PID_MAX_LIMIT)));
+            }
+            if self.tasks.iter().take(i).any(|o| o.pid == Some(pid)) {
+                return Err(ScenarioError::new(field("pid"), format!("{pid} is already another task's")));
+            }
         }
         Ok(())
     }

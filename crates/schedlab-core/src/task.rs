@@ -293,6 +293,9 @@ impl Program {
                 },
                 OpSpec::Lock(l) => Insn::Lock(intern(&mut names.locks, l)),
                 OpSpec::Unlock(l) => Insn::Unlock(intern(&mut names.locks, l)),
+                OpSpec::Mem(m) => Insn::Run(m.mem_work_ns()),
+                OpSpec::Iorun(m) => Insn::Run(m.iorun_work_ns()),
+                OpSpec::SetSchedAttr(_) => continue, // kept for export only
                 OpSpec::WaitChildren => Insn::WaitChildren,
                 OpSpec::Exit => Insn::Exit,
                 OpSpec::TouchArea(a) => Insn::TouchArea {
@@ -322,6 +325,9 @@ impl Program {
                     self.insns.push(Insn::LoopStart { count: l.count, end: 0 });
                     self.emit(&l.body, names, &format!("{field}[{i}].loop.body"))?;
                     let end = self.insns.len();
+                    if end == start + 1 {
+                        return Err(ScenarioError::new(format!("{field}[{i}].loop.body"), "expected a step that does something (set_sched_attr alone is kept for export only)"));
+                    }
                     self.insns.push(Insn::LoopEnd { start });
                     self.insns[start] = Insn::LoopStart { count: l.count, end };
                     continue;

@@ -250,3 +250,21 @@ fn smt_contention_keeps_invariants_and_bounds_work_by_cpu_time() {
     let tasks = |r: &schedlab_core::RunResult| serde_json::to_string(&r.tasks).unwrap();
     assert_eq!(tasks(&run(&s, 3, &opts).unwrap().result), tasks(&r));
 }
+
+/// Every processed event is counted under exactly one kind (stale generations apart),
+/// and a run/sleep workload spends them on step ends, timers and reschedules.
+#[test]
+fn events_by_kind_add_up_to_the_events() {
+    let s = schedlab_core::Scenario::from_toml_str(
+        "[machine]\ntopo = { sockets = 1, llcs = 1, cores = 8, smt = 1 }\n[[tasks]]\nname = \"w\"\ncount = 16\n\
+         program = [{ loop = { body = [{ run = \"500us\" }, { sleep = \"500us\" }] } }]\n[run]\nduration_s = 0.2\n",
+        "<test>",
+    )
+    .unwrap();
+    let r = schedlab_core::api::run(&s, 1, &Default::default()).unwrap().result;
+    let by_kind = &r.engine.events_by_kind;
+    assert_eq!(by_kind.values().sum::<u64>(), r.engine.events, "{by_kind:?}");
+    for k in ["segment_end", "hrtimer", "resched", "tick"] {
+        assert!(by_kind.get(k).copied().unwrap_or(0) > 0, "{k}: {by_kind:?}");
+    }
+}

@@ -232,14 +232,21 @@ fn a_trace_replays_its_cpu_time_on_another_machine() {
 
 #[test]
 fn a_scenario_exports_to_rt_app_and_comes_back_unchanged() {
-    let s = busy_scenario_with("sleep");
+    let mut s = busy_scenario_with("sleep");
+    // rt-app has no wait for forked threads: refused, naming the task and the step.
+    let err = export(&s, 1).unwrap_err();
+    assert_eq!(err.field, "tasks.ping.program[2]");
+    assert!(err.message.contains("'wait_children' has no rt-app form"), "{err}");
+    assert_eq!(s.tasks[0].program.pop(), Some(schedlab_core::scenario::OpSpec::WaitChildren));
     let e = export(&s, 1).unwrap();
     let text = serde_json::to_string_pretty(&e.doc).unwrap();
     let back = import(&text, "exported.json", &RtAppOptions::default()).unwrap().scenario;
     assert_eq!(back.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>(), s.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>());
     assert_eq!(back.templates.iter().map(|t| &t.program).collect::<Vec<_>>(), s.templates.iter().map(|t| &t.program).collect::<Vec<_>>());
     assert_eq!(back.machine, s.machine);
-    let lossy = export(&busy_scenario(), 1).unwrap();
+    let mut lossy = busy_scenario();
+    lossy.tasks[0].program.pop();
+    let lossy = export(&lossy, 1).unwrap();
     assert!(lossy.notes.iter().any(|n| n.contains("mean")), "sleep_exp is exported as its mean: {:?}", lossy.notes);
     // The tutorial's barrier example survives the trip too.
     let text = std::fs::read_to_string(examples_dir().join("tutorial/example7.json")).unwrap();
@@ -299,4 +306,114 @@ mod no_panic_on_any_input {
         let e = import(&text, "deep.json", &small_machine()).unwrap_err();
         assert!(e.to_string().contains("nested deeper than"), "{e}");
     }
+}
+
+/// Every event key of every phase of an rt-app document.
+fn event_keys(doc: &serde_json::Value) -> Vec<(String, String, serde_json::Value)> {
+    let mut out = Vec::new();
+    for (thread, t) in doc["tasks"].as_object().unwrap() {
+        for (_, ph) in t["phases"].as_object().unwrap() {
+            for (k, v) in ph.as_object().unwrap() {
+                out.push((thread.clone(), k.clone(), v.clone()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn schbench_exports_to_events_rt_app_1_0_runs() {
+    let text = std::fs::read_to_string(examples_dir().join("../schbench.toml")).unwrap();
+    let s = Scenario::from_toml_str(&text, "schbench.toml").unwrap();
+    let e = export(&s, 1).unwrap();
+    // rt-app 1.0 knows these and nothing newer; schedlab.mark/record are measurement
+    // only (rt-app skips them without changing what the threads do).
+    let v1_0 = ["lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem",
+        "iorun", "yield", "barrier"];
+    for (thread, key, _) in event_keys(&e.doc) {
+        let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
+        assert!(v1_0.contains(&base) || base == "loop" || base == "schedlab.mark" || base == "schedlab.record", "{thread}: {key}");
+    }
+    assert!(e.newer.is_empty(), "{:?}", e.newer);
+    // Each critical section is closed in the phase that opened it.
+    for (thread, t) in e.doc["tasks"].as_object().unwrap() {
+        for (_, ph) in t["phases"].as_object().unwrap() {
+            let keys: Vec<&String> = ph.as_object().unwrap().keys().collect();
+            let locks = keys.iter().filter(|k| k.starts_with("lock")).count();
+            let unlocks = keys.iter().filter(|k| k.starts_with("unlock")).count();
+            assert_eq!((locks, unlocks), (1, 1), "{thread}: {keys:?}");
+        }
+    }
+    // rt-app 1.0 reads ftrace, gnuplot and lock_pages as booleans and stops at a string.
+    for k in ["ftrace", "gnuplot", "lock_pages", "pi_enabled"] {
+        assert!(e.doc["global"].get(k).is_none_or(|v| v.is_boolean()), "global.{k}: {}", e.doc["global"][k]);
+    }
+    assert!(e.notes.iter().any(|n| n.contains("condition variables")), "{:?}", e.notes);
+    // Back in, the worker keeps both of its records ("schedlab.record", "schedlab.record1").
+    let back = import(&e.doc.to_string(), "schbench.json", &small_machine()).unwrap().scenario;
+    let worker = back.tasks.iter().find(|t| t.name == "worker-0").unwrap();
+    let Some(schedlab_core::scenario::OpSpec::Loop(l)) = worker.program.first() else { panic!("{:?}", worker.program) };
+    let records = l.body.iter().filter(|op| matches!(op, schedlab_core::scenario::OpSpec::Record(_))).count();
+    assert_eq!(records, 2, "{:?}", l.body);
+}
+
+#[test]
+fn steps_rt_app_has_no_form_for_are_refused_naming_task_and_step() {
+    let hb = Scenario::from_toml_str("[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"hackbench\"\nparams = { groups = 1, fds = 2 }\n[run]\nuntil = \"workload_done\"\n", "hb.toml").unwrap();
+    let err = export(&hb, 1).unwrap_err();
+    assert_eq!(err.field, "tasks.sender-0.0.program[1].loop.body[1]", "{err}");
+    assert!(err.message.starts_with("step 'send' has no rt-app form"), "{err}");
+    let mixed = Scenario::from_toml_str(
+        "[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"a\"\nprogram = [{ signal = \"c\" }, { post = \"c\" }]\n[[tasks]]\nname = \"b\"\nprogram = [{ wait = \"c\" }]\n[run]\nduration_s = 1\n",
+        "mixed.toml",
+    )
+    .unwrap();
+    assert!(export(&mixed, 1).unwrap_err().message.contains("channel 'c' is both signalled"));
+}
+
+#[test]
+fn an_rt_app_file_keeps_policies_deadline_uclamp_pi_and_mem_through_import_and_export() {
+    let text = r#"{
+      "tasks": {
+        "rt": {"policy": "SCHED_FIFO", "priority": 50, "loop": 3,
+               "phases": {"p0": {"loop": 2, "run": 1000, "mem": 4096, "iorun": 8192, "timer": {"ref": "unique", "period": 10000, "mode": "relative"}},
+                          "p1": {"loop": 1, "priority": 40, "run": 500, "sleep": 500}}},
+        "rr": {"policy": "SCHED_RR", "priority": 10, "loop": 1, "phases": {"p0": {"loop": 1, "run": 100}}},
+        "dl": {"policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "dl-deadline": 8000, "loop": 5,
+               "phases": {"p0": {"loop": 1, "run": 1000, "sleep": 9000}}},
+        "uc": {"priority": -5, "util_min": 512, "util_max": 800, "loop": 5, "phases": {"p0": {"loop": 1, "run": 1000, "sleep": 1000}}},
+        "idle": {"policy": "SCHED_IDLE", "loop": 5, "phases": {"p0": {"loop": 1, "run": 100, "sleep": 100}}},
+        "batch": {"policy": "SCHED_BATCH", "priority": 3, "loop": 5, "phases": {"p0": {"loop": 1, "run": 100, "sleep": 100}}}
+      },
+      "global": {"duration": 1, "pi_enabled": true, "mem_buffer_size": 1024, "default_policy": "SCHED_OTHER", "cumulative_slack": true}
+    }"#;
+    let imp = import(text, "attrs.json", &small_machine()).unwrap();
+    // One note for everything kept but not modeled, naming the threads.
+    let kept: Vec<&String> = imp.notes.iter().filter(|n| n.contains("not modeled yet")).collect();
+    assert_eq!(kept.len(), 1, "{:?}", imp.notes);
+    for w in ["SCHED_FIFO", "SCHED_RR", "SCHED_DEADLINE", "util_min", "SCHED_IDLE", "SCHED_BATCH", "rt", "dl", "uc"] {
+        assert!(kept[0].contains(w), "{w}: {}", kept[0]);
+    }
+    // The fair-class model: nice from priority where it is one.
+    let nice = |n: &str| imp.scenario.tasks.iter().find(|t| t.name == n).unwrap().nice;
+    assert_eq!((nice("rt"), nice("uc"), nice("idle"), nice("batch")), (0, -5, 19, 3));
+    let out = export(&imp.scenario, 1).unwrap();
+    let want: serde_json::Value = serde_json::from_str(text).unwrap();
+    for (name, t) in want["tasks"].as_object().unwrap() {
+        let got = &out.doc["tasks"][name];
+        for (k, v) in t.as_object().unwrap() {
+            if k != "phases" {
+                assert_eq!(&got[k], v, "tasks.{name}.{k}");
+            }
+        }
+        for (p, ph) in t["phases"].as_object().unwrap() {
+            assert_eq!(&got["phases"][p], ph, "tasks.{name}.phases.{p}");
+        }
+    }
+    for (k, v) in want["global"].as_object().unwrap() {
+        assert_eq!(&out.doc["global"][k], v, "global.{k}");
+    }
+    // mem and iorun run as estimated CPU work: 4096 B at 10 B/ns, 8 writes of 1 KiB.
+    let r = run(&imp.scenario, 1, &RunOptions::default()).unwrap().result;
+    assert_eq!(r.engine.stopped_by, "workload_done");
 }

@@ -244,6 +244,10 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
             None => Vec::new(),
         };
         let s = replay::to_scenario(&tl, machine, &replay::ReplayOptions { source_capacity }, name);
+        if s.tasks.is_empty() {
+            let e = CoreScenarioError::new("trace", "no task runs in the trace (no sched_switch into a task): nothing to replay");
+            return Err(scenario_error(&e.with_origin(origin)));
+        }
         s.validate().map_err(|e| scenario_error(&e.with_origin(origin)))?;
         Ok((to_json(&s)?, to_json(&tl.warnings)?))
     })
@@ -422,6 +426,9 @@ fn machine(name: &str) -> PyResult<String> {
                 let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
                 obj.insert("host_kernel".into(), serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz}));
             }
+            // Every cost-table figure's source, kind and band (docs/hardware-sources.md).
+            let sources = schedlab_core::topology::preset_sources::cost_sources(&m);
+            obj.insert("cost_sources".into(), serde_json::to_value(&sources).unwrap_or_default());
             obj.insert("summary".into(), m.summary().into());
             obj.insert("nr_cpus".into(), m.nr_cpus().into());
             obj.insert("llcs".into(), spans(&m.llc_span).into());

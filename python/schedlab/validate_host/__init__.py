@@ -9,8 +9,16 @@ those rights nothing is compared: the report says why and the command succeeds.
 
 The real figures come from a shared machine: whatever else runs there competes with
 the probe. The probe's cgroup gets the largest cpu weight, so the rest of the host
-takes as little from it as the kernel allows, and each measurement records how much
-CPU the rest of the host used meanwhile.
+takes as little from it as the kernel allows; each configuration runs `repeats` times
+(their spread is reported), and each run records how much CPU the rest of the host
+used meanwhile (/proc/stat less the run's own): above 0.2 CPUs its rows are marked.
+Each row with a bar (issue 29: usage ±5 %, throttled share ±0.05, throttled_time
+±25 %, per-thread share min/max ±0.05, burst_time and nr_bursts ±25 %, or inside the
+real spread where that is wider) gets a verdict.
+
+Beside the probes, rt-tests' cyclictest and hackbench run on the host and in schedlab
+with the same parameters (`tools.py`), and `--rt-app FILE` compares one rt-app file
+per thread from rt-app's own logs (`rtapp.py`).
 """
 
 from __future__ import annotations
@@ -30,28 +38,35 @@ def validate_host(
     seeds: int = 3,
     sim_only: bool = False,
     on_step: Optional[Callable[[str], None]] = None,
+    repeats: int = 3,
 ) -> dict[str, Any]:
     """Runs the comparison; returns the report document (see module doc).
 
-    ``only`` restricts to named configurations; ``sim_only`` skips the host probes
-    (the simulated side alone, e.g. to look at the model on a host without rights).
+    ``only`` restricts to named configurations or tools; ``sim_only`` skips the host
+    (the simulated side alone, e.g. to look at the model on a host without rights);
+    ``repeats`` real runs per configuration give its spread.
     """
     from .. import run_many
+    from . import tools as _tools
 
     info = host_info()
-    cfgs = [c for c in configurations(info.nr_cpus) if not only or c.name in only]
+    all_cfgs = configurations(info.nr_cpus)
+    all_tools = _tools.tools(info.nr_cpus)
+    cfgs = [c for c in all_cfgs if not only or c.name in only]
+    tls = [t for t in all_tools if not only or t.name in only]
     if only:
-        unknown = sorted(set(only) - {c.name for c in cfgs})
+        names = [c.name for c in all_cfgs] + [t.name for t in all_tools]
+        unknown = sorted(set(only) - set(names))
         if unknown:
-            names = ", ".join(c.name for c in configurations(info.nr_cpus))
-            raise KeyError(f"unknown configuration(s) {', '.join(unknown)}: expected some of {names}")
-    doc: dict[str, Any] = {"host": info.to_dict(), "seconds": seconds, "compared": False, "configs": []}
+            raise KeyError(f"unknown configuration(s) {', '.join(unknown)}: expected some of {', '.join(names)}")
+    doc: dict[str, Any] = {"host": info.to_dict(), "seconds": seconds, "repeats": repeats, "compared": False,
+                           "configs": [], "tools": []}
     can_probe = info.cgroup.version is not None and info.compiler is not None
     if not can_probe and not sim_only:
         doc["reason"] = info.cgroup.reason if info.cgroup.version is None else "no C compiler (cc, gcc or clang) to build the probe"
         return doc
     exe = None
-    if not sim_only:
+    if not sim_only and cfgs:
         from .probe import build_probe
 
         exe = build_probe(info.compiler)  # type: ignore[arg-type]
@@ -60,29 +75,85 @@ def validate_host(
         if exe is not None:
             from .probe import run_config
 
-            if on_step:
-                on_step(f"host: {cfg.name}")
-            entry["measurement"] = run_config(exe, info.cgroup, cfg, seconds, seed=1)
-            entry["real"] = _cmp.real_figures(cfg, entry["measurement"])
+            entry["measurements"] = []
+            for r in range(repeats):
+                if on_step:
+                    on_step(f"host: {cfg.name} ({r + 1}/{repeats})")
+                entry["measurements"].append(run_config(exe, info.cgroup, cfg, seconds, seed=r + 1))
         if on_step:
             on_step(f"schedlab: {cfg.name}")
         sim_doc = scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus)
         runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_cmp.sim_figures(cfg, r.raw) for r in runs])
-        entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"])
-        doc["configs"].append(entry)
-    doc["compared"] = exe is not None
+        doc["configs"].append(_config_rows(cfg, entry))
+    for tool in tls:
+        entry = {"name": tool.name, "what": tool.what, "command": tool.command(seconds, "FILE")}
+        if not sim_only:
+            why = _tools.available(tool)
+            if why:
+                entry["skipped"] = why
+            else:
+                entry["measurements"] = []
+                for r in range(repeats):
+                    if on_step:
+                        on_step(f"host: {tool.name} ({r + 1}/{repeats})")
+                    entry["measurements"].append(_tools.run_tool(tool, info.cgroup, seconds))
+        if on_step:
+            on_step(f"schedlab: {tool.name}")
+        runs = run_many(_tools.scenario(tool, info.profile, info.hz, seconds), seeds=list(range(1, seeds + 1)))
+        entry["sim_seeds"] = seeds
+        entry["sim"] = _cmp.mean_figures([_tools.sim_figures(tool, r.raw) for r in runs])
+        doc["tools"].append(_tool_rows(tool, entry))
+    doc["compared"] = not sim_only
     return doc
+
+
+def _measured(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The real runs of an entry (a report of one run per configuration kept it alone)."""
+    if "measurement" in entry:
+        entry["measurements"] = [entry.pop("measurement")]
+    return entry.get("measurements", [])
+
+
+def _others(entry: dict[str, Any], ms: list[dict[str, Any]]) -> bool:
+    """Other load on the host per real run, in CPUs; whether any exceeded BUSY_CPUS."""
+    entry["others_cpus"] = [m["others_cpu_ns"] / max(1, m["elapsed_ns"]) for m in ms if "others_cpu_ns" in m]
+    return any(o > _cmp.BUSY_CPUS for o in entry["others_cpus"])
+
+
+def _config_rows(cfg: Config, entry: dict[str, Any]) -> dict[str, Any]:
+    ms = _measured(entry)
+    reals = [_cmp.real_figures(cfg, m) for m in ms]
+    if reals:
+        entry["real"] = _cmp.mean_figures(reals)
+    busy = _others(entry, ms)
+    entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"], _cmp.spread(reals) if len(reals) > 1 else None, busy)
+    return entry
+
+
+def _tool_rows(tool: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    from . import tools as _tools
+
+    ms = _measured(entry)
+    reals = [f for f in (_tools.real_figures(tool, m) for m in ms) if f]
+    if reals:
+        entry["real"] = _cmp.mean_figures(reals)
+    busy = _others(entry, ms)
+    entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"], _cmp.spread(reals) if len(reals) > 1 else None, busy,
+                                 metrics=_tools.METRICS, tolerances={})
+    return entry
 
 
 def recompare(doc: dict[str, Any]) -> dict[str, Any]:
     """Recomputes the figures and rows of a saved report from its raw measurements and
     its simulated figures (the comparison logic, without a host)."""
+    from . import tools as _tools
+
     by_name = {c.name: c for c in configurations(doc["host"]["nr_cpus"])}
     for entry in doc["configs"]:
-        cfg: Config = by_name[entry["name"]]
-        if "measurement" in entry:
-            entry["real"] = _cmp.real_figures(cfg, entry["measurement"])
-        entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"])
+        _config_rows(by_name[entry["name"]], entry)
+    tool_by_name = {t.name: t for t in _tools.tools(doc["host"]["nr_cpus"])}
+    for entry in doc.get("tools", []):
+        _tool_rows(tool_by_name[entry["name"]], entry)
     return doc

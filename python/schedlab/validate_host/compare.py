@@ -114,13 +114,57 @@ def rel_diff(real: float, sim: float) -> Optional[float]:
     return (sim - real) / abs(real)
 
 
-def compare(real: dict[str, float], sim: dict[str, float]) -> list[dict[str, Any]]:
-    """Rows (metric, unit, real, sim, rel_diff) for the figures either side has."""
+# The bars of issue 29's must-show: (relative or absolute, tolerance). A row passes when
+# schedlab is within the bar of the real mean, or inside the real runs' spread where
+# that is wider. Figures without a bar get no verdict.
+TOLERANCES: dict[str, tuple[str, float]] = {
+    "usage_cpus": ("rel", 0.05),
+    "throttled_share": ("abs", 0.05),
+    "throttled_time_s": ("rel", 0.25),
+    "share_min": ("abs", 0.05),
+    "share_max": ("abs", 0.05),
+    "burst_time_s": ("rel", 0.25),
+    "nr_bursts": ("rel", 0.25),
+}
+# Other load on the host above this many CPUs during a real run marks its rows (issue 29).
+BUSY_CPUS = 0.2
+
+
+def spread(runs: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
+    """(min, max) of each figure over the real runs."""
+    keys = {k for r in runs for k in r}
+    return {k: (min(r[k] for r in runs if k in r), max(r[k] for r in runs if k in r)) for k in keys}
+
+
+def verdict(metric: str, real: Optional[float], sim: Optional[float],
+            band: Optional[tuple[float, float]] = None, tolerances: Optional[dict[str, tuple[str, float]]] = None) -> Optional[str]:
+    """"ok" or "off" against the metric's bar (or the real spread `band`), None without one."""
+    bar = (tolerances if tolerances is not None else TOLERANCES).get(metric)
+    if bar is None or real is None or sim is None:
+        return None
+    kind, tol = bar
+    width = tol * abs(real) if kind == "rel" else tol
+    if abs(sim - real) <= width + 1e-12:
+        return "ok"
+    if band is not None and band[0] - 1e-12 <= sim <= band[1] + 1e-12:
+        return "ok"
+    return "off"
+
+
+def compare(real: dict[str, float], sim: dict[str, float], spreads: Optional[dict[str, tuple[float, float]]] = None,
+            busy: bool = False, metrics: Optional[list[tuple[str, str, str]]] = None,
+            tolerances: Optional[dict[str, tuple[str, float]]] = None) -> list[dict[str, Any]]:
+    """Rows (metric, unit, real, sim, rel_diff, spread, verdict, busy) for the figures
+    either side has; `spreads` are the real runs' (min, max), `busy` marks every row of a
+    configuration whose real runs shared the host with more than BUSY_CPUS of other load."""
     rows = []
-    for key, unit, what in METRICS:
+    for key, unit, what in metrics or METRICS:
         if key not in real and key not in sim:
             continue
         r, s = real.get(key), sim.get(key)
+        band = (spreads or {}).get(key)
         rows.append({"metric": key, "unit": unit, "what": what, "real": r, "sim": s,
-                     "rel_diff": rel_diff(r, s) if r is not None and s is not None else None})
+                     "rel_diff": rel_diff(r, s) if r is not None and s is not None else None,
+                     "spread": list(band) if band else None, "verdict": verdict(key, r, s, band, tolerances),
+                     "busy": busy})
     return rows

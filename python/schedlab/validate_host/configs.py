@@ -103,7 +103,7 @@ def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, 
         doc["tasks"] = tasks
         doc["run"] = {"duration_s": seconds}
     elif cfg.kind == "pingpong":
-        doc["workload"] = {"kind": "pingpong", "params": {"rounds": cfg.rounds, "work": us(cfg.work_us)}}
+        doc["workload"] = {"kind": "pingpong", "params": {"rounds": cfg.rounds, "work": us(cfg.work_us), "threads": True}}
         doc["run"] = {"until": "workload_done"}
     else:
         body = [{"sleep": us(cfg.sleep_us)}]

@@ -129,3 +129,12 @@ def cpu_busy_ns() -> Optional[int]:
     idle = vals[3] + vals[4]  # idle + iowait
     tick_ns = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
     return (sum(vals) - idle) * tick_ns
+
+
+def child_cpu_ns() -> int:
+    """CPU time (user + system) of every child process reaped so far, all its threads
+    (getrusage RUSAGE_CHILDREN): a tool's own CPU time, once it has exited."""
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return int((ru.ru_utime + ru.ru_stime) * 1e9)

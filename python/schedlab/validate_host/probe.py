@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .configs import Config
-from .host import CgroupAccess, cpu_busy_ns
+from .host import CgroupAccess, child_cpu_ns, cpu_busy_ns
 
 SOURCE = Path(__file__).with_name("probe.c")
 
@@ -132,17 +132,19 @@ def run_config(exe: Path, access: CgroupAccess, cfg: Config, seconds: float, see
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
 
-        busy0, t0 = cpu_busy_ns(), time.monotonic_ns()
+        busy0, own0, t0 = cpu_busy_ns(), child_cpu_ns(), time.monotonic_ns()
         done = subprocess.run([str(exe), *cfg.probe_args(seconds, seed)], capture_output=True, text=True,
                               preexec_fn=enter, timeout=max(60.0, 20 * seconds))
-        busy1, t1 = cpu_busy_ns(), time.monotonic_ns()
+        busy1, own1, t1 = cpu_busy_ns(), child_cpu_ns(), time.monotonic_ns()
         if done.returncode != 0:
             raise ProbeError(f"probe {cfg.name} exited with {done.returncode}: {done.stderr.strip()}")
         out = json.loads(done.stdout)
         out["cpu_stat"] = cg.stat()
         out["elapsed_ns"] = t1 - t0
         if busy0 is not None and busy1 is not None:
-            own = out["cpu_stat"].get("usage_ns") or sum(t["cpu_ns"] for t in out.get("threads", []))
+            # The probe's own CPU time, every thread (its rusage once reaped): the
+            # pingpong and timer probes report no per-thread times.
+            own = out["cpu_stat"].get("usage_ns") or (own1 - own0)
             out["others_cpu_ns"] = max(0, busy1 - busy0 - own)
         return out
     finally:

@@ -166,6 +166,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
         wakeup_latency: Default::default(),
+        pids: Vec::new(),
+        next_pid: task_specs_max_pid(s).map_or(0, |p| p + 1),
+        wanted_pid: None,
         trace: sink.map(|sink| {
             let meta = TraceMeta { nr_cpus: nr, groups: all_groups.iter().map(|g| g.name.clone()).fold(vec!["root".to_string()], |mut v, n| { v.push(n); v }) };
             Tracer::new(sink, &meta)
@@ -186,6 +189,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             })
             .collect(),
         idle_hw: crate::sched::IdleHardware::new(&m),
+        events_by_kind: Default::default(),
         tick_do_timer_cpu: Some(0),
         nohz_idle_cpus: 0,
         irq_until: vec![0; nr],
@@ -245,6 +249,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             let name = if t.count > 1 { format!("{}-{copy}", t.name) } else { t.name.clone() };
             let mask = if t.pin_each { CpuMask::single(pins[copy % pins.len()]) } else { affinity };
             let group = t.group.as_ref().map_or(0, |g| group_index[g]);
+            sim.wanted_pid = t.pid;
             let tid = sim.create_task(name, program, t.nice, mask, group, t.process.as_deref(), t.footprint_kib * 1024, None);
             if let Some(slack) = t.timer_slack {
                 sim.tasks[tid].timer_slack_ns = slack.0;
@@ -389,12 +394,27 @@ impl Simulator {
         };
         let first = cpus_allowed.first().expect("non-empty affinity");
         let shared = self.shared_mask(cpus_allowed);
+        // Where the scenario gives pids, the others (and forked tasks) get the next ones.
+        let pid = match (self.next_pid, self.wanted_pid.take()) {
+            (0, _) => tid + 1,
+            (_, Some(p)) => p,
+            (n, None) => {
+                self.next_pid = n + 1;
+                n
+            }
+        };
+        if self.next_pid > 0 {
+            self.pids.push(pid);
+            if let Some(t) = &mut self.trace {
+                t.pids.push(pid);
+            }
+        }
         if let Some(t) = &mut self.trace {
-            t.task(self.now, tid + 1, mm, parent.map_or(0, |p| p + 1), &name, nice);
+            t.task(self.now, pid, mm, parent.map_or(0, |p| self.pids.get(p).copied().unwrap_or(p + 1)), &name, nice);
         }
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {
-                pid: tid + 1,
+                pid,
                 name,
                 group: self.groups[group].name.clone(),
                 start_ns: self.now,
@@ -512,4 +532,9 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
         }
     }
     Ok(())
+}
+
+/// The largest pid the scenario's tasks give, if any gives one.
+fn task_specs_max_pid(s: &Scenario) -> Option<usize> {
+    s.tasks.iter().filter_map(|t| t.pid).max()
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::Simulator;
 use crate::api::RunOutput;
 use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
+use crate::time::Ns;
 use crate::topology::Distance;
 
 impl Simulator {
@@ -29,6 +30,21 @@ impl Simulator {
             out.push(format!("and {} more", blocked.len() - 8));
         }
         out
+    }
+
+    /// When the last task blocked or exited: a blocked task's time was last accounted
+    /// (update_curr) as it left its CPU.
+    fn deadlock_start(&self) -> Ns {
+        use crate::task::TaskState;
+        self.tasks
+            .iter()
+            .map(|t| match t.state {
+                TaskState::Exited => t.stats.exit_ns.unwrap_or(0),
+                TaskState::Blocked => t.progress_stamp,
+                _ => self.now,
+            })
+            .max()
+            .unwrap_or(self.now)
     }
 
     /// The summary figures as the state holds them now (spans closed by the caller).
@@ -193,6 +209,13 @@ impl Simulator {
             engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
+                deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),
+                events_by_kind: crate::engine::queue::EventKind::NAMES
+                    .iter()
+                    .zip(self.events_by_kind)
+                    .filter(|&(_, n)| n > 0)
+                    .map(|(name, n)| (name.to_string(), n))
+                    .collect(),
             },
             summary,
             workload: BTreeMap::new(),

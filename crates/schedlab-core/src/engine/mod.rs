@@ -170,6 +170,9 @@ pub struct Counters {
     pub newidle_lb_above_llc: u64,
 }
 
+/// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
+pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
+
 /// One run in progress.
 pub struct Simulator {
     pub(crate) scenario_name: String,
@@ -204,6 +207,8 @@ pub struct Simulator {
     pub(crate) max_events: u64,
     pub(crate) q: EventQueue,
     pub(crate) events: u64,
+    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
+    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
     pub(crate) tasks: Vec<Task>,
     pub(crate) rngs: Vec<Stream>,
     pub(crate) programs: Vec<Program>,
@@ -248,6 +253,13 @@ pub struct Simulator {
     pub(crate) counters: Counters,
     pub(crate) wakeup_latency: LatencyHistogram,
     pub(crate) trace: Option<Tracer>,
+    /// pid of each task in results and traces, where a scenario gives pids (empty: a
+    /// task's pid is its index + 1).
+    pub(crate) pids: Vec<usize>,
+    /// Next pid to hand out once `pids` is in use (0: not in use).
+    pub(crate) next_pid: usize,
+    /// The pid the scenario gives the next task created.
+    pub(crate) wanted_pid: Option<usize>,
     pub(crate) mm: crate::sched::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
@@ -359,6 +371,7 @@ impl Simulator {
             self.measurement_tick(t);
             self.now = t;
             self.events += 1;
+            self.events_by_kind[ev.index()] += 1;
             if ev == EventKind::End {
                 stopped_by = "duration";
                 break;
@@ -418,6 +431,8 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].seg_gen == gen {
                     self.segment_end(cpu);
+                } else {
+                    self.count_stale(ev, 9);
                 }
             }
             EventKind::Hrtimer { cpu, seq } => self.hrtimer_event(cpu as usize, seq),
@@ -431,6 +446,8 @@ impl Simulator {
                 let cpu = cpu as usize;
                 if self.rqs[cpu].tick_gen == gen {
                     self.scheduler_tick(cpu);
+                } else {
+                    self.count_stale(ev, 10);
                 }
             }
             EventKind::Resched { cpu } => {
@@ -445,6 +462,13 @@ impl Simulator {
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
             EventKind::End => {}
         }
+    }
+
+    /// Counts a popped event whose generation was stale under `stale` instead of its kind.
+    #[inline]
+    pub(crate) fn count_stale(&mut self, ev: EventKind, stale: usize) {
+        self.events_by_kind[ev.index()] -= 1;
+        self.events_by_kind[stale] += 1;
     }
 
     /// Processes the next event (tests drive the engine step by step); false when none.

@@ -89,6 +89,31 @@ pub enum EventKind {
     End,
 }
 
+impl EventKind {
+    /// Names of the kinds, indexed by [`EventKind::index`], with the stale events a
+    /// handler drops counted under names of their own (see `Simulator::dispatch`).
+    pub const NAMES: [&'static str; 12] = [
+        "segment_end", "hrtimer", "timer_irq", "task_start", "tick", "bandwidth_timer", "bandwidth_csd", "resched",
+        "end", "segment_end_stale", "tick_stale", "hrtimer_stale",
+    ];
+
+    /// The kind's index into [`EventKind::NAMES`].
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            EventKind::SegmentEnd { .. } => 0,
+            EventKind::Hrtimer { .. } => 1,
+            EventKind::TimerIrq { .. } => 2,
+            EventKind::TaskStart { .. } => 3,
+            EventKind::Tick { .. } => 4,
+            EventKind::Bandwidth { .. } => 5,
+            EventKind::BwCsd { .. } => 6,
+            EventKind::Resched { .. } => 7,
+            EventKind::End => 8,
+        }
+    }
+}
+
 /// A heap entry: time, class and sequence packed into one u128 so that ordering is a
 /// single comparison, with the event beside it (24 bytes per entry in all).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

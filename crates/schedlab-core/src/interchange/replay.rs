@@ -54,6 +54,7 @@ pub fn to_scenario(tl: &Timelines, machine: MachineSpec, opts: &ReplayOptions, n
         let name = if t.comm.is_empty() { format!("pid{}", t.pid) } else { t.comm.clone() };
         tasks.push(TaskSpec {
             start: Some(Duration(t.first_seen.saturating_sub(tl.start))),
+            pid: (t.pid > 0).then_some(t.pid),
             ..crate::workload::task(&name, program)
         });
     }
@@ -68,6 +69,7 @@ pub fn to_scenario(tl: &Timelines, machine: MachineSpec, opts: &ReplayOptions, n
         templates: Vec::new(),
         timers: Vec::new(),
         run: RunSpec { until: Some(Until::WorkloadDone), ..Default::default() },
+        rt_app: None,
     }
 }
 

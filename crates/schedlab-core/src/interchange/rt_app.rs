@@ -21,20 +21,12 @@ use std::collections::BTreeMap;
 
 use super::lenient_json::{self, Node, Value};
 use super::ImportError;
+use super::rt_app_spec::{SchedAttrSpec, DEFAULT_MEM_BUFFER, IO_WRITE_NS, MEM_BYTES_PER_NS};
 use crate::scenario::{
-    CondWaitSpec, Duration, ForkSpec, GroupSpec, KernelSpec, LoopSpec, MachineSpec, OpSpec, PeriodicMode, PeriodicSpec, RunSpec,
-    Scenario, TaskSpec, Until,
+    CondWaitSpec, Duration, ForkSpec, GroupSpec, KernelSpec, LoopSpec, MachineSpec, MemSpec, OpSpec, PeriodicMode, PeriodicSpec,
+    RunSpec, Scenario, TaskSpec, Until,
 };
 use crate::time::{Ns, NSEC_PER_USEC};
-
-/// memset() speed of `mem` events: 10 bytes/ns (10 GB/s) of one core writing a
-/// buffer that fits in its caches. An estimate, not a measurement of any machine.
-const MEM_BYTES_PER_NS: u64 = 10;
-/// One write() of `iorun` to rt-app's default io_device, /dev/null: a system call
-/// that copies nothing. An estimate (about one syscall round trip), not a measurement.
-const IO_WRITE_NS: Ns = 500;
-/// rt-app's default mem_buffer_size (tutorial.txt, "default global object").
-const DEFAULT_MEM_BUFFER: u64 = 4 * 1024 * 1024;
 /// What a run that rt-app would let go until Ctrl-C is simulated for.
 const FOREVER_RUN_S: f64 = 10.0;
 
@@ -83,6 +75,10 @@ struct Ctx<'a> {
     groups: BTreeMap<String, GroupSpec>,
     forked: Vec<String>,
     shared_timers: BTreeMap<String, usize>,
+    /// What is kept but not modeled ("SCHED_FIFO") -> the threads asking for it.
+    unmodeled: BTreeMap<String, Vec<String>>,
+    /// The `global` object as written, kept for export.
+    global: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Ctx<'_> {
@@ -165,6 +161,8 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
         groups: BTreeMap::new(),
         forked: Vec::new(),
         shared_timers: BTreeMap::new(),
+        unmodeled: BTreeMap::new(),
+        global: None,
     };
     if opts.machine.is_none() && ext_field("machine").is_none() {
         cx.note("no machine given: a synthetic 8-CPU machine (topo cores = 8); choose one with --machine or \"schedlab\": {\"machine\": ...}".into());
@@ -195,6 +193,14 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
         }
         seen.push(name.clone());
         tasks.push(thread(&mut cx, name, node)?);
+    }
+    if !cx.unmodeled.is_empty() {
+        let what: Vec<String> = cx.unmodeled.iter().map(|(k, v)| format!("{k}: {}", v.join(", "))).collect();
+        cx.note(format!(
+            "not modeled yet (schedlab has the fair class only, without uclamp; issues 34, 35), run as fair tasks \
+             and kept for export: {}",
+            what.join("; ")
+        ));
     }
     // A forked thread is a template; instance 0 threads exist only as templates.
     let mut templates = Vec::new();
@@ -265,6 +271,7 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
         templates,
         timers: Vec::new(),
         run,
+        rt_app: cx.global.take(),
     };
     scenario.validate().map_err(|e| ImportError::new(file, 0, e.field, e.message))?;
     Ok(RtAppImport { scenario, notes: cx.notes })
@@ -315,6 +322,9 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
         return Err(cx.err(node, "global", format!("expected an object, got {}", node.kind())));
     };
     let mut duration = None;
+    if let serde_json::Value::Object(m) = node.to_json() {
+        cx.global = Some(m);
+    }
     for (k, v) in entries {
         let field = format!("global.{k}");
         match k.as_str() {
@@ -345,7 +355,7 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
             }
             "pi_enabled" => {
                 if matches!(v.value, Value::Bool(true)) {
-                    cx.note("global.pi_enabled: priority inheritance is not modeled".into());
+                    cx.note("global.pi_enabled: priority inheritance is not modeled (kept for export)".into());
                 }
             }
             "mem_buffer_size" => cx.mem_buffer = cx.int(v, &field)?.max(1) as u64,
@@ -362,43 +372,64 @@ struct Attrs {
     cpus: Option<String>,
     group: Option<Option<String>>,
     nice: Option<i32>,
+    /// policy, priority, dl-*, util_* as written (kept for export).
+    sched: SchedAttrSpec,
 }
 
-fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread_level: bool) -> Result<Attrs, ImportError> {
+/// `inherited`: the policy in force where `node` gives none (a thread's: the global
+/// default_policy; a phase's: its thread's).
+fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &str) -> Result<Attrs, ImportError> {
     let mut a = Attrs::default();
-    let policy = match node.get("policy") {
-        Some(p) => cx.string(p, &format!("{path}.policy"))?.to_string(),
-        None if thread_level => cx.default_policy.clone(),
-        None => String::new(),
-    };
-    let fair = match policy.as_str() {
-        "" | "SCHED_OTHER" => true,
-        "SCHED_BATCH" => {
-            cx.note(format!("{path}: SCHED_BATCH runs as SCHED_OTHER (its skipped wakeup preemption is not modeled)"));
-            true
+    if let Some(p) = node.get("policy") {
+        let policy = cx.string(p, &format!("{path}.policy"))?.to_string();
+        if !POLICIES.contains(&policy.as_str()) {
+            return Err(cx.err(p, &format!("{path}.policy"), format!("unknown policy '{policy}': expected {}", POLICIES.join(", "))));
         }
-        "SCHED_IDLE" => {
-            cx.note(format!("{path}: SCHED_IDLE runs as nice 19 (weight 15 rather than 3)"));
-            a.nice = Some(19);
-            false
-        }
-        "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE" => {
-            cx.note(format!("{path}: {policy} is not modeled (schedlab has the fair class only): runs as SCHED_OTHER nice 0"));
-            false
-        }
-        other => {
-            // Only a thread's own policy gets here: the global default is checked as read.
-            let n = node.get("policy").unwrap_or(node);
-            return Err(cx.err(n, &format!("{path}.policy"), format!("unknown policy '{other}': expected {}", POLICIES.join(", "))));
-        }
-    };
+        a.sched.policy = Some(policy);
+    }
     if let Some(p) = node.get("priority") {
-        let v = cx.int(p, &format!("{path}.priority"))?;
-        if fair {
-            if !(-20..=19).contains(&v) {
-                return Err(cx.err(p, &format!("{path}.priority"), format!("nice {v} is outside -20..19")));
+        a.sched.priority = Some(cx.int(p, &format!("{path}.priority"))?);
+    }
+    for (k, slot) in [("dl-runtime", &mut a.sched.runtime), ("dl-period", &mut a.sched.period), ("dl-deadline", &mut a.sched.deadline)] {
+        if let Some(n) = node.get(k) {
+            *slot = Some(Duration(cx.us(n, &format!("{path}.{k}"))?));
+        }
+    }
+    for (k, slot) in [("util_min", &mut a.sched.util_min), ("util_max", &mut a.sched.util_max)] {
+        if let Some(n) = node.get(k) {
+            let v = cx.int(n, &format!("{path}.{k}"))?;
+            if !(0..=1024).contains(&v) {
+                return Err(cx.err(n, &format!("{path}.{k}"), format!("{v} is outside 0..1024 (SCHED_CAPACITY_SCALE)")));
             }
-            a.nice = Some(v as i32);
+            *slot = Some(v as u32);
+        }
+    }
+    // What the fair-class model makes of it, under the policy in force.
+    let policy = Some(a.sched.policy.clone().unwrap_or_else(|| inherited.to_string()));
+    let mut kept = SchedAttrSpec { policy: policy.clone(), ..a.sched.clone() };
+    match policy.as_deref() {
+        None | Some("SCHED_OTHER") | Some("SCHED_BATCH") => {
+            if let Some(v) = a.sched.priority {
+                if !(-20..=19).contains(&v) {
+                    let p = node.get("priority").unwrap_or(node);
+                    return Err(cx.err(p, &format!("{path}.priority"), format!("nice {v} is outside -20..19")));
+                }
+                a.nice = Some(v as i32);
+            }
+            if policy.as_deref() == Some("SCHED_BATCH") {
+                cx.unmodeled.entry("SCHED_BATCH (as SCHED_OTHER)".into()).or_default().push(thread.to_string());
+            }
+        }
+        Some("SCHED_IDLE") => a.nice = Some(19),
+        Some(_) => kept.priority = None, // an RT priority: nothing the fair class uses
+    }
+    if policy.as_deref() == Some("SCHED_IDLE") {
+        cx.unmodeled.entry("SCHED_IDLE (as nice 19)".into()).or_default().push(thread.to_string());
+    }
+    for what in kept.unmodeled() {
+        let v = cx.unmodeled.entry(what.to_string()).or_default();
+        if !v.iter().any(|t| t == thread) {
+            v.push(thread.to_string());
         }
     }
     if let Some(c) = node.get("cpus") {
@@ -417,10 +448,8 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread_level: bool) -> Resul
         let path_s = cx.string(g, &format!("{path}.taskgroup"))?.to_string();
         a.group = Some(cx.group(&path_s));
     }
-    for (k, what) in [("nodes_membind", "NUMA memory binding"), ("util_min", "uclamp"), ("util_max", "uclamp"), ("dl-runtime", "SCHED_DEADLINE"), ("dl-period", "SCHED_DEADLINE"), ("dl-deadline", "SCHED_DEADLINE")] {
-        if node.get(k).is_some() {
-            cx.note(format!("{path}.{k}: {what} is not modeled, ignored"));
-        }
+    if node.get("nodes_membind").is_some() {
+        cx.note(format!("{path}.nodes_membind: NUMA memory binding is not modeled, ignored"));
     }
     Ok(a)
 }
@@ -441,7 +470,9 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         }
         None => 1,
     };
-    let a = attrs(cx, node, &path, true)?;
+    let default_policy = cx.default_policy.clone();
+    let a = attrs(cx, node, &path, name, &default_policy)?;
+    let thread_policy = a.sched.policy.clone().unwrap_or(default_policy);
     let delay = match node.get("delay") {
         Some(d) => cx.us(d, &format!("{path}.delay"))?,
         None => 0,
@@ -464,7 +495,7 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
             if pnode.entries().is_none() {
                 return Err(cx.err(pnode, &ppath, format!("expected an object, got {}", pnode.kind())));
             }
-            let pa = attrs(cx, pnode, &ppath, false)?;
+            let pa = attrs(cx, pnode, &ppath, name, &thread_policy)?;
             // A phase without cpus runs on the thread's; without taskgroup, stays put.
             let want_cpus = pa.cpus.clone().or_else(|| a.cpus.clone());
             if want_cpus != cur.cpus {
@@ -477,8 +508,12 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
                     cur.group = Some(g);
                 }
             }
-            if pa.nice.is_some() && pa.nice != a.nice {
-                cx.note(format!("{ppath}.priority: a phase's own priority is not modeled: the thread keeps nice {}", a.nice.unwrap_or(0)));
+            if !pa.sched.is_empty() {
+                // rt-app sets these at the phase's start; schedlab keeps them for export.
+                if pa.nice.is_some() && pa.nice != a.nice {
+                    cx.note(format!("{ppath}.priority: a phase's own priority is not modeled: the thread keeps nice {}", a.nice.unwrap_or(0)));
+                }
+                program.push(OpSpec::SetSchedAttr(pa.sched.clone()));
             }
             let body = events(cx, pnode, &ppath, name)?;
             let l = phase_loop(cx, pnode, &ppath, 1)?;
@@ -507,6 +542,8 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         footprint_kib: ext.footprint_kib,
         start: (delay > 0).then_some(Duration(delay)),
         timer_slack: ext.timer_slack,
+        sched_attr: (!a.sched.is_empty()).then_some(a.sched),
+        pid: None,
         program,
     };
     Ok((task, instances))
@@ -549,6 +586,8 @@ fn events(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str) -> Result<Vec
     for (key, v) in node.entries().unwrap_or_default() {
         let field = format!("{path}.{key}");
         if let Some(step) = key.strip_prefix("schedlab.") {
+            // Repeated steps carry a number suffix (record, record1), as rt-app's events.
+            let step = step.trim_end_matches(|c: char| c.is_ascii_digit());
             let mut doc = serde_json::Map::new();
             doc.insert(step.to_string(), v.to_json());
             let op: OpSpec = serde_json::from_value(doc.into()).map_err(|e| cx.err(v, &field, e.to_string()))?;
@@ -615,7 +654,7 @@ fn events(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str) -> Result<Vec
             "barrier" => out.push(OpSpec::Barrier(cx.string(v, &field)?.to_string())),
             "mem" => {
                 let bytes = cx.int(v, &field)?.max(0) as u64;
-                out.push(OpSpec::Run(Duration(bytes.div_ceil(MEM_BYTES_PER_NS))));
+                out.push(OpSpec::Mem(MemSpec { bytes, buffer: cx.mem_buffer }));
                 cx.note(format!("mem events: memset at {MEM_BYTES_PER_NS} bytes/ns, an estimate, as CPU work"));
             }
             "memrun" => {
@@ -626,8 +665,7 @@ fn events(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str) -> Result<Vec
             }
             "iorun" => {
                 let bytes = cx.int(v, &field)?.max(0) as u64;
-                let writes = bytes.div_ceil(cx.mem_buffer);
-                out.push(OpSpec::Run(Duration(writes.saturating_mul(IO_WRITE_NS))));
+                out.push(OpSpec::Iorun(MemSpec { bytes, buffer: cx.mem_buffer }));
                 cx.note(format!("iorun events: one write() of up to mem_buffer_size bytes to /dev/null costs {IO_WRITE_NS} ns, an estimate, as CPU work"));
             }
             "yield" => out.push(OpSpec::Yield),

@@ -118,6 +118,9 @@ pub struct ParsedTrace {
 pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
     let mut out = ParsedTrace { flavour: "ftrace", ..Default::default() };
     let mut perf_lines = 0u64;
+    // (timestamp, line) of the latest event: a trace runs forward in time.
+    let mut last: Option<(Ns, usize)> = None;
+    let mut events = 0u64;
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -137,6 +140,20 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         if head.cpu >= crate::cpumask::MAX_CPUS {
             return Err(ImportError::new(file, n, "cpu", format!("CPU {} is beyond the {} CPUs schedlab models", head.cpu, crate::cpumask::MAX_CPUS)));
         }
+        if let Some((ts, at)) = last.filter(|&(ts, _)| head.ts < ts) {
+            return Err(ImportError::new(
+                file,
+                n,
+                "timestamp",
+                format!(
+                    "{} s is before {} s of line {at}: a trace runs forward in time (two traces joined, or per-CPU buffers not merged?)",
+                    secs(head.ts),
+                    secs(ts)
+                ),
+            ));
+        }
+        last = Some((head.ts, n));
+        events += 1;
         perf_lines += head.perf as u64;
         let event = match head.event {
             "sched_switch" => decode_switch(head.args),
@@ -163,10 +180,18 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         .map_err(|(field, msg)| ImportError::new(file, n, format!("{}.{field}", head.event), msg))?;
         out.lines.push(TraceLine { line: n, ts: head.ts, cpu: head.cpu, ctx_pid: head.pid, in_irq: head.in_irq, event });
     }
+    if events == 0 {
+        return Err(ImportError::new(file, 0, "trace", "no events: the file is empty or holds only comments and headers"));
+    }
     if perf_lines * 2 > out.lines.len() as u64 + out.other_events {
         out.flavour = "perf";
     }
     Ok(out)
+}
+
+/// A timestamp as the trace prints it (seconds, 6 decimals).
+fn secs(ns: Ns) -> String {
+    format!("{}.{:06}", ns / 1_000_000_000, ns % 1_000_000_000 / 1000)
 }
 
 fn shorten(s: &str) -> String {
@@ -425,14 +450,14 @@ mod tests {
     fn reads_the_three_ftrace_flavours_and_perf() {
         let text = "\
 # tracer: nop
-          <idle>-0     [001] d..2.  5075.958079: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my task next_pid=12 next_prio=120
-   <...>-1701  [001]    76.211513: sched_switch:          prev_comm=trace-cmd prev_pid=1701 prev_prio=120 prev_state=64 next_comm=swapper/1 next_pid=0 next_prio=120
+          <idle>-0     [001] d..2.  1.958079: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=my task next_pid=12 next_prio=120
+   <...>-1701  [001]    5.211513: sched_switch:          prev_comm=trace-cmd prev_pid=1701 prev_prio=120 prev_state=64 next_comm=swapper/1 next_pid=0 next_prio=120
      bash-1234  (1234) [002] d.h3. 10.000000500: sched_waking: comm=cat pid=77 prio=120 target_cpu=002
      bash-1234  [002]  10.5: sched_switch: bash:1234 [120] S ==> cat:77 [120]
      bash-1234  [002]  10.6: sched_wakeup: cat:77 [120] success=1 CPU:003
             Xorg   829 [003]  2726.130986: sched:sched_wakeup: comm=spotify pid=9288 prio=120 target_cpu=000
 CPU:2 [LOST 45 EVENTS]
-     bash-1234  [002]  10.7: irq_handler_entry: irq=5 name=eth0
+     bash-1234  [002]  2727.7: irq_handler_entry: irq=5 name=eth0
 ";
         let t = parse(text, "t.txt").unwrap();
         assert_eq!(t.lines.len(), 6);
@@ -452,5 +477,11 @@ CPU:2 [LOST 45 EVENTS]
         assert_eq!(e.to_string(), "t.txt:1: sched_switch.next_pid: expected a non-negative integer, got 'x'");
         let e = parse("# header\nhello world\n", "t.txt").unwrap_err();
         assert!(e.to_string().starts_with("t.txt:2: line: not a trace event line"), "{e}");
+        // A trace runs forward in time, and has events.
+        let two = "  a-1 [000] 2.0: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n  a-1 [001] 1.5: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n";
+        let e = parse(two, "t.txt").unwrap_err();
+        assert_eq!(e.to_string(), "t.txt:2: timestamp: 1.500000 s is before 2.000000 s of line 1: a trace runs forward in time (two traces joined, or per-CPU buffers not merged?)");
+        let e = parse("# tracer: nop\n#\n", "t.txt").unwrap_err();
+        assert_eq!(e.to_string(), "t.txt:0: trace: no events: the file is empty or holds only comments and headers");
     }
 }

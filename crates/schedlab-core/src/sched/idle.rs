@@ -333,8 +333,10 @@ impl Simulator {
         if let Some(cache) = self.mm.cache_mut() {
             cache.core_power_down(cpu, down);
         }
-        let llc_down = self.m.llc_span[self.m.cpus[cpu].llc].iter().all(|c| self.idle_hw.core_down_at[self.m.cpus[c].core].is_some());
-        self.llc_idle_flush_what_if(cpu, down, llc_down);
+        if self.m.cost.cache.llc_flush_after_idle_us > 0.0 {
+            let llc_down = self.m.llc_span[self.m.cpus[cpu].llc].iter().all(|c| self.idle_hw.core_down_at[self.m.cpus[c].core].is_some());
+            self.llc_idle_flush_what_if(cpu, down, llc_down);
+        }
         let socket = self.idle_hw.core_socket[core_id];
         let Some(flushes_llc) = package else { return };
         if self.idle_hw.socket_down[socket] < self.idle_hw.socket_cores[socket] {

@@ -115,7 +115,9 @@ impl Simulator {
     pub(crate) fn hrtimer_event(&mut self, cpu: usize, seq: u64) {
         let hard = self.now;
         if !self.timers.hr.is_queued(HrtimerKey { cpu, hard, seq }) {
-            return; // expired early by another interrupt (slack), or cancelled
+            // Expired early by another interrupt (slack), or cancelled.
+            self.count_stale(crate::engine::queue::EventKind::Hrtimer { cpu: cpu as u32, seq }, 11);
+            return;
         }
         self.timer_interrupt(cpu, false);
     }

@@ -15,6 +15,7 @@ pub mod domains;
 pub mod preset_costs;
 pub mod preset_energy;
 pub mod preset_idle;
+pub mod preset_sources;
 pub mod presets;
 pub mod sysfs;
 

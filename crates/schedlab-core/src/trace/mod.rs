@@ -138,6 +138,25 @@ pub enum TraceEvent {
     },
 }
 
+impl TraceEvent {
+    /// The same event with every pid passed through `f`.
+    pub fn map_pids(self, f: impl Fn(usize) -> usize) -> TraceEvent {
+        use TraceEvent::*;
+        match self {
+            Switch { prev, prev_state, next } => Switch { prev: f(prev), prev_state, next: f(next) },
+            Waking { pid, target_cpu, from_irq } => Waking { pid: f(pid), target_cpu, from_irq },
+            Wakeup { pid, target_cpu } => Wakeup { pid: f(pid), target_cpu },
+            WakeupNew { pid, target_cpu } => WakeupNew { pid: f(pid), target_cpu },
+            Migrate { pid, orig_cpu, dest_cpu } => Migrate { pid: f(pid), orig_cpu, dest_cpu },
+            Fork { parent, child } => Fork { parent: f(parent), child: f(child) },
+            Exit { pid } => Exit { pid: f(pid) },
+            MmCid { pid, cid } => MmCid { pid: f(pid), cid },
+            SharedRunqPull { pid, from_cpu } => SharedRunqPull { pid: f(pid), from_cpu },
+            e @ (CpuIdle { .. } | CpuFrequency { .. } | TimerExpire { .. } | CfsThrottle { .. } | TlbFlush { .. }) => e,
+        }
+    }
+}
+
 /// A timestamped record on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -338,6 +357,9 @@ pub(crate) struct Tracer {
     tgid_of_mm: std::collections::BTreeMap<usize, usize>,
     /// Last cid reported per pid (mm_cid events fire on change only).
     last_cid: Vec<Option<u32>>,
+    /// The pid each task shows (index: the engine's pid - 1), where the scenario gives
+    /// pids; empty: the engine's own.
+    pub(crate) pids: Vec<usize>,
 }
 
 impl Tracer {
@@ -348,12 +370,15 @@ impl Tracer {
 
     pub(crate) fn new(mut sink: Box<dyn TraceSink>, meta: &TraceMeta) -> Tracer {
         let error = sink.begin(meta).err();
-        Tracer { sink, error, tgid_of_mm: Default::default(), last_cid: Vec::new() }
+        Tracer { sink, error, tgid_of_mm: Default::default(), last_cid: Vec::new(), pids: Vec::new() }
     }
 
     #[inline]
-    pub(crate) fn record(&mut self, r: TraceRecord) {
+    pub(crate) fn record(&mut self, mut r: TraceRecord) {
         if self.error.is_none() {
+            if !self.pids.is_empty() {
+                r.event = r.event.map_pids(|p| if p == 0 { 0 } else { self.pids.get(p - 1).copied().unwrap_or(p) });
+            }
             if let Err(e) = self.sink.record(&r) {
                 self.error = Some(e);
             }

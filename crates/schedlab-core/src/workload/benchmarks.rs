@@ -11,7 +11,11 @@
 //!   sk_sndbuf, writers woken when it is three quarters free, unix_writable(); pipes: 16
 //!   pages of merged writes, a writer woken when a page is freed). Everyone starts on
 //!   one "GO" (a poll on a pipe woken at once); figure: `Time:` from GO to the last
-//!   exit. Processes (default) or threads (one mm).
+//!   exit. Processes (-P, the default) or threads of one process (-T): a process's
+//!   exit(0) tears down the address space and the files its fork() copied before the
+//!   parent's wait() reaps it, a thread's exit does neither (its pthread_join() is a
+//!   futex wake); the switch between two processes' threads also switches mm, which
+//!   the engine's one context-switch cost does not tell apart (not modeled).
 //! - `schbench` (its default mode, with `-L`: no per-CPU spin lock around the work):
 //!   `m` message threads, each with `t` workers. A worker posts its message thread's
 //!   futex and waits on its list; the message thread wakes its whole list, stamping one
@@ -19,10 +23,12 @@
 //!   request is `usleep(s)` then `n` naive matrix multiplications over a private
 //!   `F` KiB working set; request latency runs from before the sleep to the end of the
 //!   work. Figures: wakeup and request latency percentiles, requests per second.
-//!   With `pipe` (-p BYTES) a worker does no request: it memsets BYTES of its page,
-//!   posts its message thread and waits; the message thread memsets each woken
-//!   worker's page and wakes it (xlist_wake_all() stamps the time per worker in pipe
-//!   mode): a futex ping-pong per pair. Figures: wakeup latency, loops per second.
+//!   With `-R` (requests per second) each message thread instead posts its share of
+//!   the rate (R / m) once a second, round robin over its workers, then sleeps to the
+//!   second's end (run_rps_thread); a worker runs every request queued for it. With
+//!   `-p` (pipe mode) there is no sleep and no work: a worker writes its `p`-byte page,
+//!   posts and waits, and the message thread writes each waiter's page before waking
+//!   it; the figure is transfers per second.
 //! - `hhvm`: open-loop load generators (nice -20) sending requests (Poisson) to a pool of
 //!   worker threads of one process; a request is CPU bursts with backend waits between
 //!   them and a large working set (JIT code and heap: poor cache locality, a costly
@@ -82,6 +88,11 @@ struct HackbenchParams {
     /// Kernel CPU time of one read beyond the system call. Estimate.
     #[serde(default = "read_work")]
     read_work: Duration,
+    /// Kernel CPU time of a worker process's exit(0) and its reaping (exit_mm's
+    /// teardown of the address space fork() copied, exit_files' close of the inherited
+    /// descriptors); absent: the machine's `fork_ns`, taken as what undoing the fork
+    /// costs (an estimate). Threads (-T) exit without either.
+    process_exit: Option<Duration>,
 }
 
 fn write_work() -> Duration {
@@ -115,19 +126,23 @@ fn hackbench_buffer(p: &HackbenchParams) -> (u64, u64) {
 }
 
 /// `hackbench`.
-pub(super) fn hackbench(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
+pub(super) fn hackbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: HackbenchParams = params(v)?;
     if p.groups == 0 || p.fds == 0 || p.loops == 0 || p.datasize == 0 {
         return Err(ScenarioError::new("workload.params", "groups, fds, loops and datasize must be at least 1"));
     }
     let (capacity, wake_at) = hackbench_buffer(&p);
     let process = p.threads.then(|| "hackbench".to_string());
+    // Each worker process ends with its exit(0): the teardown a thread does not do.
+    let exit = (!p.threads).then(|| OpSpec::Run(p.process_exit.unwrap_or(Duration(m.cost.fork_ns.round() as u64))));
     let mut tasks = Vec::new();
     for g in 0..p.groups {
         for r in 0..p.fds {
             let ch = format!("hb{g}.{r}");
             let body = vec![OpSpec::Wait(ch), OpSpec::Run(p.read_work)];
-            let mut t = task(&format!("receiver-{g}.{r}"), vec![OpSpec::Wait("hb-go".into()), OpSpec::Loop(LoopSpec { count: Some(p.fds as u64 * p.loops), body })]);
+            let mut prog = vec![OpSpec::Wait("hb-go".into()), OpSpec::Loop(LoopSpec { count: Some(p.fds as u64 * p.loops), body })];
+            prog.extend(exit.clone());
+            let mut t = task(&format!("receiver-{g}.{r}"), prog);
             t.process = process.clone();
             tasks.push(t);
         }
@@ -137,7 +152,9 @@ pub(super) fn hackbench(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resu
                 body.push(OpSpec::Run(p.write_work));
                 body.push(OpSpec::Send(SendSpec { channel: format!("hb{g}.{r}"), capacity, wake_at: Some(wake_at) }));
             }
-            let mut t = task(&format!("sender-{g}.{s}"), vec![OpSpec::Wait("hb-go".into()), OpSpec::Loop(LoopSpec { count: Some(p.loops), body })]);
+            let mut prog = vec![OpSpec::Wait("hb-go".into()), OpSpec::Loop(LoopSpec { count: Some(p.loops), body })];
+            prog.extend(exit.clone());
+            let mut t = task(&format!("sender-{g}.{s}"), prog);
             t.process = process.clone();
             tasks.push(t);
         }
@@ -185,18 +202,18 @@ struct SchbenchParams {
     /// Estimate: ~1 ns with the column walk hitting L2; schbench -C measures a host's.
     #[serde(default = "one_f")]
     ns_per_madd: f64,
-    /// -p: pipe mode's transfer size, bytes (0: off).
+    /// -R: requests per second, all message threads together (0: the default mode).
+    #[serde(default)]
+    rps: u64,
+    /// -p: pipe mode, bytes each transfer writes (0: off; schbench caps it at 1 MiB).
     #[serde(default)]
     pipe: u64,
-    /// Estimate: pipe mode's memset of a page the partner wrote last, ns per byte: the
-    /// stores stream into lines held by the other CPU (8 for 512 bytes); band 0.05-0.5.
-    #[serde(default = "pipe_ns_per_byte")]
-    pipe_ns_per_byte: f64,
 }
 
-fn pipe_ns_per_byte() -> f64 {
-    0.2
-}
+/// schbench's PIPE_TRANSFER_BUFFER: the largest -p.
+const PIPE_TRANSFER_BUFFER: u64 = 1024 * 1024;
+/// run_rps_thread() posts a second's requests, then sleeps to the second's end.
+const RPS_ROUND: Duration = Duration(1_000_000_000);
 
 fn one_f() -> f64 {
     1.0
@@ -211,47 +228,75 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
     if !(p.ns_per_madd.is_finite() && p.ns_per_madd > 0.0) {
         return Err(ScenarioError::new("workload.params.ns_per_madd", "expected a positive number"));
     }
-    if !(p.pipe_ns_per_byte.is_finite() && p.pipe_ns_per_byte >= 0.0) {
-        return Err(ScenarioError::new("workload.params.pipe_ns_per_byte", "expected a non-negative number"));
+    if p.rps > 0 && p.pipe > 0 {
+        return Err(ScenarioError::new("workload.params", "give rps (-R) or pipe (-p), not both"));
     }
     let workers = p.threads.unwrap_or(m.nr_cpus().div_ceil(p.message_threads));
-    // schbench's PIPE_TRANSFER_BUFFER: larger sizes are cut to it.
-    let pipe = p.pipe.min(1024 * 1024);
-    let memset = Duration((pipe as f64 * p.pipe_ns_per_byte).round() as u64);
     // matrix_size = sqrt(F KiB / 3 matrices / 8-byte words); one product is size^3 madds.
     let size = ((p.cache_footprint_kb * 1024 / 3 / 8) as f64).sqrt().floor();
     let work = Duration((size * size * size * p.ns_per_madd * p.operations as f64).round() as u64);
+    let pipe = p.pipe.min(PIPE_TRANSFER_BUFFER);
+    // memset() of a pipe page, at the same estimated speed as rt-app's mem events.
+    let memset = Duration(pipe.div_ceil(crate::interchange::rt_app_spec::MEM_BYTES_PER_NS));
     let mut tasks = Vec::new();
     for i in 0..p.message_threads {
         let (msg, list) = (format!("schbench-msg{i}"), format!("schbench-list{i}"));
-        if pipe > 0 {
-            // xlist_wake_all(): memset each worker's page, then its futex post.
-            let mut mt = task(&format!("message-{i}"), vec![forever(vec![OpSpec::Run(memset), OpSpec::WakeAll(list.clone()), OpSpec::Wait(msg.clone())])]);
+        let request = |body: &mut Vec<OpSpec>| {
+            body.push(OpSpec::Mark);
+            if p.sleep_usec > 0 {
+                body.push(OpSpec::Sleep(Duration(p.sleep_usec * 1000)));
+            }
+            body.push(OpSpec::Run(work));
+            body.push(record("schbench_request", RecordSince::Mark));
+        };
+        if p.rps > 0 {
+            // requests_per_sec /= message_threads, posted round robin over the workers
+            // within microseconds each second: a worker wakes once for its share of
+            // the second and runs the requests it finds queued one after the other
+            // (request_splice()), recording its wakeup latency once, as it slept once.
+            let share = p.rps / p.message_threads as u64;
+            let per = |k: usize| share / workers as u64 + u64::from((k as u64) < share % workers as u64);
+            let own = |k: usize| format!("schbench-req{i}.{k}");
+            let mut round: Vec<OpSpec> = (0..workers).filter(|&k| per(k) > 0).map(|k| OpSpec::Signal(own(k))).collect();
+            round.push(OpSpec::Periodic(crate::scenario::PeriodicSpec { period: RPS_ROUND, mode: crate::scenario::PeriodicMode::Relative, rt_app: false }));
+            let mut mt = task(&format!("message-{i}"), vec![forever(round)]);
             mt.process = Some("schbench".into());
             tasks.push(mt);
-            // msg_and_wait(): memset our page, post the message thread, wait.
-            let body = vec![OpSpec::Run(memset), OpSpec::Post(msg), OpSpec::Wait(list), record("schbench_wakeup", RecordSince::Message)];
-            let mut w = task(&format!("worker-{i}"), vec![forever(body)]);
-            w.count = workers;
-            w.process = Some("schbench".into());
-            tasks.push(w);
+            for k in (0..workers).filter(|&k| per(k) > 0) {
+                let mut one = Vec::new();
+                request(&mut one);
+                let body = vec![OpSpec::Wait(own(k)), record("schbench_wakeup", RecordSince::Message), OpSpec::Loop(LoopSpec { count: Some(per(k)), body: one })];
+                let mut w = task(&format!("worker-{i}.{k}"), vec![forever(body)]);
+                w.process = Some("schbench".into());
+                w.footprint_kib = p.cache_footprint_kb;
+                tasks.push(w);
+            }
             continue;
         }
-        let mut mt = task(&format!("message-{i}"), vec![forever(vec![OpSpec::WakeAll(list.clone()), OpSpec::Wait(msg.clone())])]);
+        let mut wake = Vec::new();
+        if pipe > 0 {
+            // xlist_wake_all(): a page written for each waiter before it is woken.
+            wake.push(OpSpec::Run(Duration(memset.0 * workers as u64)));
+        }
+        wake.extend([OpSpec::WakeAll(list.clone()), OpSpec::Wait(msg.clone())]);
+        let mut mt = task(&format!("message-{i}"), vec![forever(wake)]);
         mt.process = Some("schbench".into());
         tasks.push(mt);
-        let mut body = vec![OpSpec::Post(msg), OpSpec::Wait(list), record("schbench_wakeup", RecordSince::Message), OpSpec::Mark];
-        if p.sleep_usec > 0 {
-            body.push(OpSpec::Sleep(Duration(p.sleep_usec * 1000)));
+        let mut body = Vec::new();
+        if pipe > 0 {
+            body.push(OpSpec::Run(memset)); // msg_and_wait(): the worker's own page
         }
-        body.push(OpSpec::Run(work));
-        body.push(record("schbench_request", RecordSince::Mark));
+        body.extend([OpSpec::Post(msg), OpSpec::Wait(list), record("schbench_wakeup", RecordSince::Message)]);
+        if pipe == 0 {
+            request(&mut body);
+        }
         let mut w = task(&format!("worker-{i}"), vec![forever(body)]);
         w.count = workers;
         w.process = Some("schbench".into());
         w.footprint_kib = p.cache_footprint_kb;
         tasks.push(w);
     }
+    let nr_workers = (workers * p.message_threads) as f64;
     Ok(Generated::new(
         tasks,
         Box::new(move |r| {
@@ -259,12 +304,6 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             percentiles(r, "schbench_wakeup", "wakeup", &mut out);
             percentiles(r, "schbench_request", "request", &mut out);
             let secs = r.engine.sim_ns as f64 / 1e9;
-            if pipe > 0 {
-                // "avg worker transfer: N ops/sec": worker loops (one wakeup each).
-                let loops = r.histograms.get("schbench_wakeup").map_or(0, |h| h.count) as f64;
-                let window = r.summary.get("sim_seconds").copied().unwrap_or(secs).max(1e-9);
-                out.insert("loops_per_s".into(), loops / window);
-            }
             if let Some(h) = r.histograms.get("schbench_request") {
                 out.insert("rps".into(), h.count as f64 / secs.max(1e-9));
             }
@@ -283,6 +322,13 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             out.insert("sched_delay_message_us".into(), delay("message"));
             out.insert("sched_delay_worker_us".into(), delay("worker"));
             out.insert("request_work_us".into(), work.0 as f64 / 1e3);
+            if pipe > 0 {
+                // "avg worker transfer": transfers per worker-second, and their bytes.
+                let n = r.histograms.get("schbench_wakeup").map_or(0, |h| h.count) as f64;
+                let ops = n / (nr_workers * secs.max(1e-9));
+                out.insert("transfers_per_s".into(), ops);
+                out.insert("transfer_bytes_per_s".into(), ops * pipe as f64);
+            }
             out
         }),
     ))

@@ -118,6 +118,8 @@ pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpe
         footprint_kib: 0,
         start: None,
         timer_slack: None,
+        sched_attr: None,
+        pid: None,
         program,
     }
 }

@@ -42,9 +42,10 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("loops", "100", "messages each sender writes to each receiver (-l)"),
             p!("datasize", "100", "bytes per message (-s)"),
             p!("pipe", "false", "pipes instead of AF_UNIX stream sockets (-p)"),
-            p!("threads", "false", "threads of one process instead of processes (-T)"),
+            p!("threads", "false", "threads of one process (-T) instead of processes (-P)"),
             p!("write_work", "600ns", "kernel CPU time of one write beyond the system call"),
             p!("read_work", "400ns", "kernel CPU time of one read beyond the system call"),
+            p!("process_exit", "the machine's fork_ns", "kernel CPU time of a worker process's exit and reaping (not for -T)"),
         ],
         "schbench" => &[
             p!("message_threads", "1", "message threads (-m)"),
@@ -53,8 +54,8 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("operations", "5", "matrix multiplications per request (-n)"),
             p!("sleep_usec", "100", "usleep() before each request's work, us (-s)"),
             p!("ns_per_madd", "1.0", "CPU time of one multiply-add of the matrix product"),
-            p!("pipe", "0", "pipe mode (-p BYTES): workers only trade a BYTES page with their message thread, no sleep, no work"),
-            p!("pipe_ns_per_byte", "0.2", "pipe mode: the memset of the partner's page, ns per byte"),
+            p!("rps", "0", "requests per second, all message threads (-R; 0: the default mode)"),
+            p!("pipe", "0", "pipe mode: bytes per transfer (-p; 0: off; at most 1 MiB)"),
         ],
         "hhvm" => &[
             p!("workers", "2 x CPUs", "worker threads of the server process"),
@@ -77,6 +78,7 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("pairs", "1", "task pairs"),
             p!("rounds", "1000", "round trips per pair"),
             p!("work", "2us", "work each side does per message"),
+            p!("threads", "false", "each pair two threads of one process (default: two processes)"),
         ],
         "threadpool" => &[
             p!("threads", "required", "worker threads"),

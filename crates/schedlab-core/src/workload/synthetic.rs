@@ -16,6 +16,10 @@ struct PingPong {
     rounds: u64,
     #[serde(default = "two_us")]
     work: Duration,
+    /// Each pair is two threads of one process (no address-space switch between them);
+    /// default: two processes, as `perf bench sched pipe` forks.
+    #[serde(default)]
+    threads: bool,
 }
 
 fn two_us() -> Duration {
@@ -30,8 +34,12 @@ pub(super) fn pingpong(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Resul
         let (a2b, b2a) = (format!("ping{i}"), format!("pong{i}"));
         let body_a = vec![OpSpec::Run(p.work), OpSpec::Signal(a2b.clone()), OpSpec::Wait(b2a.clone())];
         let body_b = vec![OpSpec::Wait(a2b), OpSpec::Run(p.work), OpSpec::Signal(b2a)];
-        tasks.push(task(&format!("ping{i}"), vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body: body_a })]));
-        tasks.push(task(&format!("pong{i}"), vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body: body_b })]));
+        let process = p.threads.then(|| format!("pingpong{i}"));
+        for (name, body) in [(format!("ping{i}"), body_a), (format!("pong{i}"), body_b)] {
+            let mut t = task(&name, vec![OpSpec::Loop(LoopSpec { count: Some(p.rounds), body })]);
+            t.process = process.clone();
+            tasks.push(t);
+        }
     }
     let rounds = p.rounds as f64;
     Ok(Generated::new(

@@ -1,0 +1,107 @@
+//! What an rt-app file asks for that schedlab keeps as data without modeling it yet, so
+//! that an imported file exports back unchanged: sched_setattr() attributes (policies
+//! other than the fair class, real-time priorities, deadline parameters, uclamp), and
+//! rt-app's `mem` / `iorun` events, which run as CPU work of an estimated length.
+//!
+//! Mirrors: include/uapi/linux/sched/types.h `struct sched_attr` (sched_policy,
+//! sched_priority, sched_runtime, sched_deadline, sched_period, sched_util_min,
+//! sched_util_max) as rt-app's JSON names them (scheduler-tools/rt-app doc/tutorial.txt:
+//! `policy`, `priority`, `dl-runtime`, `dl-period`, `dl-deadline`, `util_min`, `util_max`).
+//! Model: the engine reads none of these fields beyond what the importer turned into
+//! fair-class terms (nice); issues 34 and 35 model the RT and deadline classes and uclamp.
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::Duration;
+
+/// sched_setattr() attributes of a task or an rt-app phase, as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedAttrSpec {
+    /// Policy name: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// rt-app's `priority`: nice for SCHED_OTHER/BATCH, sched_priority for FIFO/RR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<i64>,
+    /// sched_runtime (rt-app `dl-runtime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Duration>,
+    /// sched_period (rt-app `dl-period`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Duration>,
+    /// sched_deadline (rt-app `dl-deadline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<Duration>,
+    /// sched_util_min (uclamp), 0..1024.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_min: Option<u32>,
+    /// sched_util_max (uclamp), 0..1024.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_max: Option<u32>,
+}
+
+impl SchedAttrSpec {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == SchedAttrSpec::default()
+    }
+
+    /// Whether it asks for something schedlab does not model: a policy outside the fair
+    /// class (SCHED_IDLE is approximated by nice 19), deadline parameters or uclamp.
+    pub fn unmodeled(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        match self.policy.as_deref() {
+            Some("SCHED_FIFO") => out.push("SCHED_FIFO (at nice 0)"),
+            Some("SCHED_RR") => out.push("SCHED_RR (at nice 0)"),
+            Some("SCHED_DEADLINE") => out.push("SCHED_DEADLINE (at nice 0)"),
+            _ => {}
+        }
+        if self.runtime.is_some() || self.period.is_some() || self.deadline.is_some() {
+            out.push("dl-runtime/period/deadline");
+        }
+        if self.util_min.is_some() || self.util_max.is_some() {
+            out.push("util_min/util_max");
+        }
+        out
+    }
+}
+
+/// `{ mem = { bytes = 4096 } }` (rt-app `mem`: memset() of the thread's buffer) or
+/// `{ iorun = { bytes = 8192, buffer = 4194304 } }` (rt-app `iorun`: write()s of up to
+/// `buffer` bytes to the io_device, /dev/null by default).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemSpec {
+    /// Bytes written.
+    pub bytes: u64,
+    /// rt-app's global mem_buffer_size: the largest single memset() or write().
+    #[serde(default = "default_buffer")]
+    pub buffer: u64,
+}
+
+/// rt-app's default mem_buffer_size (doc/tutorial.txt, "default global object").
+pub const DEFAULT_MEM_BUFFER: u64 = 4 * 1024 * 1024;
+
+fn default_buffer() -> u64 {
+    DEFAULT_MEM_BUFFER
+}
+
+/// memset() speed of `mem` events: 10 bytes/ns (10 GB/s) of one core writing a buffer
+/// that fits in its caches. An estimate, not a measurement of any machine.
+pub const MEM_BYTES_PER_NS: u64 = 10;
+/// One write() of `iorun` to rt-app's default io_device, /dev/null: a system call that
+/// copies nothing. An estimate (about one syscall round trip), not a measurement.
+pub const IO_WRITE_NS: u64 = 500;
+
+impl MemSpec {
+    /// CPU work of a `mem` event (ns at capacity 1024).
+    pub fn mem_work_ns(&self) -> u64 {
+        self.bytes.div_ceil(MEM_BYTES_PER_NS)
+    }
+
+    /// CPU work of an `iorun` event: one write() per `buffer` bytes.
+    pub fn iorun_work_ns(&self) -> u64 {
+        self.bytes.div_ceil(self.buffer.max(1)).saturating_mul(IO_WRITE_NS)
+    }
+}
