@@ -667,6 +667,7 @@ from . import cli_bench  # noqa: E402,F401  (registers bench)
 from . import cli_host  # noqa: E402,F401  (registers validate-host)
 from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
 from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
+from . import cli_netperf  # noqa: E402,F401  (registers netperf)
 
 
 def _reflow(doc: str) -> str:

@@ -83,7 +83,6 @@ impl Simulator {
         put("shared_runq_lock_contended", locks.iter().map(|l| l.contended).sum::<u64>() as f64);
         let wait: u64 = locks.iter().map(|l| l.wait_ns).sum();
         put("shared_runq_lock_wait_seconds", wait as f64 / 1e9);
-        put("shared_runq_lock_wait_per_lock_ms", if locks.is_empty() { 0.0 } else { wait as f64 / locks.len() as f64 / 1e6 });
         put("shared_runq_failed_pulls", self.swq.failed_pulls as f64);
         put("shared_runq_discards", self.swq.discards as f64);
         put("newidle_random_skips", c.newidle_random_skips as f64);

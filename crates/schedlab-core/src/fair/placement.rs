@@ -651,4 +651,48 @@ mod tests {
             assert_eq!((got, examined, cost.to_bits(), nr), (want, want_examined, f64::to_bits(want_cost), want_nr), "trial {trial}");
         }
     }
+
+    /// Two LLCs of four CPUs (no SMT), each CPU running a task pinned to it: every scan
+    /// walks its whole span. Returns the simulator, "w" and the task on each CPU.
+    fn two_busy_llcs() -> (Simulator, usize, Vec<usize>) {
+        let mut toml = String::from("[machine]\ntopo = { sockets = 1, llcs = 2, cores = 4 }\n[kernel]\nprofile = \"6.6\"\nfeatures = { SIS_UTIL = false }\n");
+        for c in 0..8 {
+            toml += &format!("[[tasks]]\nname = \"c{c}\"\naffinity = \"{c}\"\nprogram = [{{ run = \"1s\" }}]\n");
+        }
+        toml += "[[tasks]]\nname = \"w\"\nstart = \"1s\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
+        let sc = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let s = Simulator::new(&sc, 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let on: Vec<usize> = (0..8).map(|c| s.tasks.iter().position(|t| t.stats.name == format!("c{c}")).unwrap()).collect();
+        assert!((0..8).all(|c| s.rqs[c].curr == Some(on[c])), "every CPU runs its task");
+        assert!(!s.m.share_llc(0, 4));
+        let w = s.tasks.iter().position(|t| t.stats.name == "w").unwrap();
+        (s, w, on)
+    }
+
+    #[test]
+    fn a_scan_of_another_ccx_costs_more_per_cpu_and_lands_on_the_readers_cpu() {
+        let (mut s, w, on) = two_busy_llcs();
+        let overhead = |s: &Simulator| -> Vec<u64> { on.iter().map(|&t| s.tasks[t].overhead_ns).collect() };
+        // CPU 0 scans its own LLC centred on CPU 2 (the wake_affine target, say).
+        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let own_llc = *s.m.llc_mask(0);
+        assert_eq!(s.select_idle_cpu(w, &own_llc, false, 2, 0, &super::ReadSet::default()), None);
+        let (a, own_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let own = a[0] - b[0];
+        assert!((1..8).all(|c| a[c] == b[c]), "only the reader pays: {b:?} -> {a:?}");
+        // CPU 0 scans the other LLC from its first CPU, as select_idle_node() does.
+        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let other_llc = *s.m.llc_mask(4);
+        assert_eq!(s.select_idle_cpu(w, &other_llc, false, 4, 0, &super::ReadSet::default()), None);
+        let (a, other_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let other = a[0] - b[0];
+        assert!((1..8).all(|c| a[c] == b[c]), "not the target's task, not anyone's but the reader's: {b:?} -> {a:?}");
+        assert_eq!((own_n, other_n), (4, 4), "every CPU of each span examined");
+        // Own LLC: three remote CPUs (its own runqueue is no transfer); the other: four.
+        let (same, far) = (s.m.cost.cacheline.at(crate::cost::Distance::SameLlc), s.m.cost.cacheline.at(s.m.distance(0, 4)));
+        assert!(far > same);
+        assert_eq!(own, (3.0 * super::SIS_LINES_PER_CPU * same) as u64);
+        assert_eq!(other, (4.0 * super::SIS_LINES_PER_CPU * far) as u64);
+        assert!(other as f64 / 4.0 > own as f64 / 3.0, "{other} for 4 CPUs vs {own} for 3");
+    }
 }

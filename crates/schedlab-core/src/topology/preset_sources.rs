@@ -139,7 +139,7 @@ fn source(f: CostFamily, key: &str, v: f64) -> Option<Provenance> {
         ("context_switch_ns", _) => derived(v, 0.5, 1.5, "[ctxsw] 1,070 ns thread switch less its system calls, wakeup and pick (estimated shares)"),
         ("ipi_send_ns", _) => estimate(v, 0.33, 2.0, "an ICR write / SGI plus smp_call_function queueing"),
         ("ipi_receive_ns", _) => estimate(v, 0.5, 2.0, "interrupt entry, handler and exit (IPI round trips of 1-3 us are the usual range)"),
-        ("migration_ns", _) => estimate(v, 0.5, 2.0, "dequeue/enqueue code plus ~4 lines at the distance"),
+        ("migration_ns", _) => estimate(v, 0.5, 2.0, "detach/attach code only: the lines it pulls are priced at their distance (sched/locks.rs)"),
         ("fork_ns", _) => estimate(v, 0.5, 2.0, "fork+exit of a small process (lmbench lat_proc class)"),
         ("kernel.syscall_entry_ns" | "kernel.syscall_exit_ns", _) => estimate(v, 0.5, 3.0, "~200 cycles each with mitigations (getpid round trips 70-100 ns at 4-5 GHz)"),
         ("kernel.ttwu_ns", _) => estimate(v, 0.5, 2.0, "pipe_write's wake-up path: ~1,500 cycles"),
@@ -149,7 +149,9 @@ fn source(f: CostFamily, key: &str, v: f64) -> Option<Provenance> {
         ("kernel.ipi_delivery_ns", _) => estimate(v, 0.4, 3.0, "from the ICR/SGI write to the target taking the interrupt"),
         ("kernel.idle_entry_ns", _) => estimate(v, 0.5, 2.0, "tick_nohz_idle_enter, governor selection, state entry"),
         ("kernel.pm_timer_read_ns", _) => estimate(v, 0.5, 3.0, "legacy port I/O to the chipset, ~1 us"),
-        ("kernel.ttwu_lines", _) => Provenance::new(Kind::Estimate, 2.0, 8.0, "lines a wakeup pulls: pi_lock, state, the entity, the rq lock and cfs_rq"),
+        ("kernel.ttwu_lines", _) => Provenance::new(Kind::Derived, 2.0, 4.0, "the wakee's task_struct lines: pi_lock, __state/on_cpu, the entity (the rq lock is modeled)"),
+        ("kernel.ttwu_activate_ns", _) => estimate(v, 0.67, 1.5, "ttwu_do_activate() under the target's lock: ~600 of ttwu's ~1,500 cycles"),
+        ("kernel.ttwu_rq_lines", _) => Provenance::new(Kind::Derived, 2.0, 4.0, "the target cfs_rq's counts/tree line and its cacheline-aligned sched_avg (sched.h)"),
         ("kernel.wake_data_lines", _) => Provenance::new(Kind::Estimate, 1.0, 4.0, "a pipe's or futex's wait queue head and data"),
         (
             "kernel.hrtimer_start_ns" | "kernel.hrtimer_cancel_ns" | "kernel.mod_timer_ns" | "kernel.del_timer_ns"
