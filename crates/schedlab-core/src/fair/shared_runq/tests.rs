@@ -152,7 +152,8 @@ fn a_pull_that_finds_its_task_running_leaves_it_and_pays_the_relock() {
     let mut s = sim("SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", SMALL, 1, extra);
     let p = id(&s, "p");
     let mut steps = 0;
-    while !(s.swq.shard_of(p).is_some() && s.resched_pending[1] && s.rqs[1].curr.is_none()) {
+    // Past the start (where every task is woken at once): p's wakeup after its sleep.
+    while !(s.now > 0 && s.swq.shard_of(p).is_some() && s.resched_pending[1] && s.rqs[1].curr.is_none()) {
         assert!(s.step() && steps < 100_000, "p is never woken onto idle CPU 1");
         steps += 1;
     }
@@ -163,6 +164,8 @@ fn a_pull_that_finds_its_task_running_leaves_it_and_pays_the_relock() {
     let charged = |s: &Simulator| s.irq_until[2].max(s.now);
     let (before, failed) = (charged(&s), s.swq.failed_pulls);
     let (src_contended, own_acq) = (s.spinlocks.rq[1].stats.contended, s.spinlocks.rq[2].stats.acquisitions);
+    let shard = s.swq.cpu_shard[1];
+    assert_eq!(s.swq.shard_tasks(shard), vec![p], "p alone in the shard");
     assert!(!s.sched_balance_newidle(2), "nothing is pulled");
     assert_eq!(s.tasks[p].cpu, 1, "p stays where it is about to run");
     assert_eq!(s.rqs[2].stats.shared_runq_pulls, 0);
