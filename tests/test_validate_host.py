@@ -86,6 +86,32 @@ def test_every_configuration_is_a_valid_scenario_and_runs():
     assert fib.probe_args(1, 1)[:2] == ["threads", "-t"] and "-p" in fib.probe_args(1, 1)
 
 
+def test_bursty_probe_threads_read_their_cputime_clock_as_the_probe_does():
+    """probe.c's spin_cpu() reads CLOCK_THREAD_CPUTIME_ID every 1000 additions (each a
+    system call running update_curr()); the never-sleeping threads (spin_cpu(0)) never
+    read it. With the reads, a bursty thread beside a waiting one is preempted when its
+    0.7 ms x 2 slice ends, as the host's trace shows (issue 29 item 2), not at a tick."""
+    import schedlab
+
+    fib = next(c for c in vc.configurations(2) if c.name == "fibtest")
+    tasks = vc.scenario(fib, "6.18", 250, 1, 2)["tasks"]
+    assert ["cputime_poll" in t for t in tasks] == [False, True], "fast thread 0 never reads its clock"
+    unl = next(c for c in vc.configurations(2) if c.name == "unlimited")
+    doc = vc.scenario(unl, "6.18", 250, 2.0, 2)
+    doc["machine"] = {"topo": {"cores": 2}}
+    assert all(t["cputime_poll"] == vc.PROBE_CPUTIME_POLL for t in doc["tasks"])
+
+    def switches(d):
+        return sum(t["nr_switches"] for t in schedlab.run(d, 1).raw["tasks"])
+
+    polled = switches(doc)
+    for t in doc["tasks"]:
+        del t["cputime_poll"]
+    ticked = switches(doc)
+    # Each preemption at a slice's end is one more switch than the bursts' own sleeps.
+    assert polled > ticked * 1.15, (polled, ticked)
+
+
 def test_without_rights_nothing_is_compared_and_it_exits_0(monkeypatch, cli):
     import schedlab.validate_host as v
 
@@ -235,3 +261,54 @@ def test_validate_host_runs_an_rt_app_file_on_this_host(cli):
     r = cli("validate-host", "--rt-app", str(RTAPP_DIR / "pipeline.json"), "-s", "1", "-r", "1", "-n", "1")
     assert r.exit_code == 0, r.output
     assert "thread source" in r.stdout and "wu_lat_us" in r.stdout
+
+
+def _sw(cpu, ts, pc, pp, st, nc, np_, ctx=None):
+    ctx = ctx or (f"{pc}-{pp}" if pp else "<idle>-0")
+    return (f"  {ctx}  [{cpu:03d}] d..2. {ts:.6f}: sched_switch: prev_comm={pc} prev_pid={pp} prev_prio=120 "
+            f"prev_state={st} ==> next_comm={nc} next_pid={np_} next_prio=120")
+
+
+def test_sched_trace_summary_reads_the_events_it_names():
+    from schedlab.validate_host.sched_trace import summarise
+
+    lines = [
+        "# tracer: nop",
+        "  <idle>-0  [000] d..2. 0.000000: sched_wakeup_new: comm=t1 pid=1 prio=120 target_cpu=000",
+        "  <idle>-0  [001] d..2. 0.000000: sched_wakeup_new: comm=t2 pid=2 prio=120 target_cpu=001",
+        _sw(0, 0.0, "swapper/0", 0, "R", "t1", 1),
+        _sw(1, 0.0, "swapper/1", 0, "R", "t2", 2),
+        "  t1-1  [000] d.h3. 0.001000: sched_waking: comm=t3 pid=3 prio=120 target_cpu=000",
+        "  t1-1  [000] d.h3. 0.001000: sched_wakeup: comm=t3 pid=3 prio=120 target_cpu=000",
+        _sw(0, 0.00101, "t1", 1, "R", "t3", 3),  # preempted 1010 us in; the wakee ran 10 us later
+        _sw(1, 0.002, "t2", 2, "S", "swapper/1", 0),  # CPU 1 idle while t1 waits on CPU 0
+        "  <idle>-0  [001] d.s2. 0.003000: sched_migrate_task: comm=t1 pid=1 prio=120 orig_cpu=0 dest_cpu=1",
+        _sw(1, 0.003, "swapper/1", 0, "R", "t1", 1),
+        _sw(0, 0.004, "t3", 3, "S", "swapper/0", 0),
+        _sw(1, 0.004, "t1", 1, "S", "swapper/1", 0),
+        "  other-9  [000] d..2. 0.004500: sched_wakeup: comm=other pid=9 prio=120 target_cpu=000",
+    ]
+    f = summarise(lines, lambda comm: comm.startswith("t"), 2)
+    assert f["idle_while_waiting"] == pytest.approx(0.25)
+    assert f["preemptions_per_s"] == pytest.approx(250.0) and f["preempted_after_us"] == pytest.approx(1010.0)
+    assert f["wakeups_onto_busy_per_s"] == pytest.approx(250.0) and f["wakee_runs_within_50us"] == 1.0
+    assert f["migrations_idle_balance_per_s"] == pytest.approx(250.0)
+    assert f["migrations_newidle_per_s"] == f["migrations_at_wakeup_per_s"] == 0.0
+    assert f["switch_ins_from_idle_recorded"] == 1.0
+
+
+def test_sched_trace_of_the_simulated_probe_preempts_at_the_slice(tmp_path):
+    """2 CPUs, 6.18: base slice 0.7 ms x (1 + log2 2). With the probe's clock reads the
+    bursty threads are preempted when it ends, as the host's trace shows (1.40 ms)."""
+    import re
+
+    from schedlab.validate_host.sched_trace import sim_trace, summarise
+
+    cfg = next(c for c in vc.configurations(2) if c.name == "unlimited")
+    path = tmp_path / "sim.trace.txt"
+    usage = sim_trace(cfg, 2.0, 1, "6.18", 250, 2, path)
+    with open(path) as f:
+        s = summarise(f, lambda comm: re.fullmatch(r"t\d+", comm) is not None, 2)
+    assert 1.0 < usage < 1.6
+    assert s["preempted_after_us"] == pytest.approx(1400.0, abs=30.0), s
+    assert s["preemptions_per_s"] > 150, s

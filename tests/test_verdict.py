@@ -131,3 +131,33 @@ def test_tables_escape_the_spread_header_and_mark_the_factor_in_the_row(cli):
     assert "†x" in push
     assert not [line for line in r.stdout.splitlines() if line != line.rstrip()]  # no padding when piped
     assert "Verdict:" in r.stdout and "reproduced" in r.stdout
+
+
+def test_published_rank_places_one_published_run_among_the_seeds():
+    from schedlab.reproduce.compare import published_rank, value_row
+    from schedlab.reproduce.report import published_place
+
+    assert published_rank([1.0, 2.0, 3.0, 4.0], 2.5) == 50.0
+    assert published_rank([1.0, 2.0, 3.0, 4.0], 2.0) == pytest.approx(37.5)  # a tie counts half
+    assert published_rank([1.0, 2.0], 0.5) == 0.0 and published_rank([1.0, 2.0], 9.0) == 100.0
+    assert published_rank([3.0, 3.0, 3.0], 2.0) is None  # the model says it does not vary
+    assert published_rank([1.0, 2.0], None) is None
+    exp = registry.get("timers")
+    r = value_row(exp, "m", "c", "x", "s", {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0}, 3.5)
+    assert r.published_rank == 75.0 and published_place(r) == "p75"
+    scaled = value_row(exp, "m", "c", "x", "s", {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0}, 3.5, scale=10.0)
+    assert published_place(scaled) == "< all 4"  # ranked among the calibrated values
+
+
+def test_verdict_table_says_where_the_published_figure_falls(cli):
+    import re
+
+    r = cli("reproduce", "timers", "--seeds", "10")
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("┃") and "pub. among seeds" in line)
+    col = [c.strip() for c in header.split("┃")].index("pub. among seeds")
+    change = next(line for line in lines if "zen3-2s pull vs push: ns_per_iteration" in line)
+    assert re.fullmatch(r"p\d+|[<>] all 10", [c.strip() for c in change.split("│")][col])
+    steady = next(line for line in lines if "zen3-2s pull: ns_per_iteration" in line)
+    assert [c.strip() for c in steady.split("│")][col] == "—"  # every seed gives the same figure

@@ -544,6 +544,9 @@ def reproduce(
     idle_check: bool = typer.Option(False, "--idle-check", help="Run everything again with idle capped at the halt "
                                     "state (C1/WFI) and flag each effect that changes sign or by more than 2x: "
                                     "effects of the idle states, not of the mechanism."),
+    bands: Optional[Path] = typer.Option(None, "--bands", help="A `schedlab sensitivity` study's sensitivity.json: "
+                                         "the report's error bars become each row's seed spread widened by its "
+                                         "constant band.", show_default=False),
 ) -> None:
     """Re-derive published results: each published figure simulated and judged (reproduced or not).
 
@@ -566,6 +569,11 @@ def reproduce(
                              "need the experiment's name, e.g. `schedlab reproduce mm_cid --delay-ms 10`")
         exps = apply_options(registry.select(names), exp_opts)
         cost_overrides = parse_cost(cost or [])
+        band_map = None
+        if bands is not None:
+            from .sensitivity.report import read_bands
+
+            band_map = read_bands(bands)
         if list_:
             _print_experiment_list(exps, json_out)
             return
@@ -585,7 +593,7 @@ def reproduce(
 
             write_markdown(out_dir, exps, rows, generated_by)
             (out_dir / "verdict.md").write_text(verdict_markdown(judged, exps, how, generated_by), encoding="utf-8")
-            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how)
+            reproduction_report(out_dir, exps, rows, generated_by, judged=judged, how=how, bands=band_map)
     if json_out:
         sys.stdout.write(json.dumps(rows_json(rows), indent=2) + "\n")
         return
@@ -668,6 +676,7 @@ from . import cli_host  # noqa: E402,F401  (registers validate-host)
 from . import cli_interchange  # noqa: E402,F401  (registers export-rt-app, trace-info, replay)
 from . import cli_tools  # noqa: E402,F401  (registers hackbench, schbench)
 from . import cli_netperf  # noqa: E402,F401  (registers netperf)
+from . import cli_sensitivity  # noqa: E402,F401  (registers sensitivity)
 
 
 def _reflow(doc: str) -> str:

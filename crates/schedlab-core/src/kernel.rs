@@ -51,118 +51,148 @@ pub enum FairPolicy {
     Eevdf,
 }
 
-/// Scheduler tunables, effective values, kernel names and units.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Tunables {
-    /// Timer interrupt frequency (CONFIG_HZ).
-    pub hz: u32,
-    /// Phase of the tick grid: the first tick fires this long after boot (modulo the
-    /// tick period), on every CPU (no skew_tick). None: drawn from the seed, as a
-    /// boot's timing would be.
-    pub tick_phase_ns: Option<Ns>,
-    /// CFS targeted preemption latency (`latency_ns`).
-    pub sched_latency_ns: Ns,
-    /// CFS minimum preemption granularity (`min_granularity_ns`).
-    pub sched_min_granularity_ns: Ns,
-    /// CFS wakeup preemption granularity (`wakeup_granularity_ns`).
-    pub sched_wakeup_granularity_ns: Ns,
-    /// EEVDF base slice (`base_slice_ns`).
-    pub sched_base_slice_ns: Ns,
-    /// Cache-hot threshold for migration decisions (`migration_cost_ns`, not scaled).
-    pub sched_migration_cost_ns: Ns,
-    /// Tasks moved per load-balance pass at most (`nr_migrate`).
-    pub sched_nr_migrate: u32,
-    /// Bandwidth slice handed to a CPU from a group's pool, µs.
-    pub sched_cfs_bandwidth_slice_us: u64,
-    /// Balance-interval multiplier while busy (sd->busy_factor).
-    pub busy_factor: u32,
-    /// cpuidle governor (the `cpuidle.governor=` boot option): "menu" or "teo".
-    pub cpuidle_governor: crate::cpuidle::GovernorKind,
-    /// Deepest idle state index allowed (states above are disabled in sysfs, as with
-    /// `processor.max_cstate` / `cpuidle.off=1` for 0); None = all.
-    pub cpuidle_max_state: Option<usize>,
-    /// PM QoS CPU resume latency limit, ns; None = no limit.
-    pub cpuidle_latency_req_ns: Option<Ns>,
-    /// Default timer slack of tasks' hrtimer sleeps (init_task.timer_slack_ns).
-    pub timer_slack_ns: Ns,
-    /// kernel.timer_migration sysctl: the push heuristic (before 6.9) or the pull
-    /// hierarchy (6.9+) is in force; 0 keeps every timer on its CPU.
-    pub timer_migration: bool,
-    /// CPUs excluded from timer housekeeping (the nohz_full= boot option, cpulist).
-    pub nohz_full: Option<String>,
-    /// kernel.watchdog_thresh sysctl, seconds: the soft-lockup detector's per-CPU
-    /// hrtimer fires every 2 x thresh / 5 s on every housekeeping CPU; 0 disables it.
-    pub watchdog_thresh: u64,
-    /// arm64 batched TLB flush only with at least this many online CPUs (the v4-v6
-    /// review threshold); None = always defer (as merged in 6.5).
-    pub tlb_batch_min_cpus: Option<usize>,
-    /// arm64 KPTI (kernel unmapped at EL0): every user TLB flush issues a second TLBI for
-    /// the user ASID. None = off: every arm64 CPU of the presets reports CSV3 or is on the
-    /// kernel's kpti_safe_list; a KASLR kernel on CPUs without E0PD (kaslr_requires_kpti,
-    /// e.g. Android GKI on Cortex-A78/X1) runs with it on.
-    pub kpti: Option<bool>,
-    /// ARM64_WORKAROUND_REPEAT_TLBI (TLBI; DSB ISH; TLBI for every TLBI, and no batched
-    /// flush in 6.5+). None = as the kernel decides: on if any CPU has an erratum the
-    /// profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and
-    /// Cortex-A510 #2441009 from 6.1).
-    pub arm64_repeat_tlbi: Option<bool>,
-    /// CPUs per shard of the shared runqueue (SHARED_RUNQ_SHARD_SZ, 6 in v2-v4).
-    pub shared_runq_shard_sz: usize,
+/// What a tunable's default may depend on.
+pub struct ProfileContext {
+    /// The profile's kernel version.
+    pub version: KernelVersion,
+    /// SCHED_TUNABLESCALING_LOG's factor for the machine's CPU count.
+    pub factor: u64,
 }
 
-/// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs names
-/// accepted as aliases). Writing a value sets the effective value, as debugfs does.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TunableOverrides {
-    /// See [`Tunables::hz`].
-    pub hz: Option<u32>,
-    /// See [`Tunables::tick_phase_ns`].
-    pub tick_phase_ns: Option<Ns>,
-    /// See [`Tunables::sched_latency_ns`].
-    #[serde(alias = "latency_ns")]
-    pub sched_latency_ns: Option<Ns>,
-    /// See [`Tunables::sched_min_granularity_ns`].
-    #[serde(alias = "min_granularity_ns")]
-    pub sched_min_granularity_ns: Option<Ns>,
-    /// See [`Tunables::sched_wakeup_granularity_ns`].
-    #[serde(alias = "wakeup_granularity_ns")]
-    pub sched_wakeup_granularity_ns: Option<Ns>,
-    /// See [`Tunables::sched_base_slice_ns`].
-    #[serde(alias = "base_slice_ns")]
-    pub sched_base_slice_ns: Option<Ns>,
-    /// See [`Tunables::sched_migration_cost_ns`].
-    #[serde(alias = "migration_cost_ns")]
-    pub sched_migration_cost_ns: Option<Ns>,
-    /// See [`Tunables::sched_nr_migrate`].
-    #[serde(alias = "nr_migrate")]
-    pub sched_nr_migrate: Option<u32>,
-    /// See [`Tunables::sched_cfs_bandwidth_slice_us`].
-    pub sched_cfs_bandwidth_slice_us: Option<u64>,
-    /// See [`Tunables::busy_factor`].
-    pub busy_factor: Option<u32>,
-    /// See [`Tunables::cpuidle_governor`].
-    pub cpuidle_governor: Option<String>,
-    /// See [`Tunables::cpuidle_max_state`].
-    pub cpuidle_max_state: Option<usize>,
-    /// See [`Tunables::cpuidle_latency_req_ns`].
-    pub cpuidle_latency_req_ns: Option<Ns>,
-    /// See [`Tunables::timer_slack_ns`].
-    pub timer_slack_ns: Option<Ns>,
-    /// See [`Tunables::timer_migration`] (0 or 1 as the sysctl, or a boolean).
-    pub timer_migration: Option<crate::kernel::SysctlBool>,
-    /// See [`Tunables::nohz_full`].
-    pub nohz_full: Option<String>,
-    /// See [`Tunables::watchdog_thresh`].
-    pub watchdog_thresh: Option<u64>,
-    /// See [`Tunables::tlb_batch_min_cpus`].
-    pub tlb_batch_min_cpus: Option<usize>,
-    /// See [`Tunables::kpti`].
-    pub kpti: Option<SysctlBool>,
-    /// See [`Tunables::arm64_repeat_tlbi`].
-    pub arm64_repeat_tlbi: Option<SysctlBool>,
-    /// See [`Tunables::shared_runq_shard_sz`].
-    pub shared_runq_shard_sz: Option<usize>,
+impl ProfileContext {
+    fn since(&self, major: u32, minor: u32) -> bool {
+        self.version >= KernelVersion::new(major, minor)
+    }
+}
+
+/// A tunable's entry in [`TUNABLE_TABLE`], for listings and documentation.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct TunableInfo {
+    /// Kernel (sysctl or debugfs) name, the key a scenario writes.
+    pub name: &'static str,
+    /// The other name accepted (the debugfs name where the sysctl one is the key).
+    pub alias: Option<&'static str>,
+    /// Unit of the value ("" for counts, names and switches).
+    pub unit: &'static str,
+    /// What it is, and where its default comes from.
+    pub doc: &'static str,
+}
+
+/// An override written as is is the effective value.
+fn same<T: Clone>(v: &T) -> Result<T, String> {
+    Ok(v.clone())
+}
+
+/// An override of a tunable that is unset by default.
+fn some<T: Clone>(v: &T) -> Result<Option<T>, String> {
+    Ok(Some(v.clone()))
+}
+
+/// The tunables table: one line per tunable, as `features.rs` is for features. Each line
+/// gives the effective type, the type a scenario writes, the unit, the default (from the
+/// profile's version and CPU-count factor), how an override becomes the effective value,
+/// and the doc. It generates [`Tunables`], [`TunableOverrides`] and [`TUNABLE_TABLE`].
+macro_rules! tunables {
+    ($( $(#[alias = $alias:literal])? $name:ident : $eff:ty, written $ov:ty, unit $unit:literal,
+        default $default:expr, set $set:expr, $doc:literal; )*) => {
+        /// Scheduler tunables, effective values, kernel names and units.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub struct Tunables { $( #[doc = $doc] pub $name: $eff, )* }
+
+        /// Overrides of [`Tunables`], as a scenario writes them (kernel names; debugfs
+        /// names accepted as aliases). Writing a value sets the effective value, as
+        /// debugfs does.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct TunableOverrides {
+            $(
+                #[doc = concat!("See [`Tunables::", stringify!($name), "`].")]
+                $(#[serde(alias = $alias)])?
+                // Unset tunables are left out when a scenario is written back, so a
+                // change made under the alias is not a duplicate of a null field.
+                #[serde(skip_serializing_if = "Option::is_none")]
+                pub $name: Option<$ov>,
+            )*
+        }
+
+        /// Every tunable: name, alias, unit, doc.
+        pub const TUNABLE_TABLE: &[TunableInfo] = &[
+            $( TunableInfo { name: stringify!($name), alias: tunables!(@alias $($alias)?), unit: $unit, doc: $doc }, )*
+        ];
+
+        impl Tunables {
+            /// The profile's defaults with a scenario's overrides applied.
+            fn resolve(ctx: &ProfileContext, o: &TunableOverrides) -> Result<Tunables, String> {
+                Ok(Tunables { $(
+                    $name: match &o.$name {
+                        Some(v) => {
+                            let set: fn(&$ov) -> Result<$eff, String> = $set;
+                            set(v).map_err(|e| format!("kernel.tunables.{}: {e}", stringify!($name)))?
+                        }
+                        None => {
+                            let default: fn(&ProfileContext) -> $eff = $default;
+                            default(ctx)
+                        }
+                    },
+                )* })
+            }
+        }
+    };
+    (@alias $alias:literal) => { Some($alias) };
+    (@alias) => { None };
+}
+
+tunables! {
+    hz: u32, written u32, unit "Hz", default |_| 1000, set same,
+        "Timer interrupt frequency (CONFIG_HZ).";
+    tick_phase_ns: Option<Ns>, written Ns, unit "ns", default |_| None, set some,
+        "Phase of the tick grid: the first tick fires this long after boot (modulo the tick period), on every CPU (no skew_tick). None: drawn from the seed, as a boot's timing would be.";
+    #[alias = "latency_ns"]
+    sched_latency_ns: Ns, written Ns, unit "ns", default |c| 6_000_000 * c.factor, set same,
+        "CFS targeted preemption latency (`latency_ns`; 6 ms x the CPU-count factor).";
+    #[alias = "min_granularity_ns"]
+    sched_min_granularity_ns: Ns, written Ns, unit "ns", default |c| 750_000 * c.factor, set same,
+        "CFS minimum preemption granularity (`min_granularity_ns`; 0.75 ms x the factor).";
+    #[alias = "wakeup_granularity_ns"]
+    sched_wakeup_granularity_ns: Ns, written Ns, unit "ns", default |c| 1_000_000 * c.factor, set same,
+        "CFS wakeup preemption granularity (`wakeup_granularity_ns`; 1 ms x the factor).";
+    #[alias = "base_slice_ns"]
+    sched_base_slice_ns: Ns, written Ns, unit "ns",
+        default |c| if c.since(6, 15) { 700_000 * c.factor } else { 750_000 * c.factor }, set same,
+        "EEVDF base slice (`base_slice_ns`; 0.75 ms x the factor, 0.7 ms from 6.15: commit 2ae891b82695 avoids an extra tick).";
+    #[alias = "migration_cost_ns"]
+    sched_migration_cost_ns: Ns, written Ns, unit "ns", default |_| 500_000, set same,
+        "Cache-hot threshold for migration decisions (`migration_cost_ns`, not scaled).";
+    #[alias = "nr_migrate"]
+    sched_nr_migrate: u32, written u32, unit "tasks", default |_| 32, set same,
+        "Tasks moved per load-balance pass at most (`nr_migrate`).";
+    sched_cfs_bandwidth_slice_us: u64, written u64, unit "us", default |_| 5_000, set same,
+        "Bandwidth slice handed to a CPU from a group's pool.";
+    busy_factor: u32, written u32, unit "", default |c| if c.since(5, 10) { 16 } else { 32 }, set same,
+        "Balance-interval multiplier while busy (sd->busy_factor; Guittot's 5.10 change halved it from 32 to 16).";
+    cpuidle_governor: crate::cpuidle::GovernorKind, written String, unit "",
+        default |_| crate::cpuidle::GovernorKind::Menu, set |g| crate::cpuidle::GovernorKind::parse(g),
+        "cpuidle governor (the `cpuidle.governor=` boot option): \"menu\" (the default where both are built in: rating 20 vs 19) or \"teo\".";
+    cpuidle_max_state: Option<usize>, written usize, unit "", default |_| None, set some,
+        "Deepest idle state index allowed (states above are disabled in sysfs, as with `processor.max_cstate` / `cpuidle.off=1` for 0); None = all.";
+    cpuidle_latency_req_ns: Option<Ns>, written Ns, unit "ns", default |_| None, set some,
+        "PM QoS CPU resume latency limit; None = no limit.";
+    timer_slack_ns: Ns, written Ns, unit "ns", default |_| 50_000, set same,
+        "Default timer slack of tasks' hrtimer sleeps (init_task.timer_slack_ns = 50000).";
+    timer_migration: bool, written SysctlBool, unit "", default |_| true, set |b| Ok(b.0),
+        "kernel.timer_migration sysctl: the push heuristic (before 6.9) or the pull hierarchy (6.9+) is in force; 0 keeps every timer on its CPU.";
+    nohz_full: Option<String>, written String, unit "cpulist", default |_| None, set some,
+        "CPUs excluded from timer housekeeping (the nohz_full= boot option).";
+    watchdog_thresh: u64, written u64, unit "s", default |_| 10, set same,
+        "kernel.watchdog_thresh sysctl (kernel/watchdog.c: 10): the soft-lockup detector's per-CPU hrtimer fires every 2 x thresh / 5 s on every housekeeping CPU; 0 disables it.";
+    tlb_batch_min_cpus: Option<usize>, written usize, unit "CPUs", default |_| None, set some,
+        "arm64 batched TLB flush only with at least this many online CPUs (the v4-v6 review threshold); None = always defer (as merged in 6.5).";
+    kpti: Option<bool>, written SysctlBool, unit "", default |_| None, set |b| Ok(Some(b.0)),
+        "arm64 KPTI (kernel unmapped at EL0): every user TLB flush issues a second TLBI for the user ASID. None = off: every arm64 CPU of the presets reports CSV3 or is on the kernel's kpti_safe_list; a KASLR kernel on CPUs without E0PD (kaslr_requires_kpti, e.g. Android GKI on Cortex-A78/X1) runs with it on.";
+    arm64_repeat_tlbi: Option<bool>, written SysctlBool, unit "", default |_| None, set |b| Ok(Some(b.0)),
+        "ARM64_WORKAROUND_REPEAT_TLBI (TLBI; DSB ISH; TLBI for every TLBI, and no batched flush in 6.5+). None = as the kernel decides: on if any CPU has an erratum the profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and Cortex-A510 #2441009 from 6.1).";
+    shared_runq_shard_sz: usize, written usize, unit "CPUs", default |_| 6, set same,
+        "CPUs per shard of the shared runqueue (the series' #define SHARED_RUNQ_SHARD_SZ 6, 'would likely work better as a configurable knob via debugfs').";
 }
 
 /// A sysctl boolean as written: 0/1 or false/true.
@@ -205,42 +235,9 @@ pub fn tunable_scaling_factor(nr_cpus: usize) -> u64 {
 impl KernelConfig {
     /// Resolves a version's defaults on a machine of `nr_cpus`, then applies overrides.
     pub fn resolve(version: KernelVersion, nr_cpus: usize, o: &TunableOverrides) -> Result<KernelConfig, String> {
-        let factor = tunable_scaling_factor(nr_cpus);
+        let ctx = ProfileContext { version, factor: tunable_scaling_factor(nr_cpus) };
         let eevdf = version >= KernelVersion::new(6, 6);
-        // 6.15 lowered the base slice to 0.7 ms (commit 2ae891b82695) to avoid an extra tick.
-        let base_slice = if version >= KernelVersion::new(6, 15) { 700_000 } else { 750_000 };
-        let t = Tunables {
-            hz: o.hz.unwrap_or(1000),
-            tick_phase_ns: o.tick_phase_ns,
-            sched_latency_ns: o.sched_latency_ns.unwrap_or(6_000_000 * factor),
-            sched_min_granularity_ns: o.sched_min_granularity_ns.unwrap_or(750_000 * factor),
-            sched_wakeup_granularity_ns: o.sched_wakeup_granularity_ns.unwrap_or(1_000_000 * factor),
-            sched_base_slice_ns: o.sched_base_slice_ns.unwrap_or(base_slice * factor),
-            sched_migration_cost_ns: o.sched_migration_cost_ns.unwrap_or(500_000),
-            sched_nr_migrate: o.sched_nr_migrate.unwrap_or(32),
-            sched_cfs_bandwidth_slice_us: o.sched_cfs_bandwidth_slice_us.unwrap_or(5_000),
-            // Guittot's 5.10 change halved busy_factor from 32 to 16.
-            busy_factor: o.busy_factor.unwrap_or(if version >= KernelVersion::new(5, 10) { 16 } else { 32 }),
-            // menu is the default governor where both are built in (rating 20 vs 19).
-            cpuidle_governor: match &o.cpuidle_governor {
-                Some(g) => crate::cpuidle::GovernorKind::parse(g).map_err(|e| format!("kernel.tunables.cpuidle_governor: {e}"))?,
-                None => crate::cpuidle::GovernorKind::Menu,
-            },
-            cpuidle_max_state: o.cpuidle_max_state,
-            cpuidle_latency_req_ns: o.cpuidle_latency_req_ns,
-            // init_task.timer_slack_ns = 50000 (include/linux/init_task.h / init/init_task.c).
-            timer_slack_ns: o.timer_slack_ns.unwrap_or(50_000),
-            timer_migration: o.timer_migration.is_none_or(|b| b.0),
-            nohz_full: o.nohz_full.clone(),
-            // kernel/watchdog.c: watchdog_thresh = 10.
-            watchdog_thresh: o.watchdog_thresh.unwrap_or(10),
-            tlb_batch_min_cpus: o.tlb_batch_min_cpus,
-            kpti: o.kpti.map(|b| b.0),
-            arm64_repeat_tlbi: o.arm64_repeat_tlbi.map(|b| b.0),
-            // The series' #define SHARED_RUNQ_SHARD_SZ 6 ("would likely work better as a
-            // configurable knob via debugfs").
-            shared_runq_shard_sz: o.shared_runq_shard_sz.unwrap_or(6),
-        };
+        let t = Tunables::resolve(&ctx, o)?;
         if ![100, 250, 300, 1000].contains(&t.hz) {
             return Err(format!("kernel.tunables.hz = {}: expected one of 100, 250, 300, 1000", t.hz));
         }
@@ -279,5 +276,21 @@ mod tests {
         assert_eq!(k.tunables.sched_base_slice_ns, 2_800_000);
         assert_eq!(k.policy, FairPolicy::Eevdf);
         assert!(KernelVersion::parse("banana").is_err());
+    }
+
+    #[test]
+    fn overrides_by_kernel_name_or_alias_set_the_effective_value() {
+        let o: TunableOverrides =
+            serde_json::from_str(r#"{"migration_cost_ns": 0, "timer_migration": 0, "kpti": true, "cpuidle_governor": "teo"}"#).unwrap();
+        let t = KernelConfig::resolve(KernelVersion::new(5, 4), 64, &o).unwrap().tunables;
+        assert_eq!(t.sched_migration_cost_ns, 0);
+        assert!(!t.timer_migration);
+        assert_eq!(t.kpti, Some(true));
+        assert_eq!(t.cpuidle_governor, crate::cpuidle::GovernorKind::Teo);
+        assert_eq!(t.busy_factor, 32, "5.4 predates the 5.10 halving");
+        let bad: TunableOverrides = serde_json::from_str(r#"{"cpuidle_governor": "ladderx"}"#).unwrap();
+        let e = KernelConfig::resolve(KernelVersion::new(6, 6), 8, &bad).unwrap_err();
+        assert!(e.starts_with("kernel.tunables.cpuidle_governor: "), "{e}");
+        assert!(serde_json::from_str::<TunableOverrides>(r#"{"latency": 1}"#).is_err());
     }
 }

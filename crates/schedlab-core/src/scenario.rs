@@ -514,6 +514,12 @@ pub struct TaskSpec {
     /// This task's timer slack (prctl PR_SET_TIMERSLACK); absent = the kernel's
     /// `timer_slack_ns` tunable (50 us).
     pub timer_slack: Option<Duration>,
+    /// The task reads its own CPU-time clock (clock_gettime(CLOCK_THREAD_CPUTIME_ID))
+    /// every this much of its `run` work: each read is a system call whose
+    /// task_sched_runtime() runs update_curr(), so a slice or a bandwidth runtime that
+    /// runs out is seen at once rather than at the next tick (validate-host's probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cputime_poll: Option<Duration>,
     /// sched_setattr() attributes schedlab keeps but does not model (RT and deadline
     /// policies, uclamp): an imported rt-app thread's, written back on export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -799,6 +805,12 @@ impl Scenario {
         }
         if t.program.is_empty() {
             return Err(ScenarioError::new(field("program"), "expected at least one step"));
+        }
+        if let Some(d) = t.cputime_poll {
+            // One event a poll: below 100 ns a run would be all polls.
+            if d.0 < 100 {
+                return Err(ScenarioError::new(field("cputime_poll"), format!("{} ns: expected at least 100ns", d.0)));
+            }
         }
         if let Some(pid) = t.pid {
             if pid == 0 || pid > crate::engine::PID_MAX_LIMIT || t.count != 1 {

@@ -445,6 +445,8 @@ pub struct Task {
     pub rseq: bool,
     /// Timer slack of this task's hrtimer sleeps (current->timer_slack_ns).
     pub timer_slack_ns: Ns,
+    /// Run work between two reads of its own CPU-time clock (0: it never reads it).
+    pub cputime_poll_ns: Ns,
     /// The hrtimer of the task's current nanosleep.
     pub hrtimer: Option<crate::timers::HrtimerKey>,
     /// When the current timed sleep was due to end (cyclictest-style latency).

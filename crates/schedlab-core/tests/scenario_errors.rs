@@ -139,3 +139,10 @@ fn cost_overrides_are_never_clamped_in_silence() {
     let e = machine_err("[machine]\npreset = \"bergamo\"\ncost = { \"cpuidle.C2.wake_us\" = 1e30 }\n");
     assert!(e.message.contains("up to 1e9") && e.message.contains("1e30"), "{e}");
 }
+
+#[test]
+fn a_cputime_poll_below_100ns_is_refused() {
+    let e = err("[machine]\ntopo = { cores = 1 }\n[[tasks]]\nname = \"t\"\ncputime_poll = \"10ns\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n");
+    assert_eq!(e.field, "tasks[0].cputime_poll");
+    assert!(e.message.contains("at least 100ns"), "{e}");
+}

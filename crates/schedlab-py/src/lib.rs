@@ -352,6 +352,13 @@ fn find_machine(name: &str) -> PyResult<Machine> {
     if let Some(m) = parse_topo(name) {
         return Ok(m);
     }
+    // A scenario's whole [machine] table as JSON (a topo with its arch, a preset with
+    // cost overrides): the machine the scenario would run on.
+    if name.trim_start().starts_with('{') {
+        let spec: MachineSpec =
+            serde_json::from_str(name).map_err(|e| PyValueError::new_err(format!("machine spec: {e}")))?;
+        return api::build_machine(&spec).map_err(|e| PyValueError::new_err(e.message));
+    }
     let spec = if name == "host" {
         MachineSpec { host: true, ..MachineSpec::default() }
     } else {
@@ -471,6 +478,26 @@ fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
     })
 }
 
+/// tunables(profile="6.6", nr_cpus=8) -> str: JSON list of {name, alias, unit, doc,
+/// default}, the tunables table with each default as the profile sets it on `nr_cpus`.
+#[pyfunction]
+#[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
+fn tunables(profile: &str, nr_cpus: usize) -> PyResult<String> {
+    no_panic("tunables", || {
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
+            .map_err(PyValueError::new_err)?;
+        let defaults = serde_json::to_value(&k.tunables).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let list: Vec<serde_json::Value> = schedlab_core::kernel::TUNABLE_TABLE
+            .iter()
+            .map(|t| {
+                serde_json::json!({"name": t.name, "alias": t.alias, "unit": t.unit, "doc": t.doc,
+                                   "default": defaults[t.name]})
+            })
+            .collect();
+        to_json(&list)
+    })
+}
+
 /// workloads() -> str: JSON list of the workload generators, {name, description, params:
 /// [{name, default, meaning}]}.
 #[pyfunction]
@@ -541,6 +568,6 @@ mod _core {
     #[pymodule_export]
     use super::{
         available_memory, bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
-        run, toml_location, trace_replay, trace_timelines, version, workloads,
+        run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

@@ -4,6 +4,8 @@ experiment and machine.
 For each metric, a horizontal bar per configuration: the simulated mean with its spread
 (± one sample standard deviation over seeds) and, beside it, the published figure where
 there is one. Change rows ("A vs B", ratios) get panels of their own, with a line at 1.
+With ``bands`` (a sensitivity study's rows, schedlab.sensitivity), a row that has one
+draws its band instead: the seed spread p5..p95 widened by the constant band.
 """
 
 from __future__ import annotations
@@ -24,7 +26,26 @@ def _panel_rows(rows, metric: str, change: bool):
             (" vs " in r.config) == change]
 
 
-def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], ratio: bool) -> None:
+Band = tuple[float, float]  # (low, high) of the seed spread widened by the constant band
+
+
+def _errors(rs, bands: Optional[dict]) -> list[list[float]]:
+    """Asymmetric error bars: the row's band where it has one, else ± std."""
+    lo, hi = [], []
+    for r in rs:
+        b = (bands or {}).get((r.experiment, r.machine, r.config, r.metric))
+        m = r.simulated_mean
+        if b is not None and m is not None:
+            lo.append(max(m - b[0], 0.0))
+            hi.append(max(b[1] - m, 0.0))
+        else:
+            lo.append(r.simulated_std or 0.0)
+            hi.append(r.simulated_std or 0.0)
+    return [lo, hi]
+
+
+def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], ratio: bool,
+          bands: Optional[dict] = None) -> None:
     plt = mpl()
     go = plotly_go()
     n = len(panels)
@@ -42,12 +63,13 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
         labels = [r.config for r in rs]
         y = list(range(len(rs)))
         sim = [r.simulated_mean if r.simulated_mean is not None else float("nan") for r in rs]
-        err = [r.simulated_std or 0.0 for r in rs]
+        err = _errors(rs, bands)
+        what = "seeds p5-p95 + constant band" if bands else "mean ± std over seeds"
         pub = [r.published for r in rs]
         has_pub = any(p is not None for p in pub)
         h = 0.38 if has_pub else 0.7
         ax.barh([v - (h / 2 if has_pub else 0) for v in y], sim, height=h, xerr=err, color=SIM, capsize=2,
-                error_kw={"elinewidth": 0.8}, label="simulated (mean ± std over seeds)")
+                error_kw={"elinewidth": 0.8}, label=f"simulated ({what})")
         if has_pub:
             ax.barh([v + h / 2 for v in y], [p if p is not None else 0 for p in pub], height=h, color=PUB,
                     label="published")
@@ -57,8 +79,8 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
         ax.set_yticklabels(labels, fontsize=7)
         ax.invert_yaxis()
         ax.set_title(title, fontsize=9)
-        pfig.add_trace(go.Bar(y=labels, x=sim, orientation="h", name="simulated (mean ± std)", marker_color=SIM,
-                              error_x={"type": "data", "array": err}, legendgroup="sim", showlegend=(i == 0),
+        pfig.add_trace(go.Bar(y=labels, x=sim, orientation="h", name=f"simulated ({what})", marker_color=SIM,
+                              error_x={"type": "data", "array": err[1], "arrayminus": err[0]}, legendgroup="sim", showlegend=(i == 0),
                               hovertemplate="%{y}: %{x:.4g}<extra>simulated</extra>"), row=prow, col=pcol)
         if has_pub:
             pfig.add_trace(go.Bar(y=labels, x=pub, orientation="h", name="published", marker_color=PUB,
@@ -76,12 +98,16 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
 
 
 def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, version: str = "",
-                        title: Optional[str] = None, judged: Sequence = (), how: Optional[dict] = None) -> Report:
+                        title: Optional[str] = None, judged: Sequence = (), how: Optional[dict] = None,
+                        bands: Optional[dict[tuple[str, str, str, str], Band]] = None) -> Report:
     """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``; ``judged``
     (:func:`schedlab.reproduce.verdict.verdict_rows`) puts the verdict table first."""
     from ..reproduce.report import VERDICT_HEADER, cal_mark, fmt, notes, simulated, verdict_cells, verdict_title
 
     rep = Report(title or "schedlab reproductions: published vs simulated", Path(out_dir))
+    if bands:
+        rep.text("Error bars: the seed spread (p5..p95) widened by the constant band (min..max over a Morris design "
+                 "over the constants' bands, `schedlab sensitivity`) where the row has one; ± std elsewhere.")
     if judged:
         rep.heading("Verdict")
         rep.text(verdict_title(judged, experiments))
@@ -102,10 +128,10 @@ def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, ve
         changes = [(f"{m} (ratio)", _panel_rows(mine, m, True)) for m in metrics if _panel_rows(mine, m, True)]
         if values:
             _draw(rep, f"{exp_name}-{machine}-values", f"{exp_name} on {machine}: simulated (mean ± std) "
-                                                        f"vs published", values, ratio=False)
+                                                        f"vs published", values, ratio=False, bands=bands)
         if changes:
             _draw(rep, f"{exp_name}-{machine}-changes", f"{exp_name} on {machine}: changes (per-seed ratios, "
-                                                         f"mean ± std) vs published", changes, ratio=True)
+                                                         f"mean ± std) vs published", changes, ratio=True, bands=bands)
         rep.table(["config", "metric", "published", "simulated (mean ± std)", "seeds", "sim/pub", "calibrated"],
                   [[r.config, r.metric, fmt(r.published), simulated(r), r.n_seeds, fmt(r.ratio), cal_mark(r)]
                    for r in mine])

@@ -22,12 +22,12 @@ from ..results import figure
 from .registry import Experiment
 
 __all__ = ["Row", "compare", "compare_grouped", "ROW_FIELDS", "mean_std", "quantile", "seed_values", "value_row",
-           "change_row", "ratio_of_means_row"]
+           "change_row", "ratio_of_means_row", "published_rank"]
 
 # The stable JSON fields of a row, in order (docs/schema.md).
 ROW_FIELDS = ("experiment", "machine", "config", "metric", "unit", "published", "simulated_mean",
               "simulated_std", "n_seeds", "calibrated", "ratio", "scale", "simulated_median", "simulated_p5",
-              "simulated_p95")
+              "simulated_p95", "published_rank")
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,10 @@ class Row:
     simulated_median: Optional[float] = None
     simulated_p5: Optional[float] = None
     simulated_p95: Optional[float] = None
+    # Where the published figure falls among the seeds: the percentage of per-seed values
+    # below it (ties count half); None without a published figure or where every seed
+    # gives the same value (the model says the outcome does not vary).
+    published_rank: Optional[float] = None
     # --idle-check: the same row with every CPU's idle capped at its halt state, and
     # whether the effect depends on the idle states (see runner.idle_check).
     idle_capped_mean: Optional[float] = None
@@ -80,9 +84,20 @@ def quantile(values: Sequence[float], q: float) -> Optional[float]:
     return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
 
 
-def _spread(vals: Sequence[float]) -> dict[str, Optional[float]]:
+def published_rank(values: Sequence[float], published: Optional[float]) -> Optional[float]:
+    """Percentage of ``values`` below ``published`` (ties count half): where one published
+    run falls in the distribution the seeds give. None if there is no published figure or
+    the values do not vary."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if published is None or len(vals) < 2 or min(vals) == max(vals):
+        return None
+    below = sum(1.0 if v < published else 0.5 if v == published else 0.0 for v in vals)
+    return 100.0 * below / len(vals)
+
+
+def _spread(vals: Sequence[float], published: Optional[float] = None) -> dict[str, Optional[float]]:
     return {"simulated_median": quantile(vals, 0.5), "simulated_p5": quantile(vals, 0.05),
-            "simulated_p95": quantile(vals, 0.95)}
+            "simulated_p95": quantile(vals, 0.95), "published_rank": published_rank(vals, published)}
 
 
 def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -112,7 +127,7 @@ def value_row(exp: Experiment, machine: str, config: str, metric: str, unit: str
     vals = [v * scale for v in values.values()] if scale is not None else list(values.values())
     m, s = mean_std(vals)
     return Row(exp.name, machine, config, metric, unit, published, m, s, len(vals), scale is not None,
-               _ratio(m, published), scale, **_spread(vals))
+               _ratio(m, published), scale, **_spread(vals, published))
 
 
 def change_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
@@ -122,7 +137,7 @@ def change_row(exp: Experiment, machine: str, config: str, base: str, metric: st
     paired = [a[seed] / b[seed] for seed in a if seed in b and b[seed] != 0]
     m, s = mean_std(paired)
     return Row(exp.name, machine, f"{config} vs {base}", metric, "ratio", published, m, s, len(paired), False,
-               _ratio(m, published), None, **_spread(paired))
+               _ratio(m, published), None, **_spread(paired, published))
 
 
 def ratio_of_means_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
@@ -161,7 +176,7 @@ def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> lis
                 m, s = mean_std(vals)
                 pub = exp.published_value(machine, config, metric.key)
                 rows.append(Row(exp.name, machine, config, metric.key, metric.unit, pub, m, s, len(vals),
-                                scale is not None, _ratio(m, pub), scale, **_spread(vals)))
+                                scale is not None, _ratio(m, pub), scale, **_spread(vals, pub)))
             base = per_config[exp.baseline]
             for config in exp.configs:
                 if config == exp.baseline:
@@ -175,7 +190,7 @@ def compare(exp: Experiment, runs: dict[tuple[str, str], Sequence[dict]]) -> lis
                     pub = _ratio(exp.published_value(machine, config, metric.key),
                                  exp.published_value(machine, exp.baseline, metric.key))
                 rows.append(Row(exp.name, machine, name, metric.key, "ratio", pub, m, s, len(paired),
-                                False, _ratio(m, pub), None, **_spread(paired)))
+                                False, _ratio(m, pub), None, **_spread(paired, pub)))
     return rows
 
 

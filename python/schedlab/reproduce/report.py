@@ -162,19 +162,32 @@ def _figure_name(r: Row) -> str:
     return f"{r.machine} {r.config}: {r.metric}{unit}"
 
 
+def published_place(r: Row) -> str:
+    """Where the published figure falls among the seeds: ``p62`` (62 % of the seeds give
+    less), ``< all 40`` / ``> all 40`` outside them, "—" where the seeds do not vary."""
+    if r.published_rank is None:
+        return "—"
+    if r.published_rank == 0:
+        return f"< all {r.n_seeds}"
+    if r.published_rank == 100:
+        return f"> all {r.n_seeds}"
+    return f"p{r.published_rank:.0f}"
+
+
 def verdict_cells(j, how: dict[str, str]) -> list[str]:
     """The cells of one verdict row: experiment, figure (machine, configuration,
-    metric), published, simulated mean ± std, [p5, p95] over seeds, calibration factor,
-    verdict, why."""
+    metric), published, simulated mean ± std, [p5, p95] over seeds, where the published
+    figure falls among the seeds, calibration factor, verdict, why."""
     r = j.row
     sp = f"[{fmt(r.simulated_p5, r.simulated_median)}, {fmt(r.simulated_p95, r.simulated_median)}]" \
         if r.simulated_p5 is not None and r.n_seeds > 1 else "—"
     sim = simulated(r) if r.n_seeds > 1 else fmt(r.simulated_mean)
-    return [r.experiment, _figure_name(r), fmt(r.published), sim, sp, cal_mark(r), j.verdict, j.why]
+    return [r.experiment, _figure_name(r), fmt(r.published), sim, sp, published_place(r), cal_mark(r), j.verdict,
+            j.why]
 
 
-VERDICT_HEADER = ["experiment", "published figure", "published", "simulated", "[p5, p95]", "factor",
-                  "reproduced", "why"]
+VERDICT_HEADER = ["experiment", "published figure", "published", "simulated", "[p5, p95]", "pub. among seeds",
+                  "factor", "reproduced", "why"]
 
 
 def verdict_summary(judged) -> str:
@@ -195,7 +208,8 @@ def verdict_title(judged, experiments: Sequence[Experiment]) -> str:
             + f". Bar (docs/experiments.md): a level within {LEVEL_TOLERANCE:.0%} of the published figure or "
               f"inside the simulated 5-95 % range over seeds; a change in the same direction and within x"
               f"{EFFECT_FACTOR:g} of the published effect (ln ratio); a published change under {NO_EFFECT:.0%} "
-              f"counts as no effect. simulated = mean ± std over seeds.")
+              f"counts as no effect. simulated = mean ± std over seeds; pub. among seeds = the share of seeds "
+              f"below the published figure (one published run is one sample of what the model says varies).")
 
 
 def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str]):
@@ -208,7 +222,7 @@ def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str])
     for h in VERDICT_HEADER[1:]:
         right = h in ("published", "simulated", "[p5, p95]")
         t.add_column(escape(h), justify="right" if right else "left", overflow="fold",
-                     no_wrap=h in ("published", "simulated", "[p5, p95]", "factor", "reproduced"))
+                     no_wrap=h in ("published", "simulated", "[p5, p95]", "pub. among seeds", "factor", "reproduced"))
     style = {"yes": "green", "direction only": "yellow", "no": "red", "fitted": "dim", "no result": "red"}
     last = None
     for j in judged:
@@ -219,7 +233,7 @@ def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str])
             last = j.row.experiment
         cells = [escape(c) for c in verdict_cells(j, how)][1:]
         cells[0] = "  " + cells[0]
-        cells[5] = f"[{style[j.verdict]}]{cells[5]}[/]"
+        cells[6] = f"[{style[j.verdict]}]{cells[6]}[/]"
         t.add_row(*cells)
     return t
 

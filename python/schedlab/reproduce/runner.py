@@ -78,12 +78,14 @@ def verdict_experiments(experiments: Sequence[Experiment]) -> list[Experiment]:
     return out
 
 
-def halt_state(machine: str) -> int:
-    """Index of the shallowest idle state of ``machine`` that halts the CPU (C1 or WFI;
-    POLL, a busy loop, comes first on x86): the deepest state --idle-check allows."""
+def halt_state(spec: dict) -> int:
+    """Index of the shallowest idle state that halts the CPU (C1 or WFI; POLL, a busy
+    loop, comes first on x86) on the machine of a scenario's ``[machine]`` table ``spec``
+    (a preset or a synthetic topology such as swap-sweep's arm64 family): the deepest
+    state --idle-check allows."""
     from .registry import machine_info
 
-    states = machine_info(machine)["idle_drivers"][0]["states"]
+    states = machine_info(json.dumps(spec, sort_keys=True))["idle_drivers"][0]["states"]
     return next((i for i, s in enumerate(states) if not s["polling"]), 0)
 
 
@@ -114,7 +116,7 @@ def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optio
                     doc = {**doc, "machine": {**spec, "cost": {**spec.get("cost", {}), **cost}}}
                 if idle_cap:
                     kernel = doc.get("kernel", {})
-                    tunables = {**kernel.get("tunables", {}), "cpuidle_max_state": halt_state(m)}
+                    tunables = {**kernel.get("tunables", {}), "cpuidle_max_state": halt_state(doc["machine"])}
                     doc = {**doc, "kernel": {**kernel, "tunables": tunables}}
                 s = Scenario.from_dict(doc, origin=f"<{exp.name}:{m}:{config}>")
                 out.append(Planned(exp, m, config, s, tuple(seeds_for(exp, exp_quick, exp_seeds))))
@@ -194,9 +196,14 @@ def idle_check(rows: Sequence[Row], capped: Sequence[Row]) -> list[Row]:
     """Marks each change row (``A vs B``) whose effect depends on the idle states: with
     every CPU's idle capped at its halt state the effect (the ratio's logarithm) changes
     sign, or grows or shrinks by more than 2x (a published effect that comes from idle
-    states rather than the mechanism). Level rows get the capped mean, unjudged."""
+    states rather than the mechanism). Not flagged: effects under the verdict's 2 % "no
+    effect" bar both ways, and differences within two standard errors of the seeds'
+    spread (two seeds of a 1 % effect differ by more than 2x by chance). Level rows get
+    the capped mean, unjudged."""
     import dataclasses
     import math
+
+    from .verdict import NO_EFFECT
 
     by_key = {(r.experiment, r.machine, r.config, r.metric): r for r in capped}
     out = []
@@ -208,8 +215,13 @@ def idle_check(rows: Sequence[Row], capped: Sequence[Row]) -> list[Row]:
         flag = None
         if " vs " in r.config and r.simulated_mean > 0 and c.simulated_mean > 0:
             e, ec = math.log(r.simulated_mean), math.log(c.simulated_mean)
-            if abs(e) < 0.01 and abs(ec) < 0.01:
-                flag = "no"  # under 1 % either way: no effect to depend on anything
+            # Standard errors of the two log ratios over their seeds.
+            se = math.hypot((r.simulated_std or 0.0) / (r.simulated_mean * math.sqrt(max(1, r.n_seeds))),
+                            (c.simulated_std or 0.0) / (c.simulated_mean * math.sqrt(max(1, c.n_seeds))))
+            if max(abs(e), abs(ec)) < math.log1p(NO_EFFECT):
+                flag = "no"  # under 2 % either way: no effect to depend on anything
+            elif abs(e - ec) <= 2 * se:
+                flag = "no"  # the two differ by less than the seeds' noise
             elif e * ec < 0:
                 flag = "sign"
             elif max(abs(e), abs(ec)) > 2 * min(abs(e), abs(ec)):

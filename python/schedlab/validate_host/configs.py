@@ -12,6 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 
+#: How much CPU time a bursty probe thread spins between two reads of its CPU-time
+#: clock: spin_cpu() does 1000 additions of volatile variables, then one
+#: clock_gettime(CLOCK_THREAD_CPUTIME_ID) system call (probe.c). Estimate: 1-3 ns an
+#: addition plus the call; band 1-10 us. Each read runs update_curr() in the kernel
+#: (task_sched_runtime()), so an EEVDF slice or a group's runtime that runs out is
+#: seen within a read, not at the next tick. The figures do not move within the band
+#: (docs/validate-host.md).
+PROBE_CPUTIME_POLL = "3us"
+
+
 @dataclass
 class Config:
     name: str
@@ -97,6 +107,10 @@ def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, 
         tasks = []
         for i in range(cfg.threads):
             t: dict[str, Any] = {"name": f"t{i}", "group": "probe", "program": fast if i < cfg.fast else slow}
+            if i >= cfg.fast:
+                # probe.c's spin_cpu() reads CLOCK_THREAD_CPUTIME_ID every 1000 additions
+                # (the fast threads, spin_cpu(0), never do): see PROBE_CPUTIME_POLL.
+                t["cputime_poll"] = PROBE_CPUTIME_POLL
             if cfg.pin:
                 t["affinity"] = str(i % nr_cpus)  # the probe's -p
             tasks.append(t)

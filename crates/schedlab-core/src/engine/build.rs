@@ -254,6 +254,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             if let Some(slack) = t.timer_slack {
                 sim.tasks[tid].timer_slack_ns = slack.0;
             }
+            sim.tasks[tid].cputime_poll_ns = t.cputime_poll.map_or(0, |d| d.0);
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
@@ -441,6 +442,7 @@ impl Simulator {
             last_wakee: None,
             recent_used_cpu: first,
             timer_slack_ns: self.k.tunables.timer_slack_ns,
+            cputime_poll_ns: 0,
             hrtimer: None,
             timer_due: None,
             wheel_timer: None,

@@ -24,6 +24,17 @@ fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
 }
 
+/// A uniform draw in `0..n` that depends only on the run's seed and `keys`, with no stream
+/// state: an event's own randomness (a CPU's tick delivery at a given jiffy) stays the
+/// same whatever else the run draws, and draws nothing from another stream.
+pub fn keyed_below(seed: u64, keys: &[u64], n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let h = keys.iter().fold(splitmix64(seed ^ FNV_OFFSET), |h, &k| splitmix64(h ^ k));
+    h % n
+}
+
 impl Stream {
     /// Creates the stream `name` of run `seed`.
     pub fn new(seed: u64, name: &str) -> Stream {

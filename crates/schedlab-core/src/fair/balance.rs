@@ -156,7 +156,7 @@ impl Simulator {
 
     /// find_busiest_group() + calculate_imbalance() + find_busiest_queue(); `tree`: the
     /// domain's pick from its busiest-group tree, if it has one.
-    fn find_busiest(&self, cpu: CpuId, level: usize, tree: Option<TreePick>) -> Option<Plan> {
+    fn find_busiest(&self, cpu: CpuId, level: usize, tree: Option<TreePick>, idle: IdleType) -> Option<Plan> {
         let sd = &self.m.domains[cpu][level];
         let (pct, prefer_sibling) = (sd.imbalance_pct as u64, sd.flags.has(SdFlags::PREFER_SIBLING));
         let gids = &self.load_sums.sd_groups(cpu, level);
@@ -181,16 +181,17 @@ impl Simulator {
         }
         // calculate_imbalance(), reduced to the cases modeled (no asym packing).
         let (by_tasks, imbalance) = if local.kind == GroupType::HasSpare {
-            if busiest.kind == GroupType::HasSpare && !(prefer_sibling || busiest.weight == 1) {
-                (true, (local.idle_cpus.saturating_sub(busiest.idle_cpus) / 2) as u64)
-            } else if busiest.kind >= GroupType::FullyBusy && busiest.nr_running > local.nr_running + 1 {
-                (true, ((busiest.nr_running - local.nr_running) / 2).max(1) as u64)
-            } else if busiest.kind == GroupType::Overloaded {
+            // 5.5+ (0b0695f2b34a): an overloaded busiest group beyond the LLC fills the
+            // local group's spare capacity (migrate_util, modeled as one task); else
+            // tasks are spread, by count with prefer_sibling or single-CPU groups
+            // (sibling_imbalance(), 6.6+), else by idle CPUs; the number to move is
+            // half the difference.
+            if busiest.kind > GroupType::FullyBusy && !sd.flags.has(SdFlags::SHARE_LLC) {
                 (true, 1)
-            } else if prefer_sibling && busiest.nr_running > local.nr_running + 1 {
-                (true, ((busiest.nr_running - local.nr_running) / 2) as u64)
+            } else if prefer_sibling || busiest.weight == 1 {
+                (true, self.sibling_imbalance(&busiest, &local, idle) >> 1)
             } else {
-                (true, 0)
+                (true, (local.idle_cpus.saturating_sub(busiest.idle_cpus) / 2) as u64)
             }
         } else if busiest.kind == GroupType::Overloaded {
             let sd_avg = total_load * 1024 / total_cap.max(1);
@@ -229,6 +230,35 @@ impl Simulator {
                 .max_by_key(|&c| self.cpu_load_avg(c) * 1024 / self.capacity(c))
         }?;
         Some(Plan { src, imbalance, by_tasks, misfit: false })
+    }
+
+    /// The running-task difference calculate_imbalance() spreads between groups
+    /// (sibling_imbalance(), 6.6, 7ff1693236f5; before it busiest - local): groups of
+    /// equal size even their task counts, unequal ones their tasks per CPU (the kernel
+    /// counts cores; the model's groups' CPUs stand for them), and an empty local group
+    /// takes two from a busiest one with two or more. From 6.6 a busy CPU balancing
+    /// (CPU_NOT_IDLE) asks for none: a 2-vs-1 split of three hogs on two CPUs is left
+    /// to the load comparison (migrate_load) once the single one's CPU is fully busy,
+    /// which moves the least recently run of the two, so the odd one rotates.
+    fn sibling_imbalance(&self, busiest: &SgLbStats, local: &SgLbStats, idle: IdleType) -> u64 {
+        let (b, l) = (busiest.nr_running as u64, local.nr_running as u64);
+        if self.k.version < crate::kernel::KernelVersion::new(6, 6) {
+            return b.saturating_sub(l);
+        }
+        if idle == IdleType::NotIdle || b == 0 {
+            return 0;
+        }
+        let (nb, nl) = (busiest.weight as u64, local.weight as u64);
+        if nb == nl {
+            return b - l.min(b);
+        }
+        let imbalance = (nl * b).saturating_sub(nb * l);
+        let imbalance = (2 * imbalance + nl + nb) / (nl + nb);
+        if imbalance <= 1 && l == 0 && b > 1 {
+            2
+        } else {
+            imbalance
+        }
     }
 
     /// update_sd_lb_stats()'s walk over every group of the domain: the busiest group
@@ -286,7 +316,7 @@ impl Simulator {
             return (0, cost);
         }
         let tree = self.busiest_from_tree(cpu, level);
-        let Some(plan) = self.find_busiest(cpu, level, tree) else {
+        let Some(plan) = self.find_busiest(cpu, level, tree, idle) else {
             self.balanced(cpu, level, idle);
             return (0, cost);
         };

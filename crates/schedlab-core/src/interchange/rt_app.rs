@@ -542,6 +542,7 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         footprint_kib: ext.footprint_kib,
         start: (delay > 0).then_some(Duration(delay)),
         timer_slack: ext.timer_slack,
+        cputime_poll: None,
         sched_attr: (!a.sched.is_empty()).then_some(a.sched),
         pid: None,
         program,

@@ -241,7 +241,8 @@ impl Simulator {
         rq.tick_armed = expires != KTIME_MAX;
         if expires != KTIME_MAX {
             let gen = rq.tick_gen;
-            self.q.push(expires.max(at), EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+            let due = expires.max(at) + self.tick_delivery_delay(cpu, expires);
+            self.q.push(due, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
         }
     }
 

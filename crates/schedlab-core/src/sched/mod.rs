@@ -388,6 +388,8 @@ impl Simulator {
             _ if t.throttle_work => self.now + t.overhead_ns,
             // A run_for step ends at its wall-clock deadline, whatever work that took.
             Some(until) => until.max(self.now + t.overhead_ns),
+            // A task that reads its CPU-time clock stops at its next read (segment_end).
+            None if t.cputime_poll_ns > 0 => self.now + t.overhead_ns + run.min(t.cputime_poll_ns),
             None => self.now + t.overhead_ns + run,
         };
         self.q.push(end, EventClass::Segment, EventKind::SegmentEnd { cpu: cpu as u32, gen });
@@ -412,7 +414,16 @@ impl Simulator {
         let off = self.tick_offset;
         let next = ((self.now + self.tick_ns - off) / self.tick_ns) * self.tick_ns + off;
         let next = if next <= self.now { next + self.tick_ns } else { next };
-        self.q.push(next, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+        let at = next + self.tick_delivery_delay(cpu, next);
+        self.q.push(at, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
+    }
+
+    /// How late `cpu` takes its tick programmed for `boundary`: a draw below
+    /// `kernel.tick_irq_jitter_ns` keyed by the run's seed, the CPU and the jiffy.
+    pub(crate) fn tick_delivery_delay(&self, cpu: usize, boundary: Ns) -> Ns {
+        // Below half a jiffy whatever the override: a tick stays in its own jiffy.
+        let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick_ns / 2);
+        crate::engine::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick_ns.max(1)], jitter)
     }
 
     /// The running task's step ended: continue its program or block it.
@@ -437,6 +448,17 @@ impl Simulator {
             t.run_until = None;
             t.work_left = 0;
         }
+        if t.work_left > 0 && t.overhead_ns == 0 && t.cputime_poll_ns > 0 && t.run_until.is_none() {
+            // clock_gettime(CLOCK_THREAD_CPUTIME_ID): task_sched_runtime() runs
+            // update_curr(), which may end the slice or find the runtime gone.
+            let was_pending = self.resched_pending[cpu];
+            self.update_curr(cpu);
+            if (was_pending || !self.resched_pending[cpu]) && self.rqs[cpu].curr == Some(c) {
+                self.arm_segment(cpu);
+            }
+            return;
+        }
+        let t = &self.tasks[c];
         if t.work_left > 0 || t.overhead_ns > 0 {
             self.arm_segment(cpu); // rounding left a few ns
             return;

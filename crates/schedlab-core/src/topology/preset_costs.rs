@@ -119,6 +119,7 @@ fn kernel_paths_x86(mhz: f64) -> KernelPathCosts {
         idle_entry_ns: c(1500.0),
         ipi_delivery_ns: 500.0,
         pm_timer_read_ns: crate::cost::default_pm_timer_read_ns(),
+        tick_irq_jitter_ns: crate::cost::default_tick_irq_jitter_ns(),
     }
 }
 

@@ -149,6 +149,7 @@ fn source(f: CostFamily, key: &str, v: f64) -> Option<Provenance> {
         ("kernel.ipi_delivery_ns", _) => estimate(v, 0.4, 3.0, "from the ICR/SGI write to the target taking the interrupt"),
         ("kernel.idle_entry_ns", _) => estimate(v, 0.5, 2.0, "tick_nohz_idle_enter, governor selection, state entry"),
         ("kernel.pm_timer_read_ns", _) => estimate(v, 0.5, 3.0, "legacy port I/O to the chipset, ~1 us"),
+        ("kernel.tick_irq_jitter_ns", _) => estimate(v, 0.2, 5.0, "local timer interrupt delivery and entry vary by about the entry itself"),
         ("kernel.ttwu_lines", _) => Provenance::new(Kind::Derived, 2.0, 4.0, "the wakee's task_struct lines: pi_lock, __state/on_cpu, the entity (the rq lock is modeled)"),
         ("kernel.ttwu_activate_ns", _) => estimate(v, 0.67, 1.5, "ttwu_do_activate() under the target's lock: ~600 of ttwu's ~1,500 cycles"),
         ("kernel.ttwu_rq_lines", _) => Provenance::new(Kind::Derived, 2.0, 4.0, "the target cfs_rq's counts/tree line and its cacheline-aligned sched_avg (sched.h)"),

@@ -118,6 +118,7 @@ pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpe
         footprint_kib: 0,
         start: None,
         timer_slack: None,
+        cputime_poll: None,
         sched_attr: None,
         pid: None,
         program,

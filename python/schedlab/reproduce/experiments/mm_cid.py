@@ -40,7 +40,9 @@ Calibration: one scale factor for the machine, fitted so the simulated per-cpu p
 `1-L3` equals its published 1374 ns, multiplies the *instruction* part of every pass
 (the loop with its data in L1: 16-byte vectors at one per cycle at the preset's 2.4 GHz
 base clock, and two clock reads), never the memory part (marked †; the factor and both
-parts, `pass_instr_ns` and `pass_miss_ns`, are printed). The change rows (mm_cid vs
+parts, `pass_instr_ns` and `pass_miss_ns`, are printed). Where the memory part alone
+exceeds the published level, no positive factor fits: the rows are then printed as
+simulated, uncalibrated (no † mark). The change rows (mm_cid vs
 cache-local = the seed's "speedup", and each vs per-cpu) are per-seed ratios of the
 calibrated pass times.
 
@@ -137,6 +139,10 @@ def _compare(exp, runs) -> list[Row]:
         scale = None
         if pub_base is not None and instr_b and sum(instr_b):
             scale = (pub_base - sum(miss_b) / len(miss_b)) / (sum(instr_b) / len(instr_b))
+            if scale <= 0:
+                # The modeled memory part alone exceeds the published level: no instruction
+                # time fits, and a negative one is no calibration. Rows stay as simulated.
+                scale = None
 
         def cal(c: str) -> dict[int, float]:
             if scale is None:

@@ -1,0 +1,73 @@
+"""Whether a published figure is consistent with a simulated row and its bands.
+
+A row is **consistent** when the published figure lies inside the seed spread
+(p5..p95 over seeds at the nominal constants) widened by the constant band: by how far
+the design moved the figure below and above its nominal value (min - nominal,
+max - nominal, on the reference seed). Otherwise the constant that moves it most
+(mu*) is extrapolated linearly, along its one-at-a-time slope, to the value at which
+the figure would just reach the published one; the output says whether that value lies
+outside the constant's band.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+__all__ = ["Consistency", "Needed", "consistency", "needed_value"]
+
+
+@dataclass(frozen=True)
+class Needed:
+    key: str
+    value: float  # the constant's value at which the row would just be consistent
+    low: float
+    high: float
+    nominal: float
+
+    @property
+    def outside_band(self) -> bool:
+        return not (self.low <= self.value <= self.high)
+
+    def text(self) -> str:
+        where = "outside its band" if self.outside_band else "inside its band by linear extrapolation"
+        return (f"{self.key} would have to be {self.value:.4g} (band {self.low:.4g}-{self.high:.4g}, nominal "
+                f"{self.nominal:.4g}): {where}")
+
+
+@dataclass(frozen=True)
+class Consistency:
+    consistent: Optional[bool]  # None: nothing published or nothing simulated
+    low: Optional[float]  # the widened interval
+    high: Optional[float]
+    needed: Optional[Needed] = None
+
+
+def consistency(published: Optional[float], p5: Optional[float], p95: Optional[float], nominal: Optional[float],
+                cmin: Optional[float], cmax: Optional[float]) -> Consistency:
+    """``p5``/``p95``: the seed spread; ``nominal``: the reference seed's figure at the
+    nominal constants; ``cmin``/``cmax``: its min and max over the design (the constant
+    band). Without a design (no uncertain constant) the band has zero width."""
+    if p5 is None or p95 is None:
+        return Consistency(None, None, None)
+    below = (nominal - cmin) if nominal is not None and cmin is not None else 0.0
+    above = (cmax - nominal) if nominal is not None and cmax is not None else 0.0
+    lo, hi = p5 - max(below, 0.0), p95 + max(above, 0.0)
+    if published is None or not math.isfinite(published):
+        return Consistency(None, lo, hi)
+    eps = 1e-12 * max(1.0, abs(published))
+    return Consistency(lo - eps <= published <= hi + eps, lo, hi)
+
+
+def needed_value(published: float, p5: float, p95: float, candidates: Sequence[tuple[str, float, float, float, float]]
+                 ) -> Optional[Needed]:
+    """For an inconsistent row: ``candidates`` = (key, slope, low, high, nominal) in mu*
+    order (slope: figure per unit of the constant, from its band edges). The first with a
+    slope gives the value that shifts the seed spread's nearer edge onto ``published``."""
+    for key, slope, low, high, nominal in candidates:
+        if not slope or not math.isfinite(slope):
+            continue
+        shift = published - (p95 if published > p95 else p5)
+        return Needed(key, nominal + shift / slope, low, high, nominal)
+    return None
