@@ -308,11 +308,37 @@ pub(crate) fn default_pm_timer_read_ns() -> f64 {
     1000.0
 }
 
+/// CostTable::read_pass_ns with the table's miss_parallelism given.
+#[inline]
+pub fn read_pass_ns(miss_parallelism: f64, longest_ns: f64, total_ns: f64) -> f64 {
+    if total_ns <= 0.0 {
+        return 0.0;
+    }
+    let first = longest_ns.clamp(0.0, total_ns);
+    first + (total_ns - first) / miss_parallelism.max(1.0)
+}
+
 impl CostTable {
     /// Time from an IPI's send to the target taking it, by distance: the fixed delivery
     /// plus one message across the same fabric a cache line crosses.
     pub fn ipi_latency_ns(&self, d: Distance) -> f64 {
         self.kernel.ipi_delivery_ns + self.cacheline.at(d)
+    }
+
+    /// The time one pass of independent cache-line reads takes the reading CPU: the
+    /// farthest line's latency (`longest_ns`) once, the rest of `total_ns` (every line
+    /// at its own latency) overlapped miss_parallelism at a time. Used alike by wakeup
+    /// scans (select_idle_cpu()/select_idle_core()/select_idle_capacity(), SIS_NODE) and
+    /// balance statistics (update_sg_lb_stats(), find_idlest_group()): in both loops
+    /// (kernel/sched/fair.c; idle_cpu() in core.c) the next CPU's address comes from
+    /// the cpumask and the per-CPU offset table, never from the previous CPU's lines,
+    /// and the exit branch on each result is predicted "busy" (or the sums are only
+    /// added), so an out-of-order core issues the next iterations' loads before the
+    /// first returns: only the first miss is exposed, the rest come at the rate the
+    /// core keeps misses in flight. (The reorder buffer also bounds how many
+    /// iterations are in flight; miss_parallelism's band covers that uncertainty.)
+    pub fn read_pass_ns(&self, longest_ns: f64, total_ns: f64) -> f64 {
+        read_pass_ns(self.miss_parallelism, longest_ns, total_ns)
     }
 
     /// Returns the cost of refilling `bytes` of data last cached at distance `d`, ns.
@@ -387,5 +413,21 @@ pub fn shown(v: f64) -> String {
         format!("{v:e}")
     } else {
         format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_pass_ns;
+
+    /// One pass of reads: the farthest line once, the rest overlapped; serial at a
+    /// parallelism of one; nothing read costs nothing.
+    #[test]
+    fn a_read_pass_exposes_one_miss_and_overlaps_the_rest() {
+        assert_eq!(read_pass_ns(16.0, 40.0, 400.0), 40.0 + 360.0 / 16.0);
+        assert_eq!(read_pass_ns(1.0, 40.0, 400.0), 400.0);
+        assert_eq!(read_pass_ns(16.0, 40.0, 0.0), 0.0);
+        // A lone line is its own latency whatever the parallelism.
+        assert_eq!(read_pass_ns(16.0, 40.0, 40.0), 40.0);
     }
 }

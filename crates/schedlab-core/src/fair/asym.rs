@@ -129,11 +129,11 @@ impl Simulator {
         // fits, else the idle CPU of the largest capacity.
         let cpus = sd.span.and(&self.tasks[p].cpus_allowed);
         let order = cpus.iter_wrap(target);
-        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, 0.0);
+        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, super::placement::ReadPass::default());
         let mut found = None;
         for c in order {
             examined += 1;
-            cost += super::placement::SIS_LINES_PER_CPU * self.m.cost.cacheline.at(self.m.distance(reader, c));
+            cost.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
             if !self.available_idle_cpu(c) {
                 continue;
             }

@@ -110,8 +110,9 @@ pub struct LoadSums {
     /// CPUs with something runnable per LLC (sd_llc_shared->nr_busy_cpus).
     llc_busy: Vec<u32>,
     /// Per (CPU, level): the lines a balance pass reads from every CPU of the level's
-    /// span, priced at their distance from the reading CPU (before overlap).
-    scan_lines_ns: Vec<Vec<f64>>,
+    /// span, priced at their distance from the reading CPU (before overlap), and the
+    /// latency of the farthest one (CostTable::read_pass_ns's exposed miss).
+    scan_lines_ns: Vec<Vec<(f64, f64)>>,
     /// The misses a core keeps in flight (the cost table's miss_parallelism).
     miss_parallelism: f64,
 }
@@ -173,7 +174,11 @@ impl LoadSums {
             .map(|cpu| {
                 m.domains[cpu]
                     .iter()
-                    .map(|sd| sd.span.iter().map(|c| LB_LINES_PER_CPU * m.cost.cacheline.at(m.distance(cpu, c))).sum())
+                    .map(|sd| {
+                        let at = |c: CpuId| m.cost.cacheline.at(m.distance(cpu, c));
+                        let total: f64 = sd.span.iter().map(|c| LB_LINES_PER_CPU * at(c)).sum();
+                        (total, sd.span.iter().map(at).fold(0.0, f64::max))
+                    })
                     .collect()
             })
             .collect();
@@ -190,7 +195,7 @@ impl LoadSums {
             cpu_load_avg: vec![0; m.nr_cpus()],
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
             scan_lines_ns,
-            miss_parallelism: m.cost.miss_parallelism.max(1.0),
+            miss_parallelism: m.cost.miss_parallelism,
             llc_busy: vec![0; m.llc_span.len()],
             // Every CPU went idle at boot with its siblings idle.
             has_idle_cores: vec![true; m.llc_span.len()],
@@ -218,12 +223,14 @@ impl LoadSums {
 
     /// The cost to `cpu` of reading the runqueues of its domain at `level` in a pass
     /// that already read those of `read_below` (a lower level: its lines hit). The reads
-    /// of one pass are independent loads, overlapped miss_parallelism at a time.
+    /// of one pass are independent loads (CostTable::read_pass_ns); the farthest line
+    /// of a level is in the part its lower levels did not read.
     #[inline]
     pub fn scan_cost(&self, cpu: CpuId, level: usize, read_below: Option<usize>) -> Ns {
         let lines = &self.scan_lines_ns[cpu];
-        let ns = lines[level] - read_below.filter(|&b| b < level).map_or(0.0, |b| lines[b]);
-        (ns / self.miss_parallelism) as Ns
+        let (total, longest) = lines[level];
+        let ns = total - read_below.filter(|&b| b < level).map_or(0.0, |b| lines[b].0);
+        crate::cost::read_pass_ns(self.miss_parallelism, longest, ns) as Ns
     }
 
     /// Applies a change of `cpu`'s nr_running by `delta`.

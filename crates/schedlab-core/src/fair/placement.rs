@@ -31,6 +31,26 @@ use crate::topology::SdFlags;
 /// sched_idle_cpu()'s cfs_rq line. Band 1-3.
 pub(crate) const SIS_LINES_PER_CPU: f64 = 2.0;
 
+/// The runqueue reads of one pass (a scan, the checks before it): every line at its
+/// latency, and the farthest line's, for CostTable::read_pass_ns (independent loads
+/// overlap, only the first miss is exposed).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ReadPass {
+    pub total: f64,
+    pub longest: f64,
+}
+
+impl ReadPass {
+    /// Adds `n` CPUs' runqueue reads at `line_ns` a line.
+    #[inline]
+    pub(crate) fn add(&mut self, n: f64, line_ns: f64) {
+        if n > 0.0 {
+            self.total += n * SIS_LINES_PER_CPU * line_ns;
+            self.longest = self.longest.max(line_ns);
+        }
+    }
+}
+
 /// The runqueues one select_task_rq_fair() pass has read outside its scans (target,
 /// prev, recent_used_cpu, prev's SMT siblings): a scan that reaches them again hits.
 #[derive(Clone, Copy, Debug, Default)]
@@ -170,19 +190,23 @@ impl Simulator {
     }
 
     /// Charges `reader`, the CPU running select_task_rq_fair(), for `n` CPUs its scan
-    /// examined, whose runqueue reads cost `ns` in all.
-    pub(crate) fn charge_waker(&mut self, reader: CpuId, n: u64, ns: f64) {
+    /// examined, whose runqueue reads were `pass`.
+    pub(crate) fn charge_waker(&mut self, reader: CpuId, n: u64, pass: ReadPass) {
         self.counters.sis_scanned += n;
+        self.charge_reads(reader, pass);
+    }
+
+    /// Charges `reader` for one pass of runqueue reads.
+    pub(crate) fn charge_reads(&mut self, reader: CpuId, pass: ReadPass) {
+        let ns = self.m.cost.read_pass_ns(pass.longest, pass.total);
         self.charge_kernel(reader, ns as u64);
     }
 
-    /// The cost to `reader` of checking runqueue `c` in this pass (nothing if read).
+    /// Adds `reader`'s check of runqueue `c` to `pass` (nothing if read).
     #[inline]
-    fn sis_read(&self, read: &mut ReadSet, reader: CpuId, c: CpuId) -> f64 {
+    fn sis_read(&self, read: &mut ReadSet, reader: CpuId, c: CpuId, pass: &mut ReadPass) {
         if read.insert(c) {
-            SIS_LINES_PER_CPU * self.m.cost.cacheline.at(self.m.distance(reader, c))
-        } else {
-            0.0
+            pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
         }
     }
 
@@ -194,9 +218,10 @@ impl Simulator {
         }
         let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
         let mut read = ReadSet::default();
-        let mut checks = self.sis_read(&mut read, reader, target);
+        let mut checks = ReadPass::default();
+        self.sis_read(&mut read, reader, target, &mut checks);
         if idle(self, target) {
-            self.charge_kernel(reader, checks as u64);
+            self.charge_reads(reader, checks);
             return target;
         }
         // 6.7+ on cluster machines: prev/recent in another cluster are kept as fallbacks
@@ -204,10 +229,10 @@ impl Simulator {
         let cluster = self.sis_cluster(target).copied();
         let (mut prev_aff, mut recent_aff) = (None, None);
         if prev != target && self.m.share_llc(prev, target) {
-            checks += self.sis_read(&mut read, reader, prev);
+            self.sis_read(&mut read, reader, prev, &mut checks);
             if idle(self, prev) {
                 if cluster.is_none_or(|cl| cl.test(prev)) {
-                    self.charge_kernel(reader, checks as u64);
+                    self.charge_reads(reader, checks);
                     return prev;
                 }
                 prev_aff = Some(prev);
@@ -216,28 +241,28 @@ impl Simulator {
         let recent = self.tasks[p].recent_used_cpu;
         self.tasks[p].recent_used_cpu = prev;
         if recent != prev && recent != target && self.m.share_llc(recent, target) {
-            checks += self.sis_read(&mut read, reader, recent);
+            self.sis_read(&mut read, reader, recent, &mut checks);
             if idle(self, recent) {
                 if cluster.is_none_or(|cl| cl.test(recent)) {
-                    self.charge_kernel(reader, checks as u64);
+                    self.charge_reads(reader, checks);
                     return recent;
                 }
                 recent_aff = Some(recent);
             }
         }
-        self.charge_kernel(reader, checks as u64);
+        self.charge_reads(reader, checks);
         let llc = *self.m.llc_mask(target);
         let has_smt = self.has_smt;
         let has_idle_core = has_smt && self.load_sums.test_idle_cores(self.m.cpus[target].llc);
         if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
             // select_idle_smt(): prev's siblings, until an idle one.
-            let (mut n, mut ns, mut sib) = (0, 0.0, None);
+            let (mut n, mut ns, mut sib) = (0, ReadPass::default(), None);
             for &c in self.m.smt_siblings(prev) {
                 if c == prev {
                     continue;
                 }
                 n += 1;
-                ns += self.sis_read(&mut read, reader, c);
+                self.sis_read(&mut read, reader, c, &mut ns);
                 if idle(self, c) {
                     sib = Some(c);
                     break;
@@ -280,7 +305,7 @@ impl Simulator {
             let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
             nr = ((avg_idle / per_cpu) as usize / 512).max(4);
         }
-        let mut cost = 0.0;
+        let mut cost = ReadPass::default();
         let mut examined = 0;
         let mut found = None;
         // select_idle_core()'s fallback: the first idle CPU seen in a core that was not.
@@ -341,7 +366,7 @@ impl Simulator {
     /// a CPU-by-CPU loop: one CPU at a time, or, where the costs are whole nanoseconds
     /// (so every sum is exact), all the word's CPUs up to the stop in one addition.
     #[allow(clippy::too_many_arguments)]
-    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, reader: CpuId, read: &ReadSet, nr: &mut usize, examined: &mut u64, cost: &mut f64) -> ScanEnd {
+    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, reader: CpuId, read: &ReadSet, nr: &mut usize, examined: &mut u64, pass: &mut ReadPass) -> ScanEnd {
         debug_assert!(*nr > 0, "a scan starts with a limit left");
         // The distance most of `cpus` is at from the reader, and the CPUs at another.
         let first = cpus.first().unwrap_or(target);
@@ -350,11 +375,14 @@ impl Simulator {
         } else {
             (self.m.distance(reader, first), CpuMask::new())
         };
-        let uniform = SIS_LINES_PER_CPU * self.m.cost.cacheline.at(far);
+        let far_line = self.m.cost.cacheline.at(far);
+        let uniform = SIS_LINES_PER_CPU * far_line;
         // With whole-ns line costs, the sums are exact integers: adding k lines at once is
         // bit for bit the k additions one CPU at a time.
         let exact = |cost: f64| uniform.fract() == 0.0 && (0.0..=1e6).contains(&uniform) && cost.fract() == 0.0 && cost.abs() < 1e15;
-        let line = |c: CpuId| if read.contains(c) { 0.0 } else { SIS_LINES_PER_CPU * self.m.cost.cacheline.at(self.m.distance(reader, c)) };
+        let line = |c: CpuId| self.m.cost.cacheline.at(self.m.distance(reader, c));
+        let cost = &mut pass.total;
+        let longest = &mut pass.longest;
         for (i, mut bits) in cpus.wrap_words(target + 1) {
             let busy = self.running.word(i) | self.queue_index.nonempty.word(i);
             let other_distance = near.word(i) | read.word(i);
@@ -374,11 +402,17 @@ impl Simulator {
                     *nr = 0;
                     *examined += passed as u64;
                     *cost += passed as f64 * uniform;
+                    if passed > 0 {
+                        *longest = longest.max(far_line);
+                    }
                     return ScanEnd::Limit;
                 }
                 *nr -= walk;
                 *examined += walk as u64;
                 *cost += walk as f64 * uniform;
+                if walk > 0 {
+                    *longest = longest.max(far_line);
+                }
                 if let Some(b) = stop {
                     return ScanEnd::Found(i * 64 + b as usize);
                 }
@@ -393,7 +427,15 @@ impl Simulator {
                 }
                 let c = i * 64 + b as usize;
                 *examined += 1;
-                *cost += if other_distance >> b & 1 == 0 { uniform } else { line(c) };
+                if other_distance >> b & 1 == 0 {
+                    *cost += uniform;
+                    *longest = longest.max(far_line);
+                } else if !read.contains(c) {
+                    *cost += SIS_LINES_PER_CPU * line(c);
+                    *longest = longest.max(line(c));
+                } else {
+                    *cost += 0.0;
+                }
                 if busy >> b & 1 == 0 && !self.resched_pending[c] {
                     return ScanEnd::Found(c);
                 }
@@ -407,12 +449,12 @@ impl Simulator {
     /// core too, to remember the first as the scan's fallback). Each read costs `reader`
     /// the runqueue's lines at their distance (nothing if already read).
     #[allow(clippy::too_many_arguments)]
-    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, reader: CpuId, read: &ReadSet, idle_cpu: &mut Option<CpuId>, examined: &mut u64, cost: &mut f64) -> bool {
+    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, reader: CpuId, read: &ReadSet, idle_cpu: &mut Option<CpuId>, examined: &mut u64, pass: &mut ReadPass) -> bool {
         let mut idle = true;
         for &s in self.m.smt_siblings(core) {
             *examined += 1;
             if !read.contains(s) {
-                *cost += SIS_LINES_PER_CPU * self.m.cost.cacheline.at(self.m.distance(reader, s));
+                pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, s)));
             }
             if !self.available_idle_cpu(s) {
                 idle = false;
@@ -628,12 +670,13 @@ mod tests {
             // a whole or a fractional cost so far.
             s.m.cost.cacheline.same_llc_ns = if trial % 4 == 1 { 15.7 } else { 23.0 };
             let cost0 = if trial % 7 == 3 { 0.3 } else { 46.0 };
-            let (mut nr, mut examined, mut cost) = (nr0, 0, cost0);
+            let (mut nr, mut examined, mut cost) = (nr0, 0, super::ReadPass { total: cost0, longest: 0.0 });
             let got = match s.scan_for_idle_cpu(&cpus, target, reader, &read, &mut nr, &mut examined, &mut cost) {
                 super::ScanEnd::Found(c) => Some(c),
                 _ => None,
             };
             let (mut want_nr, mut want_examined, mut want_cost, mut want) = (nr0, 0, cost0, None);
+            let mut want_longest: f64 = 0.0;
             for c in cpus.iter_wrap(target + 1) {
                 want_nr -= 1;
                 if want_nr == 0 {
@@ -642,13 +685,18 @@ mod tests {
                 want_examined += 1;
                 if !read.contains(c) {
                     want_cost += super::SIS_LINES_PER_CPU * s.m.cost.cacheline.at(s.m.distance(reader, c));
+                    want_longest = want_longest.max(s.m.cost.cacheline.at(s.m.distance(reader, c)));
                 }
                 if s.available_idle_cpu(c) {
                     want = Some(c);
                     break;
                 }
             }
-            assert_eq!((got, examined, cost.to_bits(), nr), (want, want_examined, f64::to_bits(want_cost), want_nr), "trial {trial}");
+            assert_eq!(
+                (got, examined, cost.total.to_bits(), cost.longest.to_bits(), nr),
+                (want, want_examined, f64::to_bits(want_cost), want_longest.to_bits(), want_nr),
+                "trial {trial}"
+            );
         }
     }
 
@@ -692,12 +740,17 @@ mod tests {
         assert!((1..8).all(|c| a[c] == b[c]), "not the target's task, not anyone's but the reader's: {b:?} -> {a:?}");
         assert_eq!((own_n, other_n), (4, 4), "every CPU of each span examined");
         // Own LLC: three CPUs at the LLC's distance and its own runqueue (a local hit);
-        // the other LLC: four at the cross-CCX distance.
+        // the other LLC: four at the cross-CCX distance. One pass each: the farthest
+        // line's latency exposed, the other lines overlapped miss_parallelism at a time.
         let cl = &s.m.cost.cacheline;
         let (local, same, far) = (cl.at(crate::cost::Distance::SameCpu), cl.at(crate::cost::Distance::SameLlc), cl.at(s.m.distance(0, 4)));
         assert!(far > same && same > local);
-        assert_eq!(own, (super::SIS_LINES_PER_CPU * (3.0 * same + local)) as u64);
-        assert_eq!(other, (4.0 * super::SIS_LINES_PER_CPU * far) as u64);
+        let mp = s.m.cost.miss_parallelism;
+        assert!(mp > 1.0);
+        let lines = super::SIS_LINES_PER_CPU;
+        assert_eq!(own, (same + (lines * (3.0 * same + local) - same) / mp) as u64);
+        assert_eq!(other, (far + (4.0 * lines * far - far) / mp) as u64);
+        assert!(own < (lines * (3.0 * same + local)) as u64, "the reads overlap: less than their sum");
         assert!(other > own, "{other} vs {own} for 4 CPUs each");
     }
 }

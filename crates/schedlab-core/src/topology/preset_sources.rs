@@ -133,7 +133,7 @@ fn source(f: CostFamily, key: &str, v: f64) -> Option<Provenance> {
         ("cacheline.dram_ns", DsuPhone) => estimate(v, 0.75, 1.5, "LPDDR5 behind a system cache"),
         ("cache.l1d_kib" | "cache.l2_kib" | "cache.llc_kib", _) => declared(v, "vendor product documentation"),
         ("cache.llc_flush_after_idle_us", _) => knob(v, "a what-if, off: the LLC is flushed only by the package state"),
-        ("miss_parallelism", _) => estimate(v, 0.5, 1.5, "demand misses in flight: Zen 2/3 guides give 22-24 L1D misses, dependent streams fewer"),
+        ("miss_parallelism", _) => estimate(v, 0.5, 1.5, "demand misses in flight: Zen 2/3 guides give 22-24 L1D misses, dependent streams fewer; also the overlap of a pass of runqueue reads (wakeup scans, balance statistics: CostTable::read_pass_ns), where the reorder buffer may bound it lower"),
         ("rfo_parallelism", _) => Provenance::new(Kind::Estimate, 1.0, 4.0, "ownership transfers in flight: stores commit in order; no published depth"),
         ("smt_slowdown", _) => Provenance::new(Kind::Estimate, 1.0, 1.6, "SMT contention is workload-dependent: off (1) by default, 1.6 a heavy pair"),
         ("context_switch_ns", _) => derived(v, 0.5, 1.5, "[ctxsw] 1,070 ns thread switch less its system calls, wakeup and pick (estimated shares)"),
