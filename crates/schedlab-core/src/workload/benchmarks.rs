@@ -166,8 +166,10 @@ pub(super) fn hackbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Resul
         tasks,
         Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
-            // hackbench.c reads the clock before it writes the GO byte: the parent's
-            // wake-up of every child (its whole run after the sleep) is inside Time.
+            // rt-tests src/hackbench/hackbench.c main(): after reading every ready byte it
+            // calls gettimeofday(&start) and only then write(wakefds[1]) (the GO byte);
+            // stop is read after reap_workers(). So the parent's wake-up of every child
+            // (its whole run after the sleep) is inside Time.
             let go = r.tasks.iter().find(|t| t.name == "hackbench").and_then(|t| t.exit_ns.map(|e| e.saturating_sub(t.run_ns))).unwrap_or(0);
             let workers = r.tasks.iter().filter(|t| t.name != "hackbench");
             let done = workers.clone().all(|t| t.exit_ns.is_some());
