@@ -183,7 +183,7 @@ CATALOGUE = [
     Case("unknown generator", ok('[workload]\nkind = "no-such-generator"\n'),
          expected="error: bad.toml:4:8: workload.kind: unknown generator 'no-such-generator': expected one of fibtest, "
                   "make, pingpong, threadpool, rseq_burst, timer_enqueue, dbench_pairs, ui_frame, hackbench, schbench, "
-                  "hhvm, swap_bench"),
+                  "hhvm, netperf, swap_bench"),
     Case("unknown generator parameter", ok('[workload]\nkind = "make"\nparams = { jobz = 4 }\n'),
          expected="error: bad.toml:5:19: workload.params.jobz: unknown field `jobz`, expected one of `jobs`, "
                   "`units`, `unit_mean`, `link`, `footprint_kib`, `pipe_chunks`, `as_fraction`"),

@@ -143,7 +143,10 @@ pub struct CostTable {
     pub ipi_send_ns: f64,
     /// Receiving an IPI (interrupt entry, handler, exit), ns, paid by the target.
     pub ipi_receive_ns: f64,
-    /// Moving a queued task between runqueues (remote rq lock, dequeue, enqueue), ns.
+    /// Moving a queued task between runqueues: the code of detach_task() and
+    /// attach_task() (dequeue, set_task_cpu, enqueue), ns. The lines the move pulls (the
+    /// source runqueue's lock, its cfs_rq, the task's entity) are priced by their
+    /// distance from the CPU doing it (`crate::lock`, `sched/locks.rs`).
     pub migration_ns: f64,
     /// fork()+exec-like creation of a task, charged to the parent, ns.
     pub fork_ns: f64,
@@ -246,9 +249,20 @@ pub struct KernelPathCosts {
     /// and cache refill a process switch costs over a thread switch), ns.
     #[serde(default)]
     pub mm_switch_ns: f64,
-    /// Cache lines a wakeup pulls from the wakee's CPU (p->pi_lock, p->state and the
-    /// scheduling entity, the target rq lock and cfs_rq).
+    /// Cache lines of the wakee a wakeup pulls from the CPU it last ran on (p->pi_lock,
+    /// p->__state and p->on_cpu, the scheduling entity). The target runqueue's lock is a
+    /// modeled lock (`crate::lock`); its other lines are `ttwu_rq_lines`.
     pub ttwu_lines: f64,
+    /// ttwu_do_activate(): enqueue_task() and wakeup_preempt() under the target's rq
+    /// lock, ns (a part of `ttwu_ns`). With TTWU_QUEUE the target CPU runs it
+    /// (sched_ttwu_pending()), the waker only queues the task on its wake list.
+    #[serde(default)]
+    pub ttwu_activate_ns: f64,
+    /// Lines of the target runqueue the activation writes besides its lock (the
+    /// cfs_rq's counts and tree root, its PELT averages), pulled from the target CPU by
+    /// a remote waker holding the lock.
+    #[serde(default = "default_ttwu_rq_lines")]
+    pub ttwu_rq_lines: f64,
     /// Cache lines of a pipe or futex a waker writes and its wakee then reads (wait
     /// queue head, the data).
     pub wake_data_lines: f64,
@@ -280,6 +294,13 @@ pub(crate) fn default_tick_irq_jitter_ns() -> f64 {
     1000.0
 }
 
+/// derived: ttwu_do_activate() under the target's lock writes rq->clock and the
+/// cfs_rq's nr_running/load/tasks_timeline line and its sched_avg line (struct cfs_rq,
+/// kernel/sched/sched.h: `avg` is ____cacheline_aligned); band 2-4.
+pub(crate) fn default_ttwu_rq_lines() -> f64 {
+    2.0
+}
+
 /// estimate: legacy port I/O to the chipset takes on the order of a microsecond (why the
 /// acpi_pm clocksource is avoided where a TSC exists); no measurement of an FCH PM timer
 /// read was found. Band 0.5-3 us.
@@ -287,11 +308,37 @@ pub(crate) fn default_pm_timer_read_ns() -> f64 {
     1000.0
 }
 
+/// CostTable::read_pass_ns with the table's miss_parallelism given.
+#[inline]
+pub fn read_pass_ns(miss_parallelism: f64, longest_ns: f64, total_ns: f64) -> f64 {
+    if total_ns <= 0.0 {
+        return 0.0;
+    }
+    let first = longest_ns.clamp(0.0, total_ns);
+    first + (total_ns - first) / miss_parallelism.max(1.0)
+}
+
 impl CostTable {
     /// Time from an IPI's send to the target taking it, by distance: the fixed delivery
     /// plus one message across the same fabric a cache line crosses.
     pub fn ipi_latency_ns(&self, d: Distance) -> f64 {
         self.kernel.ipi_delivery_ns + self.cacheline.at(d)
+    }
+
+    /// The time one pass of independent cache-line reads takes the reading CPU: the
+    /// farthest line's latency (`longest_ns`) once, the rest of `total_ns` (every line
+    /// at its own latency) overlapped miss_parallelism at a time. Used alike by wakeup
+    /// scans (select_idle_cpu()/select_idle_core()/select_idle_capacity(), SIS_NODE) and
+    /// balance statistics (update_sg_lb_stats(), find_idlest_group()): in both loops
+    /// (kernel/sched/fair.c; idle_cpu() in core.c) the next CPU's address comes from
+    /// the cpumask and the per-CPU offset table, never from the previous CPU's lines,
+    /// and the exit branch on each result is predicted "busy" (or the sums are only
+    /// added), so an out-of-order core issues the next iterations' loads before the
+    /// first returns: only the first miss is exposed, the rest come at the rate the
+    /// core keeps misses in flight. (The reorder buffer also bounds how many
+    /// iterations are in flight; miss_parallelism's band covers that uncertainty.)
+    pub fn read_pass_ns(&self, longest_ns: f64, total_ns: f64) -> f64 {
+        read_pass_ns(self.miss_parallelism, longest_ns, total_ns)
     }
 
     /// Returns the cost of refilling `bytes` of data last cached at distance `d`, ns.
@@ -366,5 +413,21 @@ pub fn shown(v: f64) -> String {
         format!("{v:e}")
     } else {
         format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_pass_ns;
+
+    /// One pass of reads: the farthest line once, the rest overlapped; serial at a
+    /// parallelism of one; nothing read costs nothing.
+    #[test]
+    fn a_read_pass_exposes_one_miss_and_overlaps_the_rest() {
+        assert_eq!(read_pass_ns(16.0, 40.0, 400.0), 40.0 + 360.0 / 16.0);
+        assert_eq!(read_pass_ns(1.0, 40.0, 400.0), 400.0);
+        assert_eq!(read_pass_ns(16.0, 40.0, 0.0), 0.0);
+        // A lone line is its own latency whatever the parallelism.
+        assert_eq!(read_pass_ns(16.0, 40.0, 40.0), 40.0);
     }
 }

@@ -93,6 +93,8 @@ sched_features! {
     SHARED_RUNQ_SHARDS = Always(false), "v2/v4: shard each LLC's queue by shared_runq_shard_sz CPUs (v2: cpu % n; v4: (cpu >> 1) % n)";
     SHARED_RUNQ_V3 = Always(false), "shared_runq v3 (2023-08): v2 with __enqueue_entity enqueue and ceil(llc/shard_sz) shards indexed (cpu >> 1) % n";
     SHARED_RUNQ_V3_LLC_SKIP = Always(false), "v3's attempted skip of <= LLC domains in newidle balance: walks every domain anyway, gates avg_idle on the LLC parent's cost";
+    SHARED_RUNQ_DISCARD = Always(false), "v3 review (K Prateek Nayak, David Vernet, Aug 2023): the pop drops shard entries whose task is already on a CPU and takes the next, under the shard lock, instead of a task_rq_lock() round trip that fails and retries";
+    SHARED_RUNQ_SHARD_16 = Always(false), "v3 review (K Prateek Nayak): shards of 16 CPUs instead of SHARED_RUNQ_SHARD_SZ = 6 (overrides the shared_runq_shard_sz tunable)";
     SHARED_RUNQ_V4 = Always(false), "shared_runq v4 (2023-12): enqueue only onto a non-empty rq, pull after the rd->overload gate ignoring avg_idle, skip <= LLC domains";
     NI_RANDOM = Since(6, 19), "newidle balance runs a domain with probability = its recent success ratio (Peter Zijlstra, Nov 2025, 'Proportional newidle balance')";
     TIMER_PULL = Since(6, 9), "timers stay local; idle CPUs' global timers are pulled by a migrator (timer_migration.c)";

@@ -40,6 +40,7 @@ pub mod features;
 pub mod interchange;
 pub mod ipc;
 pub mod kernel;
+pub mod lock;
 pub mod metrics;
 pub mod mm;
 pub mod provenance;

@@ -259,6 +259,10 @@ pub struct RunResult {
     /// The shared runqueue's locks as lock_stat would show them (absent when off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shared_runq_locks: Vec<crate::fair::shared_runq::LockStats>,
+    /// lock_stat's line of each lock class that was taken (runqueue locks, shared
+    /// runqueue shards, bandwidth pools): contentions, acquisitions, bounces, wait and
+    /// hold totals and averages, the longest wait.
+    pub lock_stat: Vec<crate::lock::LockClassStats>,
     /// What the run says about its own figures: "not stationary: ..." when the measured
     /// window's halves differ beyond their spread (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -18,6 +18,7 @@ from . import bench_cmd  # noqa: F401  (registers bench)
 from . import host_cmd  # noqa: F401  (registers validate-host)
 from . import interchange_cmd  # noqa: F401  (registers export-rt-app, trace-info, replay)
 from . import tools_cmd  # noqa: F401  (registers hackbench, schbench)
+from . import netperf_cmd  # noqa: F401  (registers netperf)
 from . import sensitivity_cmd  # noqa: F401  (registers sensitivity)
 
 

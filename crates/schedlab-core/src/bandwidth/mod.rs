@@ -269,6 +269,9 @@ pub struct CfsBandwidthControl {
     /// cfs_rqs handed runtime for an asynchronous unthrottle, not yet collected by the
     /// engine (`take_async_unthrottles`).
     csd_sent: Vec<(GroupId, CpuId)>,
+    /// Every cfs_b->lock acquisition of a CPU's accounting (assign, return, unthrottle)
+    /// since the engine last collected them (`take_lock_log`): the engine prices them.
+    lock_log: Vec<(GroupId, CpuId)>,
 }
 
 impl CfsBandwidthControl {
@@ -317,7 +320,7 @@ impl CfsBandwidthControl {
             })
             .collect();
         let rqs = vec![CfsRq::default(); groups.len() * nr_cpus];
-        CfsBandwidthControl { groups, rqs, nr_cpus, mode, slice: slice_ns, tick: tick_ns, csd_sent: Vec::new() }
+        CfsBandwidthControl { groups, rqs, nr_cpus, mode, slice: slice_ns, tick: tick_ns, csd_sent: Vec::new(), lock_log: Vec::new() }
     }
 
     fn rq(&self, g: GroupId, cpu: CpuId) -> &CfsRq {
@@ -513,6 +516,19 @@ impl CfsBandwidthControl {
             BwTimerKind::Period => self.groups[g].period_cpu,
             BwTimerKind::Slack => self.groups[g].slack_cpu,
         }
+    }
+
+    /// The cfs_b->lock acquisitions since the last call, as (group, CPU), into `out`
+    /// (cleared first).
+    pub fn take_lock_log(&mut self, out: &mut Vec<(GroupId, CpuId)>) {
+        out.clear();
+        std::mem::swap(out, &mut self.lock_log);
+    }
+
+    /// Whether any cfs_b->lock acquisition waits to be collected.
+    #[inline]
+    pub fn has_lock_log(&self) -> bool {
+        !self.lock_log.is_empty()
     }
 
     /// 6.2+: the cfs_rqs that distribution gave runtime on CPUs other than the timer's

@@ -17,6 +17,7 @@ impl CfsBandwidthControl {
     pub(super) fn assign(&mut self, g: GroupId, cpu: CpuId, target: Ns, now: Ns, timers: &mut Vec<BwTimerRequest>) -> bool {
         // runtime_remaining <= 0 here, so this is positive.
         let min_amount = (target as i64 - self.rq(g, cpu).runtime_remaining).max(0) as Ns;
+        self.lock_log.push((g, cpu)); // raw_spin_lock(&cfs_b->lock)
         self.start_cfs_bandwidth(g, cpu, now, timers);
         let b = &mut self.groups[g];
         let mut amount = 0;
@@ -113,6 +114,7 @@ impl CfsBandwidthControl {
         let rq = self.rq_mut(g, cpu);
         rq.throttled = false;
         let clock = rq.throttled_clock.take();
+        self.lock_log.push((g, cpu)); // unthrottle_cfs_rq(): the throttled list, under cfs_b->lock
         let b = &mut self.groups[g];
         b.throttled_time += clock.map_or(0, |c| now.saturating_sub(c));
         if let Some(pos) = b.throttled_list.iter().position(|&c| c == cpu) {
@@ -130,6 +132,7 @@ impl CfsBandwidthControl {
             return;
         }
         let slack = slack as Ns;
+        self.lock_log.push((g, cpu)); // raw_spin_lock(&cfs_b->lock)
         let credit =
             !self.mode.tracks_expiry() || (!rq.extended && rq.runtime_expires == self.groups[g].runtime_expires);
         let b = &mut self.groups[g];

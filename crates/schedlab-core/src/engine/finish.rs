@@ -83,7 +83,8 @@ impl Simulator {
         put("shared_runq_lock_contended", locks.iter().map(|l| l.contended).sum::<u64>() as f64);
         let wait: u64 = locks.iter().map(|l| l.wait_ns).sum();
         put("shared_runq_lock_wait_seconds", wait as f64 / 1e9);
-        put("shared_runq_lock_wait_per_lock_ms", if locks.is_empty() { 0.0 } else { wait as f64 / locks.len() as f64 / 1e6 });
+        put("shared_runq_failed_pulls", self.swq.failed_pulls as f64);
+        put("shared_runq_discards", self.swq.discards as f64);
         put("newidle_random_skips", c.newidle_random_skips as f64);
         put("newidle_domain_skips", c.newidle_domain_skips as f64);
         put("newidle_lb_llc", c.newidle_lb_llc as f64);
@@ -232,9 +233,24 @@ impl Simulator {
                 })
                 .collect(),
             shared_runq_locks: locks,
+            lock_stat: Vec::new(),
             warnings,
         };
         self.apply_baseline(&mut result);
+        let (rq_locks, cfs_b_locks) = self.measured_locks();
+        result.lock_stat = Simulator::lock_stat_classes(&rq_locks, &result.shared_runq_locks, &cfs_b_locks);
+        // Averages of the measured window (lock_stat's waittime-avg is per contention).
+        let class = |c: crate::lock::LockClass| result.lock_stat.iter().find(|l| l.class == c.name()).cloned().unwrap_or_default();
+        let (shard, rq) = (class(crate::lock::LockClass::SharedRunqShard), class(crate::lock::LockClass::RqLock));
+        for (k, v) in [
+            ("shared_runq_lock_wait_avg_us", shard.wait_avg_ns / 1e3),
+            ("shared_runq_lock_hold_avg_ns", shard.hold_avg_ns),
+            ("rq_lock_contended", rq.contentions as f64),
+            ("rq_lock_wait_seconds", rq.wait_total_ns as f64 / 1e9),
+            ("rq_lock_wait_avg_us", rq.wait_avg_ns / 1e3),
+        ] {
+            result.summary.insert(k.to_string(), v);
+        }
         if let Some(report) = &self.reporter {
             result.workload = report(&result);
         }

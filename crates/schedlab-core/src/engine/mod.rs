@@ -256,6 +256,12 @@ pub struct Simulator {
     /// Per-pair times of the timer enqueue micro-benchmark.
     pub(crate) timer_bench_ns: LatencyHistogram,
     pub(crate) swq: crate::fair::shared_runq::SharedRunq,
+    /// The runqueue and bandwidth spinlocks as cache lines, and each CPU's lock clock.
+    pub(crate) spinlocks: crate::lock::Locks,
+    /// Reused buffer of the bandwidth pool's lock acquisitions (sched/locks.rs).
+    pub(crate) bw_lock_scratch: Vec<(usize, usize)>,
+    /// Per CPU: when its pending Resched event runs (valid while resched_pending).
+    pub(crate) resched_at: Vec<Ns>,
     /// Every cfs_rq (root and groups, per CPU) and group entity (fair/group.rs).
     pub(crate) fg: crate::fair::group::FairGroups,
     /// Bounded channels as compiled (channel -> capacity, wake_at), for the
@@ -331,6 +337,9 @@ impl Simulator {
             return Ok(Some("duration"));
         }
         self.dispatch(ev);
+        if self.bw.is_some() {
+            self.bw_lock_log();
+        }
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(None),

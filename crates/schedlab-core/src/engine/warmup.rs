@@ -63,6 +63,8 @@ struct Baseline {
     migrations: [u64; 5],
     llc_lost: Vec<u128>,
     locks: Vec<crate::fair::shared_runq::LockStats>,
+    rq_locks: Vec<crate::lock::LockStats>,
+    cfs_b_locks: Vec<crate::lock::LockStats>,
 }
 
 impl Measurement {
@@ -188,7 +190,12 @@ impl Simulator {
             migrations: self.counters.migrations,
             llc_lost: self.wc.lost_per_llc_ns.clone(),
             locks: self.swq.lock_stats(),
+            rq_locks: self.spinlocks.rq.iter().map(|l| l.stats.clone()).collect(),
+            cfs_b_locks: self.spinlocks.cfs_b.iter().map(|l| l.stats.clone()).collect(),
         });
+        // Maxima cannot be subtracted: they start again.
+        self.swq.restart_max();
+        self.spinlocks.restart_max();
         // Histograms cannot be subtracted: they start again.
         self.wakeup_latency = Default::default();
         self.timer_latency = Default::default();
@@ -260,11 +267,19 @@ impl Simulator {
             l.idle_while_waiting_ns -= (*base as u64).min(l.idle_while_waiting_ns);
         }
         for (l, base) in r.shared_runq_locks.iter_mut().zip(&b.locks) {
-            l.acquisitions -= base.acquisitions;
-            l.contended -= base.contended;
-            l.wait_ns -= base.wait_ns.min(l.wait_ns);
-            l.hold_ns -= base.hold_ns.min(l.hold_ns);
+            l.subtract(base);
         }
+    }
+
+    /// The runqueue and bandwidth locks' figures of the measured window: (rq, cfs_b).
+    pub(super) fn measured_locks(&self) -> (Vec<crate::lock::LockStats>, Vec<crate::lock::LockStats>) {
+        let mut rq: Vec<crate::lock::LockStats> = self.spinlocks.rq.iter().map(|l| l.stats.clone()).collect();
+        let mut cfs_b: Vec<crate::lock::LockStats> = self.spinlocks.cfs_b.iter().map(|l| l.stats.clone()).collect();
+        if let Some(b) = &self.measure.baseline {
+            rq.iter_mut().zip(&b.rq_locks).for_each(|(l, base)| l.subtract(base));
+            cfs_b.iter_mut().zip(&b.cfs_b_locks).for_each(|(l, base)| l.subtract(base));
+        }
+        (rq, cfs_b)
     }
 
     /// The stationarity warnings of the measured window (none without enough blocks).

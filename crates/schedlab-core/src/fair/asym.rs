@@ -107,7 +107,7 @@ impl Simulator {
     /// select_idle_sibling() on an asymmetric machine: target, prev and the recently
     /// used CPU if idle and the task fits them, else select_idle_capacity() over the
     /// lowest domain of mixed capacities, else the target.
-    pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+    pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId, reader: CpuId) -> CpuId {
         let util = self.task_util_synced(p);
         let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
         let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
@@ -129,11 +129,11 @@ impl Simulator {
         // fits, else the idle CPU of the largest capacity.
         let cpus = sd.span.and(&self.tasks[p].cpus_allowed);
         let order = cpus.iter_wrap(target);
-        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, 0.0);
+        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, super::placement::ReadPass::default());
         let mut found = None;
         for c in order {
             examined += 1;
-            cost += self.m.cost.cacheline.at(self.m.distance(target, c));
+            cost.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
             if !self.available_idle_cpu(c) {
                 continue;
             }
@@ -146,7 +146,7 @@ impl Simulator {
                 best = Some(c);
             }
         }
-        self.charge_waker(target, examined, cost);
+        self.charge_waker(reader, examined, cost);
         found.or(best).unwrap_or(target)
     }
 }

@@ -14,8 +14,11 @@
 //! `asym.rs`) / overloaded; asym packing is not modeled. detach_tasks() relaxes its load bound with nr_balance_failed as
 //! its version did (5.10+: shr_bound(load, nr_balance_failed), 2cfb7a1b031b; before:
 //! load/2 until cache_nice_tries failures).
-//! A balance pass costs the balancing CPU one remote cache-line read per CPU it
-//! examines (find_busiest_group), which is also what max_newidle_lb_cost measures.
+//! A balance pass costs the balancing CPU the runqueue lines find_busiest_group() reads
+//! from every CPU of the span, at their distance from it, once per pass (a level's
+//! lines read at a lower level of the same pass hit), and each task it moves the
+//! source's lock and lines (`sched/locks.rs`); that work is charged to the balancing
+//! CPU and is what max_newidle_lb_cost measures.
 
 use super::load_sums::{GroupSums, TreePick};
 use crate::cpumask::{CpuId, CpuMask};
@@ -292,13 +295,15 @@ impl Simulator {
         (total_load, total_cap, best.map(|(gid, s, _)| (gid, s)))
     }
 
-    /// One load_balance() pass at domain `level` of `cpu`; returns tasks moved and its cost.
-    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType) -> (usize, Ns) {
+    /// One load_balance() pass at domain `level` of `cpu`, in a pass that has read the
+    /// runqueues of level `read_below` already; returns tasks moved and its cost.
+    fn load_balance(&mut self, cpu: CpuId, level: usize, idle: IdleType, read_below: Option<usize>) -> (usize, Ns) {
         if !self.should_we_balance(cpu, level, idle) {
             return (0, 0);
         }
-        // find_busiest_group reads every CPU of the span: one remote line each.
-        let cost = self.load_sums.scan_cost(cpu, level);
+        // find_busiest_group reads every CPU of the span: its lines at their distance.
+        let cost = self.load_sums.scan_cost(cpu, level, read_below);
+        self.lock_clock_advance(cpu, cost);
         let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
         // A newly idle pass moves only queued tasks (misfit pushes aside) and keeps no
         // state when it moves none: with no CPU of the span running two, whatever
@@ -324,7 +329,8 @@ impl Simulator {
             return (moved, cost);
         }
         let failed = self.rqs[cpu].sd[level].nr_balance_failed;
-        let moved = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed, cache_nice_tries);
+        let (moved, spent) = self.detach_and_attach(plan.src, cpu, plan.imbalance, plan.by_tasks, failed, cache_nice_tries);
+        let cost = cost + spent;
         let st = &mut self.rqs[cpu].sd[level];
         if moved > 0 {
             st.nr_balance_failed = 0;
@@ -362,8 +368,10 @@ impl Simulator {
         self.now.saturating_sub(last_ran) < cost
     }
 
-    /// detach_tasks() + attach_tasks(): moves queued tasks from `src` to `dst`.
-    fn detach_and_attach(&mut self, src: CpuId, dst: CpuId, imbalance: u64, by_tasks: bool, failed: u32, cache_nice_tries: u32) -> usize {
+    /// detach_tasks() + attach_tasks(): moves queued tasks from `src` to `dst`; returns
+    /// how many and what moving them cost `dst` (locks and lines).
+    fn detach_and_attach(&mut self, src: CpuId, dst: CpuId, imbalance: u64, by_tasks: bool, failed: u32, cache_nice_tries: u32) -> (usize, Ns) {
+        let mut spent = 0;
         let allow_hot = failed > cache_nice_tries;
         let shr_bound = self.k.version >= crate::kernel::KernelVersion::new(5, 10);
         let mut left = imbalance as i64;
@@ -392,13 +400,13 @@ impl Simulator {
             if !by_tasks && too_big {
                 continue;
             }
+            spent += self.move_task_cost(dst, src, dst);
             self.detach_task(src, p);
-            self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
             self.attach_task(dst, p);
             moved += 1;
             left -= if by_tasks { 1 } else { w };
         }
-        moved
+        (moved, spent)
     }
 
     /// Active balance: the stopper pushes `src`'s running task to an idle `dst`.
@@ -430,8 +438,10 @@ impl Simulator {
         if !self.lb_may_migrate_throttled(p, src, dst) {
             return false; // can_migrate_task() in the stopper refuses a throttled dst
         }
+        // The stopper on `src` moves it: what runs next there waits for that.
+        let spent = self.move_task_cost(src, src, dst);
+        self.charge_sched(src, spent);
         self.detach_task(src, p);
-        self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns;
         self.send_ipi(dst, src);
         self.attach_task(dst, p);
         self.counters.active_balances += 1;
@@ -450,16 +460,20 @@ impl Simulator {
         interval.clamp(self.tick_ns, max.max(self.tick_ns))
     }
 
-    /// rebalance_domains(): periodic balance at every level whose interval passed.
-    fn rebalance_domains(&mut self, cpu: CpuId, idle: IdleType) {
+    /// rebalance_domains(): periodic balance at every level whose interval passed, run
+    /// by `by` (`cpu` itself, or the nohz idle balancer), which pays for it.
+    fn rebalance_domains(&mut self, cpu: CpuId, idle: IdleType, by: CpuId) {
         self.update_blocked_averages(cpu);
         let mut next = Ns::MAX;
         let busy = idle == IdleType::NotIdle;
+        let mut read_below = None;
         for level in 0..self.m.domains[cpu].len() {
             let interval = self.balance_interval(cpu, level, busy);
             let due = self.rqs[cpu].sd[level].last_balance + interval;
             if self.now >= due {
-                let (moved, _) = self.load_balance(cpu, level, idle);
+                let (moved, cost) = self.load_balance(cpu, level, idle, read_below);
+                self.charge_kernel(by, cost);
+                read_below = Some(level);
                 if moved > 0 {
                     self.rqs[cpu].stats.periodic_pulls += 1;
                 }
@@ -492,13 +506,13 @@ impl Simulator {
     /// The periodic balance of an idle CPU whose tick still runs (SCHED_SOFTIRQ from
     /// its own tick, run_rebalance_domains() with CPU_IDLE).
     pub(crate) fn idle_tick_balance(&mut self, cpu: CpuId) {
-        self.rebalance_domains(cpu, IdleType::Idle);
+        self.rebalance_domains(cpu, IdleType::Idle, cpu);
     }
 
     /// sched_balance_trigger(): periodic balance from the tick, and the nohz kick.
     pub(crate) fn trigger_load_balance(&mut self, cpu: CpuId) {
         if self.now >= self.rqs[cpu].next_balance {
-            self.rebalance_domains(cpu, IdleType::NotIdle);
+            self.rebalance_domains(cpu, IdleType::NotIdle, cpu);
         }
         self.nohz_balancer_kick(cpu);
     }
@@ -558,7 +572,7 @@ impl Simulator {
         let mut from = 0;
         while let Some(c) = self.next_nohz_idle_cpu(from) {
             if self.now >= self.rqs[c].next_balance {
-                self.rebalance_domains(c, IdleType::Idle);
+                self.rebalance_domains(c, IdleType::Idle, ilb);
             }
             next = next.min(self.rqs[c].next_balance);
             from = c + 1;
@@ -599,8 +613,11 @@ impl Simulator {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }
+        // raw_spin_rq_unlock(this_rq): the balancing runs without it (relocked below).
+        self.rq_unlock_early(cpu);
         let mut curr_cost: Ns = 0;
         let mut pulled = 0;
+        let mut read_below = None;
         for level in 0..domains {
             if self.srq_skips_level(cpu, level) {
                 self.counters.newidle_domain_skips += 1;
@@ -614,7 +631,8 @@ impl Simulator {
                 continue;
             }
             let Some(weight) = self.ni_random_gate(cpu, level) else { continue };
-            let (moved, cost) = self.load_balance(cpu, level, IdleType::NewlyIdle);
+            let (moved, cost) = self.load_balance(cpu, level, IdleType::NewlyIdle, read_below);
+            read_below = Some(level);
             if self.m.domains[cpu][level].flags.has(SdFlags::SHARE_LLC) {
                 self.counters.newidle_lb_llc += 1;
             } else {
@@ -634,16 +652,17 @@ impl Simulator {
                 break;
             }
         }
+        // raw_spin_rq_lock(this_rq): a CPU that took it meanwhile hands the line back.
+        let relock = self.rq_lock(cpu, cpu, self.path_ns(cpu, self.m.cost.context_switch_ns));
         let rq = &mut self.rqs[cpu];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
-        // The balance itself is CPU time: charge it to whatever runs next here.
         if pulled > 0 {
             rq.stats.newidle_pulls += 1;
             rq.idle_stamp = 0;
-            if let Some(&p) = rq.queue.first() {
-                self.tasks[p].overhead_ns += curr_cost;
-            }
         }
+        // The balance is CPU time: what runs next here (the pulled task, or the idle
+        // loop) starts after it.
+        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + curr_cost + relock;
         pulled > 0
     }
 

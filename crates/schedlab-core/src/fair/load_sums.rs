@@ -109,9 +109,21 @@ pub struct LoadSums {
     has_idle_cores: Vec<bool>,
     /// CPUs with something runnable per LLC (sd_llc_shared->nr_busy_cpus).
     llc_busy: Vec<u32>,
-    /// Cost of one balance pass at each (CPU, level): a remote line per CPU examined.
-    scan_cost: Vec<Vec<Ns>>,
+    /// Per (CPU, level): the lines a balance pass reads from every CPU of the level's
+    /// span, priced at their distance from the reading CPU (before overlap), and the
+    /// latency of the farthest one (CostTable::read_pass_ns's exposed miss).
+    scan_lines_ns: Vec<Vec<(f64, f64)>>,
+    /// The misses a core keeps in flight (the cost table's miss_parallelism).
+    miss_parallelism: f64,
 }
+
+/// derived: update_sg_lb_stats() (and fork placement's update_sg_wakeup_stats()) read,
+/// per CPU, the runqueue's first line (nr_running, ttwu_pending; from 7.0 also
+/// cpu_capacity, curr and idle: 89951fc1f820 "sched: Reorder some fields in struct rq"),
+/// the root cfs_rq's counts (h_nr_running) and its sched_avg line (load, runnable and
+/// util averages). Band 3-5 (before 7.0, idle_cpu()'s rq->curr and the overutilized
+/// check's rq->cpu_capacity are lines of their own).
+pub(crate) const LB_LINES_PER_CPU: f64 = 3.0;
 
 impl LoadSums {
     /// Prepares the sums for a machine whose CPUs are all idle.
@@ -158,13 +170,14 @@ impl LoadSums {
                     .collect()
             })
             .collect();
-        let scan_cost = (0..m.nr_cpus())
+        let scan_lines_ns = (0..m.nr_cpus())
             .map(|cpu| {
                 m.domains[cpu]
                     .iter()
                     .map(|sd| {
-                        let ns: f64 = sd.span.iter().map(|c| m.cost.cacheline.at(m.distance(cpu, c))).sum();
-                        (ns / m.cost.miss_parallelism.max(1.0)) as Ns
+                        let at = |c: CpuId| m.cost.cacheline.at(m.distance(cpu, c));
+                        let total: f64 = sd.span.iter().map(|c| LB_LINES_PER_CPU * at(c)).sum();
+                        (total, sd.span.iter().map(at).fold(0.0, f64::max))
                     })
                     .collect()
             })
@@ -181,7 +194,8 @@ impl LoadSums {
             cpu_load: vec![0; m.nr_cpus()],
             cpu_load_avg: vec![0; m.nr_cpus()],
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
-            scan_cost,
+            scan_lines_ns,
+            miss_parallelism: m.cost.miss_parallelism,
             llc_busy: vec![0; m.llc_span.len()],
             // Every CPU went idle at boot with its siblings idle.
             has_idle_cores: vec![true; m.llc_span.len()],
@@ -207,10 +221,16 @@ impl LoadSums {
         &self.lists[self.sd_list[cpu][level] as usize]
     }
 
-    /// Returns the cost of one balance pass of `cpu` at `level`.
+    /// The cost to `cpu` of reading the runqueues of its domain at `level` in a pass
+    /// that already read those of `read_below` (a lower level: its lines hit). The reads
+    /// of one pass are independent loads (CostTable::read_pass_ns); the farthest line
+    /// of a level is in the part its lower levels did not read.
     #[inline]
-    pub fn scan_cost(&self, cpu: CpuId, level: usize) -> Ns {
-        self.scan_cost[cpu][level]
+    pub fn scan_cost(&self, cpu: CpuId, level: usize, read_below: Option<usize>) -> Ns {
+        let lines = &self.scan_lines_ns[cpu];
+        let (total, longest) = lines[level];
+        let ns = total - read_below.filter(|&b| b < level).map_or(0.0, |b| lines[b].0);
+        crate::cost::read_pass_ns(self.miss_parallelism, longest, ns) as Ns
     }
 
     /// Applies a change of `cpu`'s nr_running by `delta`.

@@ -6,8 +6,12 @@
 //! (select_idle_node), and find_idlest_cpu() for fork balancing.
 //! Model: loads are the PELT load averages of cpu_load() and task_h_load() (queued
 //! weights with the feature PELT off); asymmetric-capacity wakeups are in `asym.rs`.
-//! Each CPU an idle scan examines costs the waker one cache-line read of that CPU's
-//! runqueue at its sharing distance; the cost is charged to the waking task's CPU.
+//! Every runqueue an idle check or scan reads costs the CPU running
+//! select_task_rq_fair() (the waker's, `this_cpu`) its lines at their distance from
+//! it, once per wakeup (a CPU checked twice hits the second time), whatever CPU the
+//! scan is centred on (the target, another CCX's first CPU under SIS_NODE); the time is
+//! charged to that CPU's current task (or to the interrupt an idle CPU wakes from).
+//! Fork placement (find_idlest_cpu()) reads every CPU of its widest domain the same way.
 //! The idle-core scan is the merged one of 5.12+ (9fe1f127b913) for every profile: each
 //! core read sibling by sibling, a busy core's siblings dropped from the scan, the
 //! first idle CPU seen kept as the fallback. It runs while sd_llc_shared's
@@ -20,6 +24,66 @@ use crate::engine::Simulator;
 use crate::features::Feature;
 use crate::task::TaskId;
 use crate::topology::SdFlags;
+
+/// derived: available_idle_cpu() -> idle_rq() reads rq->curr (with rq->idle) and
+/// rq->nr_running / rq->ttwu_pending, two lines of struct rq before 7.0 (one from 7.0,
+/// 89951fc1f820 "sched: Reorder some fields in struct rq"); a busy CPU adds
+/// sched_idle_cpu()'s cfs_rq line. Band 1-3.
+pub(crate) const SIS_LINES_PER_CPU: f64 = 2.0;
+
+/// The runqueue reads of one pass (a scan, the checks before it): every line at its
+/// latency, and the farthest line's, for CostTable::read_pass_ns (independent loads
+/// overlap, only the first miss is exposed).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct ReadPass {
+    pub total: f64,
+    pub longest: f64,
+}
+
+impl ReadPass {
+    /// Adds `n` CPUs' runqueue reads at `line_ns` a line.
+    #[inline]
+    pub(crate) fn add(&mut self, n: f64, line_ns: f64) {
+        if n > 0.0 {
+            self.total += n * SIS_LINES_PER_CPU * line_ns;
+            self.longest = self.longest.max(line_ns);
+        }
+    }
+}
+
+/// The runqueues one select_task_rq_fair() pass has read outside its scans (target,
+/// prev, recent_used_cpu, prev's SMT siblings): a scan that reaches them again hits.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReadSet {
+    cpus: [u32; 8],
+    n: usize,
+}
+
+impl ReadSet {
+    /// Records `c` as read; returns false if it was already.
+    #[inline]
+    fn insert(&mut self, c: CpuId) -> bool {
+        if self.cpus[..self.n].contains(&(c as u32)) {
+            return false;
+        }
+        if self.n < self.cpus.len() {
+            self.cpus[self.n] = c as u32;
+            self.n += 1;
+        }
+        true
+    }
+
+    /// The read CPUs of word `i` of a mask.
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        self.cpus[..self.n].iter().filter(|&&c| c as usize / 64 == i).fold(0, |w, &c| w | 1 << (c % 64))
+    }
+
+    #[inline]
+    fn contains(&self, c: CpuId) -> bool {
+        self.cpus[..self.n].contains(&(c as u32))
+    }
+}
 
 /// How a wakeup scan's walk of a mask ended.
 enum ScanEnd {
@@ -48,7 +112,7 @@ impl Simulator {
             return first_allowed(self);
         }
         if fork {
-            return self.find_idlest_cpu(p, this_cpu);
+            return self.find_idlest_cpu(p, this_cpu, waker.is_some());
         }
         let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && self.tasks[p].cpus_allowed.test(this_cpu);
         let mut new_cpu = prev;
@@ -61,7 +125,7 @@ impl Simulator {
                 new_cpu = if this_cpu == prev { prev } else { self.wake_affine(p, this_cpu, prev, sync, pct) };
             }
         }
-        let target = self.select_idle_sibling(p, prev, new_cpu);
+        let target = self.select_idle_sibling(p, prev, new_cpu, this_cpu);
         if self.tasks[p].cpus_allowed.test(target) {
             target
         } else {
@@ -125,68 +189,107 @@ impl Simulator {
         target.unwrap_or(prev)
     }
 
-    /// Charges the CPU running the scan for `n` runqueue reads costing `ns` in all.
-    pub(crate) fn charge_waker(&mut self, from: CpuId, n: u64, ns: f64) {
+    /// Charges `reader`, the CPU running select_task_rq_fair(), for `n` CPUs its scan
+    /// examined, whose runqueue reads were `pass`.
+    pub(crate) fn charge_waker(&mut self, reader: CpuId, n: u64, pass: ReadPass) {
         self.counters.sis_scanned += n;
-        if let Some(curr) = self.rqs[from].curr {
-            self.tasks[curr].overhead_ns += ns as u64;
+        self.charge_reads(reader, pass);
+    }
+
+    /// Charges `reader` for one pass of runqueue reads.
+    pub(crate) fn charge_reads(&mut self, reader: CpuId, pass: ReadPass) {
+        let ns = self.m.cost.read_pass_ns(pass.longest, pass.total);
+        self.charge_kernel(reader, ns as u64);
+    }
+
+    /// Adds `reader`'s check of runqueue `c` to `pass` (nothing if read).
+    #[inline]
+    fn sis_read(&self, read: &mut ReadSet, reader: CpuId, c: CpuId, pass: &mut ReadPass) {
+        if read.insert(c) {
+            pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
         }
     }
 
-    /// select_idle_sibling(): prev, target, recent_used_cpu, then an LLC scan.
-    fn select_idle_sibling(&mut self, p: TaskId, prev: CpuId, target: CpuId) -> CpuId {
+    /// select_idle_sibling(): prev, target, recent_used_cpu, then an LLC scan; `reader`
+    /// (the waker's CPU) reads every runqueue it checks.
+    fn select_idle_sibling(&mut self, p: TaskId, prev: CpuId, target: CpuId, reader: CpuId) -> CpuId {
         if self.asym_wakeup() {
-            return self.select_idle_sibling_asym(p, prev, target);
+            return self.select_idle_sibling_asym(p, prev, target, reader);
         }
         let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
+        let mut read = ReadSet::default();
+        let mut checks = ReadPass::default();
+        self.sis_read(&mut read, reader, target, &mut checks);
         if idle(self, target) {
+            self.charge_reads(reader, checks);
             return target;
         }
         // 6.7+ on cluster machines: prev/recent in another cluster are kept as fallbacks
         // after a scan of the target's cluster (22165f61d0c4).
         let cluster = self.sis_cluster(target).copied();
         let (mut prev_aff, mut recent_aff) = (None, None);
-        if prev != target && self.m.share_llc(prev, target) && idle(self, prev) {
-            if cluster.is_none_or(|cl| cl.test(prev)) {
-                return prev;
+        if prev != target && self.m.share_llc(prev, target) {
+            self.sis_read(&mut read, reader, prev, &mut checks);
+            if idle(self, prev) {
+                if cluster.is_none_or(|cl| cl.test(prev)) {
+                    self.charge_reads(reader, checks);
+                    return prev;
+                }
+                prev_aff = Some(prev);
             }
-            prev_aff = Some(prev);
         }
         let recent = self.tasks[p].recent_used_cpu;
         self.tasks[p].recent_used_cpu = prev;
-        if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) {
-            if cluster.is_none_or(|cl| cl.test(recent)) {
-                return recent;
+        if recent != prev && recent != target && self.m.share_llc(recent, target) {
+            self.sis_read(&mut read, reader, recent, &mut checks);
+            if idle(self, recent) {
+                if cluster.is_none_or(|cl| cl.test(recent)) {
+                    self.charge_reads(reader, checks);
+                    return recent;
+                }
+                recent_aff = Some(recent);
             }
-            recent_aff = Some(recent);
         }
+        self.charge_reads(reader, checks);
         let llc = *self.m.llc_mask(target);
         let has_smt = self.has_smt;
         let has_idle_core = has_smt && self.load_sums.test_idle_cores(self.m.cpus[target].llc);
         if has_smt && !has_idle_core && self.m.share_llc(prev, target) {
-            let sib = self.m.smt_siblings(prev).iter().copied().find(|&c| c != prev && idle(self, c));
-            let siblings = self.m.smt_siblings(prev).len() as u64 - 1;
-            self.charge_waker(target, siblings, siblings as f64 * self.m.cost.cacheline.smt_sibling_ns);
+            // select_idle_smt(): prev's siblings, until an idle one.
+            let (mut n, mut ns, mut sib) = (0, ReadPass::default(), None);
+            for &c in self.m.smt_siblings(prev) {
+                if c == prev {
+                    continue;
+                }
+                n += 1;
+                self.sis_read(&mut read, reader, c, &mut ns);
+                if idle(self, c) {
+                    sib = Some(c);
+                    break;
+                }
+            }
+            self.charge_waker(reader, n, ns);
             if let Some(c) = sib {
                 return c;
             }
         }
-        if let Some(c) = self.select_idle_cpu(p, &llc, has_idle_core, target) {
+        if let Some(c) = self.select_idle_cpu(p, &llc, has_idle_core, target, reader, &read) {
             return c;
         }
         if let Some(c) = prev_aff.or(recent_aff) {
             return c;
         }
         if self.feat.has(Feature::SIS_NODE) {
-            if let Some(c) = self.select_idle_node(p, target) {
+            if let Some(c) = self.select_idle_node(p, target, reader) {
                 return c;
             }
         }
         target
     }
 
-    /// select_idle_cpu(): scan the LLC from target+1, wrapping, up to the SIS limit.
-    fn select_idle_cpu(&mut self, p: TaskId, span: &CpuMask, has_idle_core: bool, target: CpuId) -> Option<CpuId> {
+    /// select_idle_cpu(): scan `span` (an LLC) from target+1, wrapping, up to the SIS
+    /// limit; `reader` pays each runqueue read not in `read` at its distance.
+    fn select_idle_cpu(&mut self, p: TaskId, span: &CpuMask, has_idle_core: bool, target: CpuId, reader: CpuId, read: &ReadSet) -> Option<CpuId> {
         let cpus = span.and(&self.tasks[p].cpus_allowed);
         let mut nr = usize::MAX;
         if self.feat.has(Feature::SIS_UTIL) {
@@ -202,7 +305,7 @@ impl Simulator {
             let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
             nr = ((avg_idle / per_cpu) as usize / 512).max(4);
         }
-        let mut cost = 0.0;
+        let mut cost = ReadPass::default();
         let mut examined = 0;
         let mut found = None;
         // select_idle_core()'s fallback: the first idle CPU seen in a core that was not.
@@ -226,7 +329,7 @@ impl Simulator {
                 if scanned.test(c) {
                     continue;
                 }
-                if self.select_idle_core(c, &cpus, target, &mut idle_cpu, &mut examined, &mut cost) {
+                if self.select_idle_core(c, &cpus, reader, read, &mut idle_cpu, &mut examined, &mut cost) {
                     found = Some(c);
                     break;
                 }
@@ -236,7 +339,7 @@ impl Simulator {
             }
         } else {
             for part in first.iter().chain(std::iter::once(rest)) {
-                match self.scan_for_idle_cpu(part, target, &mut nr, &mut examined, &mut cost) {
+                match self.scan_for_idle_cpu(part, target, reader, read, &mut nr, &mut examined, &mut cost) {
                     ScanEnd::Found(c) => found = Some(c),
                     ScanEnd::Limit => {}
                     ScanEnd::Exhausted => continue,
@@ -249,32 +352,43 @@ impl Simulator {
             self.load_sums.set_idle_cores(self.m.cpus[target].llc, false);
             found = idle_cpu;
         }
-        self.charge_waker(target, examined, cost);
+        self.charge_waker(reader, examined, cost);
         found
     }
 
     /// select_idle_cpu()'s walk of `cpus` (no idle-core search) from target+1, wrapping:
-    /// each CPU passed counts toward the SIS limit `nr` and costs the waker a line at its
-    /// distance, and the first available idle one ends it. The walk goes a word of 64
-    /// CPUs at a time (idleness from the running and queued masks' words, one line cost
-    /// for every CPU of the LLC beyond the target's core), adding the same costs in the
-    /// same order as a CPU-by-CPU loop: one CPU at a time, or, where a word holds only
-    /// same-LLC CPUs and the costs are whole nanoseconds (so every sum is exact), all the
-    /// word's CPUs up to the stop in one addition.
-    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, nr: &mut usize, examined: &mut u64, cost: &mut f64) -> ScanEnd {
+    /// each CPU passed counts toward the SIS limit `nr` and costs `reader` its runqueue
+    /// lines at their distance (nothing for one already in `read`), and the first
+    /// available idle one ends it. The walk goes a word of 64 CPUs at a time (idleness
+    /// from the running and queued masks' words) wherever every CPU of the word is at
+    /// one distance from the reader (a whole LLC seen from another CCX, or from inside
+    /// it away from the reader's own core), adding the same costs in the same order as
+    /// a CPU-by-CPU loop: one CPU at a time, or, where the costs are whole nanoseconds
+    /// (so every sum is exact), all the word's CPUs up to the stop in one addition.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, reader: CpuId, read: &ReadSet, nr: &mut usize, examined: &mut u64, pass: &mut ReadPass) -> ScanEnd {
         debug_assert!(*nr > 0, "a scan starts with a limit left");
-        let in_llc = cpus.is_subset(self.m.llc_mask(target));
-        let near = self.m.smt_mask(target);
-        let same_llc = self.m.cost.cacheline.at(crate::cost::Distance::SameLlc);
+        // The distance most of `cpus` is at from the reader, and the CPUs at another.
+        let first = cpus.first().unwrap_or(target);
+        let (far, near) = if self.m.share_llc(reader, first) {
+            (crate::cost::Distance::SameLlc, *self.m.smt_mask(reader))
+        } else {
+            (self.m.distance(reader, first), CpuMask::new())
+        };
+        let far_line = self.m.cost.cacheline.at(far);
+        let uniform = SIS_LINES_PER_CPU * far_line;
         // With whole-ns line costs, the sums are exact integers: adding k lines at once is
         // bit for bit the k additions one CPU at a time.
-        let exact = |cost: f64| same_llc.fract() == 0.0 && (0.0..=1e6).contains(&same_llc) && cost.fract() == 0.0 && cost.abs() < 1e15;
+        let exact = |cost: f64| uniform.fract() == 0.0 && (0.0..=1e6).contains(&uniform) && cost.fract() == 0.0 && cost.abs() < 1e15;
+        let line = |c: CpuId| self.m.cost.cacheline.at(self.m.distance(reader, c));
+        let cost = &mut pass.total;
+        let longest = &mut pass.longest;
         for (i, mut bits) in cpus.wrap_words(target + 1) {
             let busy = self.running.word(i) | self.queue_index.nonempty.word(i);
-            let other_distance = if in_llc { near.word(i) } else { !0 };
+            let other_distance = near.word(i) | read.word(i);
             if other_distance & bits == 0 && exact(*cost) {
-                // The whole word at the same-LLC cost: walk to its first available idle
-                // CPU (or its end) and charge the CPUs passed in one step.
+                // The whole word at one cost: walk to its first available idle CPU (or
+                // its end) and charge the CPUs passed in one step.
                 let mut idle = bits & !busy;
                 while idle != 0 && self.resched_pending[i * 64 + idle.trailing_zeros() as usize] {
                     idle &= idle - 1;
@@ -287,12 +401,18 @@ impl Simulator {
                     let passed = *nr - 1;
                     *nr = 0;
                     *examined += passed as u64;
-                    *cost += passed as f64 * same_llc;
+                    *cost += passed as f64 * uniform;
+                    if passed > 0 {
+                        *longest = longest.max(far_line);
+                    }
                     return ScanEnd::Limit;
                 }
                 *nr -= walk;
                 *examined += walk as u64;
-                *cost += walk as f64 * same_llc;
+                *cost += walk as f64 * uniform;
+                if walk > 0 {
+                    *longest = longest.max(far_line);
+                }
                 if let Some(b) = stop {
                     return ScanEnd::Found(i * 64 + b as usize);
                 }
@@ -307,7 +427,15 @@ impl Simulator {
                 }
                 let c = i * 64 + b as usize;
                 *examined += 1;
-                *cost += if other_distance >> b & 1 == 0 { same_llc } else { self.m.cost.cacheline.at(self.m.distance(target, c)) };
+                if other_distance >> b & 1 == 0 {
+                    *cost += uniform;
+                    *longest = longest.max(far_line);
+                } else if !read.contains(c) {
+                    *cost += SIS_LINES_PER_CPU * line(c);
+                    *longest = longest.max(line(c));
+                } else {
+                    *cost += 0.0;
+                }
                 if busy >> b & 1 == 0 && !self.resched_pending[c] {
                     return ScanEnd::Found(c);
                 }
@@ -318,13 +446,16 @@ impl Simulator {
 
     /// select_idle_core(): whether `core`'s SMT siblings are all idle, reading each one
     /// until one is busy (and, while no idle CPU of `cpus` has been seen, the rest of the
-    /// core too, to remember the first as the scan's fallback). Each read costs the
-    /// waker on `target` a line.
-    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, target: CpuId, idle_cpu: &mut Option<CpuId>, examined: &mut u64, cost: &mut f64) -> bool {
+    /// core too, to remember the first as the scan's fallback). Each read costs `reader`
+    /// the runqueue's lines at their distance (nothing if already read).
+    #[allow(clippy::too_many_arguments)]
+    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, reader: CpuId, read: &ReadSet, idle_cpu: &mut Option<CpuId>, examined: &mut u64, pass: &mut ReadPass) -> bool {
         let mut idle = true;
         for &s in self.m.smt_siblings(core) {
             *examined += 1;
-            *cost += self.m.cost.cacheline.at(self.m.distance(target, s));
+            if !read.contains(s) {
+                pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, s)));
+            }
             if !self.available_idle_cpu(s) {
                 idle = false;
                 if idle_cpu.is_some() {
@@ -357,8 +488,9 @@ impl Simulator {
         (self.feat.has(Feature::SIS_CLUSTER) && cl != self.m.smt_mask(target)).then_some(cl)
     }
 
-    /// SIS_NODE: after the local LLC, scan the node's other LLCs (never across nodes).
-    fn select_idle_node(&mut self, p: TaskId, target: CpuId) -> Option<CpuId> {
+    /// SIS_NODE: after the local LLC, scan the node's other LLCs (never across nodes),
+    /// each from its first CPU; `reader` pays every line at its real distance.
+    fn select_idle_node(&mut self, p: TaskId, target: CpuId, reader: CpuId) -> Option<CpuId> {
         let node = self.m.cpus[target].node;
         let local_llc = self.m.cpus[target].llc;
         let llcs: Vec<usize> = (0..self.m.llc_span.len())
@@ -368,7 +500,7 @@ impl Simulator {
             let span = self.m.llc_span[l];
             let first = span.first()?;
             let idle_core = self.has_smt && self.load_sums.test_idle_cores(l);
-            if let Some(c) = self.select_idle_cpu(p, &span, idle_core, first) {
+            if let Some(c) = self.select_idle_cpu(p, &span, idle_core, first, reader, &ReadSet::default()) {
                 return Some(c);
             }
         }
@@ -376,10 +508,16 @@ impl Simulator {
     }
 
     /// find_idlest_cpu(): fork balancing, walking down from the widest BALANCE_FORK domain.
-    fn find_idlest_cpu(&mut self, p: TaskId, this_cpu: CpuId) -> CpuId {
+    /// `this_cpu` reads every runqueue of that domain (find_idlest_group()'s statistics):
+    /// the lower levels' reads hit. A task of the scenario's start has no parent to pay.
+    fn find_idlest_cpu(&mut self, p: TaskId, this_cpu: CpuId, by_parent: bool) -> CpuId {
         let allowed = self.tasks[p].cpus_allowed.clone();
         let mut cpu = if allowed.test(this_cpu) { this_cpu } else { allowed.first().expect("non-empty") };
         let levels = self.m.domains[cpu].len();
+        if let Some(top) = (0..levels).rev().find(|&l| by_parent && self.m.domains[cpu][l].flags.has(SdFlags::BALANCE_FORK)) {
+            let ns = self.load_sums.scan_cost(cpu, top, None);
+            self.charge_kernel(this_cpu, ns);
+        }
         for level in (0..levels).rev() {
             let sd = &self.m.domains[cpu][level];
             if !sd.flags.has(SdFlags::BALANCE_FORK) {
@@ -470,7 +608,7 @@ mod tests {
         let before = s.counters.sis_scanned;
         // From CPU 1: core {1,4} (1 busy, 4 idle: every sibling read while no idle CPU
         // is known), then core {2,5}, idle. CPUs 3 and 4 are not visited on their own.
-        assert_eq!(s.select_idle_cpu(w, &llc, true, 0), Some(2));
+        assert_eq!(s.select_idle_cpu(w, &llc, true, 0, 0, &super::ReadSet::default()), Some(2));
         assert_eq!(s.counters.sis_scanned - before, 4, "1, 4, 2, 5");
         assert!(s.load_sums.test_idle_cores(0), "an idle core was found: the hint stays");
     }
@@ -486,7 +624,7 @@ mod tests {
         assert!(s.load_sums.test_idle_cores(0), "set at boot");
         let before = s.counters.sis_scanned;
         // Core {1,4}: 4 is the first idle CPU seen; core {0,3}: 0 busy, stop.
-        assert_eq!(s.select_idle_cpu(w, &llc, true, 0), Some(4));
+        assert_eq!(s.select_idle_cpu(w, &llc, true, 0, 0, &super::ReadSet::default()), Some(4));
         assert_eq!(s.counters.sis_scanned - before, 3, "1, 4, 0");
         assert!(!s.load_sums.test_idle_cores(0), "cleared by the failed scan");
         // A CPU going idle beside a busy sibling does not set it again; one whose
@@ -517,6 +655,12 @@ mod tests {
                 s.resched_pending[c] = rng.below(10) == 0;
             }
             let target = rng.below(n as u64) as usize;
+            // The reader: the target's LLC or the other one; a few CPUs read already.
+            let reader = rng.below(n as u64) as usize;
+            let mut read = super::ReadSet::default();
+            for _ in 0..rng.below(4) {
+                read.insert(rng.below(n as u64) as usize);
+            }
             let mut cpus = *s.m.llc_mask(target);
             if trial % 3 == 0 {
                 (0..n).filter(|_| rng.below(4) == 0).for_each(|c| cpus.clear(c));
@@ -526,25 +670,87 @@ mod tests {
             // a whole or a fractional cost so far.
             s.m.cost.cacheline.same_llc_ns = if trial % 4 == 1 { 15.7 } else { 23.0 };
             let cost0 = if trial % 7 == 3 { 0.3 } else { 46.0 };
-            let (mut nr, mut examined, mut cost) = (nr0, 0, cost0);
-            let got = match s.scan_for_idle_cpu(&cpus, target, &mut nr, &mut examined, &mut cost) {
+            let (mut nr, mut examined, mut cost) = (nr0, 0, super::ReadPass { total: cost0, longest: 0.0 });
+            let got = match s.scan_for_idle_cpu(&cpus, target, reader, &read, &mut nr, &mut examined, &mut cost) {
                 super::ScanEnd::Found(c) => Some(c),
                 _ => None,
             };
             let (mut want_nr, mut want_examined, mut want_cost, mut want) = (nr0, 0, cost0, None);
+            let mut want_longest: f64 = 0.0;
             for c in cpus.iter_wrap(target + 1) {
                 want_nr -= 1;
                 if want_nr == 0 {
                     break;
                 }
                 want_examined += 1;
-                want_cost += s.m.cost.cacheline.at(s.m.distance(target, c));
+                if !read.contains(c) {
+                    want_cost += super::SIS_LINES_PER_CPU * s.m.cost.cacheline.at(s.m.distance(reader, c));
+                    want_longest = want_longest.max(s.m.cost.cacheline.at(s.m.distance(reader, c)));
+                }
                 if s.available_idle_cpu(c) {
                     want = Some(c);
                     break;
                 }
             }
-            assert_eq!((got, examined, cost.to_bits(), nr), (want, want_examined, f64::to_bits(want_cost), want_nr), "trial {trial}");
+            assert_eq!(
+                (got, examined, cost.total.to_bits(), cost.longest.to_bits(), nr),
+                (want, want_examined, f64::to_bits(want_cost), want_longest.to_bits(), want_nr),
+                "trial {trial}"
+            );
         }
+    }
+
+    /// Two LLCs of four CPUs (no SMT), each CPU running a task pinned to it: every scan
+    /// walks its whole span. Returns the simulator, "w" and the task on each CPU.
+    fn two_busy_llcs() -> (Simulator, usize, Vec<usize>) {
+        let mut toml = String::from("[machine]\ntopo = { sockets = 1, llcs = 2, cores = 4 }\n[kernel]\nprofile = \"6.6\"\nfeatures = { SIS_UTIL = false }\n");
+        for c in 0..8 {
+            toml += &format!("[[tasks]]\nname = \"c{c}\"\naffinity = \"{c}\"\nprogram = [{{ run = \"1s\" }}]\n");
+        }
+        toml += "[[tasks]]\nname = \"w\"\nstart = \"1s\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
+        let sc = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+        let mut s = Simulator::new(&sc, 1, false).unwrap_or_else(|e| panic!("{e}"));
+        let on: Vec<usize> = (0..8).map(|c| s.tasks.iter().position(|t| t.stats.name == format!("c{c}")).unwrap()).collect();
+        while !(0..8).all(|c| s.rqs[c].curr == Some(on[c])) {
+            assert!(s.step() && s.now < 1_000_000, "the pinned tasks start");
+        }
+        assert!((0..8).all(|c| s.rqs[c].curr == Some(on[c])), "every CPU runs its task");
+        assert!(!s.m.share_llc(0, 4));
+        let w = s.tasks.iter().position(|t| t.stats.name == "w").unwrap();
+        (s, w, on)
+    }
+
+    #[test]
+    fn a_scan_of_another_ccx_costs_more_per_cpu_and_lands_on_the_readers_cpu() {
+        let (mut s, w, on) = two_busy_llcs();
+        let overhead = |s: &Simulator| -> Vec<u64> { on.iter().map(|&t| s.tasks[t].overhead_ns).collect() };
+        // CPU 0 scans its own LLC centred on CPU 2 (the wake_affine target, say).
+        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let own_llc = *s.m.llc_mask(0);
+        assert_eq!(s.select_idle_cpu(w, &own_llc, false, 2, 0, &super::ReadSet::default()), None);
+        let (a, own_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let own = a[0] - b[0];
+        assert!((1..8).all(|c| a[c] == b[c]), "only the reader pays: {b:?} -> {a:?}");
+        // CPU 0 scans the other LLC from its first CPU, as select_idle_node() does.
+        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let other_llc = *s.m.llc_mask(4);
+        assert_eq!(s.select_idle_cpu(w, &other_llc, false, 4, 0, &super::ReadSet::default()), None);
+        let (a, other_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let other = a[0] - b[0];
+        assert!((1..8).all(|c| a[c] == b[c]), "not the target's task, not anyone's but the reader's: {b:?} -> {a:?}");
+        assert_eq!((own_n, other_n), (4, 4), "every CPU of each span examined");
+        // Own LLC: three CPUs at the LLC's distance and its own runqueue (a local hit);
+        // the other LLC: four at the cross-CCX distance. One pass each: the farthest
+        // line's latency exposed, the other lines overlapped miss_parallelism at a time.
+        let cl = &s.m.cost.cacheline;
+        let (local, same, far) = (cl.at(crate::cost::Distance::SameCpu), cl.at(crate::cost::Distance::SameLlc), cl.at(s.m.distance(0, 4)));
+        assert!(far > same && same > local);
+        let mp = s.m.cost.miss_parallelism;
+        assert!(mp > 1.0);
+        let lines = super::SIS_LINES_PER_CPU;
+        assert_eq!(own, (same + (lines * (3.0 * same + local) - same) / mp) as u64);
+        assert_eq!(other, (far + (4.0 * lines * far - far) / mp) as u64);
+        assert!(own < (lines * (3.0 * same + local)) as u64, "the reads overlap: less than their sum");
+        assert!(other > own, "{other} vs {own} for 4 CPUs each");
     }
 }

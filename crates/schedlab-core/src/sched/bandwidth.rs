@@ -232,6 +232,8 @@ impl Simulator {
         let from = bw.timer_cpu(group, kind);
         let remote = bw.take_async_unthrottles();
         self.bw_arm(timers);
+        // do_sched_cfs_period_timer() / do_sched_cfs_slack_timer() under cfs_b->lock.
+        self.cfs_b_lock(group, from, 0);
         for (level, cpu) in unthrottled {
             self.unthrottle_subtree(level, cpu, from);
         }

@@ -13,6 +13,7 @@ pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
 mod ipc;
+mod locks;
 pub(crate) use idle::IdleHardware;
 pub(crate) mod mm;
 pub(crate) mod program;
@@ -53,15 +54,17 @@ impl Simulator {
             self.record_wakee(w, p);
         }
         let prev = self.tasks[p].cpu;
-        // The waker's path: try_to_wake_up() itself plus the wakee's task and runqueue
-        // lines, last written where it last ran. IPIs it sends leave after it.
+        // The waker's path: try_to_wake_up() itself plus the wakee's task lines, last
+        // written where it last ran, and the target runqueue's lock (ttwu_queue()). IPIs
+        // it sends leave after it.
         let k = &self.m.cost.kernel;
         let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, prev));
         let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
-        self.charge_kernel(this_cpu, ttwu);
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
         if self.tasks[p].sched_delayed {
             // ttwu_runnable(): still queued (delayed dequeue): no CPU selection.
+            let spin = self.ttwu_runnable_lock(prev, this_cpu);
+            self.charge_kernel(this_cpu, ttwu + spin);
             self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: prev, from_irq: waker.is_none() });
             let t = &mut self.tasks[p];
             t.runnable_since = self.now;
@@ -72,6 +75,7 @@ impl Simulator {
             return;
         }
         let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
+        let wakelist = self.ttwu_queue_cond(this_cpu, cpu);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         if cpu != prev {
             self.set_task_cpu(p, cpu);
@@ -85,6 +89,8 @@ impl Simulator {
         self.swq.actor = Some(this_cpu);
         self.activate_task(cpu, p, true);
         self.swq.actor = None;
+        let queue = self.ttwu_queue(p, cpu, this_cpu, wakelist);
+        self.charge_kernel(this_cpu, (ttwu as i64 + queue).max(0) as Ns);
         self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
@@ -121,7 +127,8 @@ impl Simulator {
         let k = &self.m.cost.kernel;
         let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, cpu));
         let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
-        self.charge_kernel(this_cpu, ttwu);
+        let spin = self.ttwu_runnable_lock(cpu, this_cpu);
+        self.charge_kernel(this_cpu, ttwu + spin);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });
     }
@@ -180,6 +187,7 @@ impl Simulator {
         } else {
             self.kick_remote_cpu(from_cpu, cpu)
         };
+        self.resched_at[cpu] = at;
         if at == self.now {
             self.q.push_now(EventKind::Resched { cpu: cpu as u32 });
         } else {
@@ -227,6 +235,14 @@ impl Simulator {
     /// Picks the next task for `cpu` and switches to it (__schedule).
     pub(crate) fn schedule(&mut self, cpu: usize) {
         let prev = self.rqs[cpu].curr;
+        // rq_lock() in __schedule(), held to the switch's end (finish_task_switch());
+        // what it waits for delays what runs next.
+        let k = &self.m.cost.kernel;
+        let hold = self.path_ns(cpu, k.schedule_ns + self.m.cost.context_switch_ns);
+        let spin = self.rq_lock(cpu, cpu, hold);
+        if spin > 0 {
+            self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + spin;
+        }
         // A blocking task ran __schedule()'s path itself; otherwise the next task pays it.
         let mut pick_paid = false;
         if let Some(p) = prev {
@@ -275,7 +291,10 @@ impl Simulator {
     fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: Option<TaskId>, pick_paid: bool) {
         if prev == next {
             if let Some(n) = next {
-                // Picked again: set_next_entity restarts its slice accounting.
+                // Picked again: set_next_entity restarts its slice accounting; what the
+                // pass cost (a lock wait) delays it.
+                let debt = std::mem::replace(&mut self.irq_until[cpu], self.now).saturating_sub(self.now);
+                self.tasks[n].overhead_ns += debt;
                 let se = &mut self.tasks[n].se;
                 se.prev_sum_exec_runtime = se.sum_exec_runtime;
                 self.tasks[n].state = TaskState::Running;

@@ -57,11 +57,12 @@ fn cycles_ns(cycles: f64, mhz: f64) -> f64 {
     cycles * 1000.0 / mhz
 }
 
-/// Estimate of a task migration between runqueues: the dequeue/enqueue code path plus
-/// about four cache lines pulled from the other CPU (its rq lock, rq/cfs_rq counters and
-/// the task's scheduling entity), at that CPU's sharing distance (`line_ns`).
-fn migration_estimate(code_ns: f64, line_ns: f64) -> f64 {
-    code_ns + 4.0 * line_ns
+/// Estimate of a task migration between runqueues: the dequeue/enqueue code path. The
+/// lines it pulls from the other CPU (its rq lock, rq/cfs_rq counters and the task's
+/// scheduling entity) are priced at their real distance where the move happens
+/// (`sched/locks.rs`), no longer here at a fixed same-LLC figure.
+fn migration_estimate(code_ns: f64, _line_ns: f64) -> f64 {
+    code_ns
 }
 
 /// Cycles of one thread switch in a pipe ping-pong ([ctxsw]: 1,070 ns per switch at
@@ -77,6 +78,11 @@ const SYSCALL_EDGE_CYCLES: f64 = 200.0;
 /// estimate: pipe_write's wake-up: the wait queue, try_to_wake_up() (select_task_rq,
 /// enqueue, wakeup_preempt).
 const TTWU_CYCLES: f64 = 1500.0;
+/// estimate: the part of TTWU_CYCLES that ttwu_do_activate() runs under the target's
+/// rq lock: enqueue_task_fair() (update_curr, PELT, the tree insert) and
+/// wakeup_preempt(); the rest is select_task_rq_fair() and the wake-queue walk. Band
+/// 400-900 cycles.
+const TTWU_ACTIVATE_CYCLES: f64 = 600.0;
 /// estimate: pipe_read's wait and __schedule() up to the switch (deactivate_task,
 /// pick_next_task).
 const SCHEDULE_CYCLES: f64 = 1000.0;
@@ -104,7 +110,11 @@ fn kernel_paths_x86(mhz: f64) -> KernelPathCosts {
         ttwu_ns: c(TTWU_CYCLES),
         schedule_ns: c(SCHEDULE_CYCLES),
         mm_switch_ns: c(MM_SWITCH_CYCLES),
-        ttwu_lines: 4.0,
+        // derived: p->pi_lock, p->__state/on_cpu and the sched_entity (three lines of
+        // task_struct); the rq lock is modeled, the rq's lines are ttwu_rq_lines.
+        ttwu_lines: 3.0,
+        ttwu_activate_ns: c(TTWU_ACTIVATE_CYCLES),
+        ttwu_rq_lines: crate::cost::default_ttwu_rq_lines(),
         wake_data_lines: 2.0,
         idle_entry_ns: c(1500.0),
         ipi_delivery_ns: 500.0,

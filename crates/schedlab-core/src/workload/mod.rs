@@ -7,6 +7,7 @@
 mod benchmarks;
 mod fibtest;
 mod make;
+mod netperf;
 mod params_doc;
 mod rseq_burst;
 mod swap_bench;
@@ -70,6 +71,7 @@ pub const GENERATORS: &[GeneratorInfo] = &[
     GeneratorInfo { name: "hackbench", description: "rt-tests hackbench: groups of senders spraying messages to receivers over sockets or pipes; Time: from GO to the last exit", build: benchmarks::hackbench },
     GeneratorInfo { name: "schbench", description: "schbench: message threads waking workers that sleep then multiply matrices; wakeup and request latency percentiles, RPS", build: benchmarks::schbench },
     GeneratorInfo { name: "hhvm", description: "an HHVM-like web tier: Poisson requests to a worker pool, CPU bursts between backend waits, poor cache locality; throughput, p95/p99", build: benchmarks::hhvm },
+    GeneratorInfo { name: "netperf", description: "netperf -t UDP_RR over loopback: N instances, each a netperf and its netserver exchanging one request and one response at a time; transactions per second, service demand", build: netperf::build },
     GeneratorInfo { name: "swap_bench", description: "the arm64 TLB seed's MADV_PAGEOUT swap loop on one pinned CPU", build: swap_bench::build },
 ];
 

@@ -119,6 +119,18 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("top_app_cpus", "the two biggest clusters", "CPUs of the UI, render and compositor threads"),
             p!("background_cpus", "the little cluster", "CPUs of the background threads"),
         ],
+        "netperf" => &[
+            p!("test", "UDP_RR", "-t: the test (UDP_RR is the one modeled)"),
+            p!("instances", "1", "concurrent netperf instances, each with its netserver"),
+            p!("request_size", "1", "-r: request size, bytes"),
+            p!("response_size", "1", "-r: response size, bytes"),
+            p!("user_work", "200ns", "netperf's own CPU time per transaction"),
+            p!("server_work", "200ns", "netserver's own CPU time per transaction"),
+            p!("send_work", "1.5us", "sendto()'s transmit path over loopback"),
+            p!("softirq_work", "1.5us", "the NET_RX softirq's receive path up to the wakeup"),
+            p!("recv_work", "500ns", "recvfrom() after the wakeup"),
+            p!("copy_ns_per_byte", "0.1", "payload copy cost, ns per byte each way"),
+        ],
         "swap_bench" => &[
             p!("cpu", "4", "CPU the benchmark is pinned to (taskset -c)"),
             p!("region_kib", "1024", "region size, KiB"),

@@ -64,7 +64,7 @@ FIGURES = {
 # The mechanism's counters, shown for every configuration.
 COUNTERS = [
     Metric("summary.shared_runq_pulls", "tasks", "pulled from the shared runqueue"),
-    Metric("summary.shared_runq_lock_wait_per_lock_ms", "ms", "shard-lock wait per lock"),
+    Metric("summary.shared_runq_lock_wait_avg_us", "us", "shard-lock wait per contention (lock_stat waittime-avg)"),
     Metric("summary.newidle_skips", "", "newidle balances skipped by the avg_idle/overload gates"),
     Metric("summary.newidle_random_skips", "", "newidle domains skipped by NI_RANDOM"),
     Metric("summary.newidle_domain_skips", "", "newidle domains skipped by v4 (<= LLC)"),

@@ -26,20 +26,33 @@
 //!   loop without the <= LLC domains (SD_SHARE_PKG_RESOURCES). Sharding was a separate
 //!   later patch: `SHARED_RUNQ_SHARDS` adds it with v3's layout.
 //! `SHARED_RUNQ_STEAL` (v1 only): the RFC's stated next step, other LLCs of the node.
-//! Model: each shard's lock is a modeled cache line (lock.rs): every enqueue, removal
-//! and pop takes it, so contention on large LLCs costs time and is reported per lock.
-//! Removal is lazy (the entry stays, a per-task sequence number marks it dead), which is
-//! equivalent to list_del_init() under the lock, whose cost is charged when it happens.
-//! A pull migrates like move_queued_task(): the remote rq's lock line plus migration.
+//! `SHARED_RUNQ_DISCARD` and `SHARED_RUNQ_SHARD_16`: the v3 review's proposals, a pop
+//! that drops entries whose task already runs, and shards of 16 CPUs.
+//! Model: each shard's lock is a modeled cache line (`crate::lock`): every enqueue,
+//! removal and pop takes it, its hold the list operation and the list nodes it writes
+//! (other tasks' lines, last written by the lock's last holder), so contention on large
+//! LLCs costs time and is reported per lock. Removal is lazy (the entry stays, a
+//! per-task sequence number marks it dead), which is equivalent to list_del_init()
+//! under the lock, whose cost is charged when it happens. A pull runs the posted path:
+//! pop; drop its own rq lock; task_rq_lock() of the popped task (its pi_lock line, its
+//! runqueue's lock); the checks (queued, not on a CPU, allowed here); on success
+//! move_queued_task() (detach under the source lock, attach under its own), otherwise
+//! unlock and relock its own runqueue. The popped task is on a CPU when its own CPU's
+//! __schedule(), already on its way to pick it (a resched pending there for a task
+//! woken onto that idle CPU), takes that CPU's lock before the puller does: the puller
+//! waits for the switch and finds it running. What a failure returns decides what
+//! follows, as each version wrote it: v1 ret 1 and v2 ret 1 (the inverted return v3
+//! fixed) send pick_next_task_fair() back to its idle path, v3 ret -1 is RETRY_TASK:
+//! either way the pick starts over and pops again; v4 returns 0 and goes on to the
+//! regular newidle balance.
 
-mod lock;
 #[cfg(test)]
 mod tests;
 
 use std::collections::VecDeque;
 
-pub use lock::LockStats;
-use lock::LineLock;
+pub use crate::lock::LockStats;
+use crate::lock::LineLock;
 
 use crate::cpumask::CpuId;
 use crate::engine::Simulator;
@@ -87,9 +100,13 @@ pub struct SharedRunq {
     seq: Vec<u32>,
     /// The CPU doing the current enqueue (the waker in try_to_wake_up); None: the rq's.
     pub(crate) actor: Option<CpuId>,
-    /// Per CPU: when its last shard-lock operation ended.
-    cpu_free: Vec<Ns>,
     enqueues: u64,
+    /// Popped tasks a pull could not move (found on a CPU, not queued, not allowed).
+    pub(crate) failed_pulls: u64,
+    /// Entries the pop dropped because their task already runs (SHARED_RUNQ_DISCARD).
+    pub(crate) discards: u64,
+    /// SHARED_RUNQ_DISCARD in force.
+    discard: bool,
 }
 
 impl SharedRunq {
@@ -112,11 +129,14 @@ impl SharedRunq {
         if shard_sz == 0 {
             return Err("kernel.tunables.shared_runq_shard_sz must be at least 1".into());
         }
+        // The review's shard size (SHARED_RUNQ_SHARD_16) replaces the tunable's.
+        let shard_sz = if feat.has(Feature::SHARED_RUNQ_SHARD_16) { 16 } else { shard_sz };
         let sharded = version == Version::V3 || (feat.has(Feature::SHARED_RUNQ_SHARDS) && version != Version::V1);
         let mut q = SharedRunq {
             version: Some(version),
             all: matches!(version, Version::V3 | Version::V4) || (version == Version::V2 && feat.has(Feature::SHARED_RUNQ_ALL)),
             steal: version == Version::V1 && feat.has(Feature::SHARED_RUNQ_STEAL),
+            discard: feat.has(Feature::SHARED_RUNQ_DISCARD),
             cpu_shard: vec![0; m.nr_cpus()],
             ..Default::default()
         };
@@ -148,6 +168,11 @@ impl SharedRunq {
     /// Per-lock statistics (empty when off).
     pub fn lock_stats(&self) -> Vec<LockStats> {
         self.shards.iter().map(|s| s.lock.stats.clone()).collect()
+    }
+
+    /// Starts every shard lock's maximum wait again.
+    pub fn restart_max(&mut self) {
+        self.shards.iter_mut().for_each(|s| s.lock.restart_max());
     }
 
     /// Tasks put on a shard.
@@ -204,35 +229,41 @@ impl SharedRunq {
     }
 }
 
+/// estimate: a list_add_tail() / list_del_init() on lines already held, a few ns.
+pub(crate) const CRITICAL_SECTION_NS: Ns = 5;
+/// derived: list_add_tail() writes the old tail's node (a line of the task queued last,
+/// last written under this lock by its last holder); the head is in the lock's line.
+const PUSH_LINES: Ns = 1;
+/// derived: list_del_init() writes the neighbours' nodes, before and after.
+const REMOVE_LINES: Ns = 2;
+/// derived: the pop reads the first node and list_del_init() writes the next one's.
+const POP_LINES: Ns = 2;
+
+/// What a pull of one popped task came to.
+enum Pulled {
+    Moved,
+    /// Not moved; the popped task is left where it was (or running there).
+    Failed,
+}
+
 impl Simulator {
     /// Kernel time on `cpu`: the running task's, or what runs before the next task.
     fn srq_charge(&mut self, cpu: CpuId, ns: Ns) {
-        match self.rqs[cpu].curr.filter(|&c| self.tasks[c].state == TaskState::Running) {
-            Some(c) => {
-                self.tasks[c].overhead_ns += ns;
-                self.tasks[c].stats.sys_ns += ns;
-            }
-            None => self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + ns,
-        }
+        self.charge_sched(cpu, ns);
     }
 
-    /// `cpu` takes and releases shard `s`'s lock; its CPU pays wait, transfer and hold.
-    /// Acquisitions happen at event time, in the order events run (a CPU's pending
-    /// kernel time is not added: it would let a later event's acquisition jump ahead),
-    /// but a CPU's own lock operations within one event follow each other.
-    fn srq_lock(&mut self, s: usize, cpu: CpuId) {
-        let q = &mut self.swq;
-        if q.cpu_free.len() <= cpu {
-            q.cpu_free.resize(self.m.nr_cpus(), 0);
-        }
-        let at = self.now.max(q.cpu_free[cpu]);
-        let transfer = match q.shards[s].lock.last_cpu() {
-            Some(last) if last != cpu => self.m.cost.cacheline.at(self.m.distance(last, cpu)) as Ns,
-            _ => 0,
-        };
-        let ns = q.shards[s].lock.acquire(at, cpu, transfer);
-        q.cpu_free[cpu] = at + ns;
-        self.srq_charge(cpu, ns);
+    /// `cpu` takes and releases shard `s`'s lock for an operation writing `lines` list
+    /// nodes (besides the lock's own line) and `extra` more node reads; its CPU pays the
+    /// spin and the hold.
+    fn srq_lock(&mut self, s: usize, cpu: CpuId, lines: Ns, extra: Ns) {
+        let at = self.now.max(self.spinlocks.cpu_free[cpu]);
+        // The nodes were last written under this lock, by its last holder.
+        let node = self.swq.shards[s].lock.last_cpu().map_or(0, |last| self.line_ns(last, cpu));
+        let hold = CRITICAL_SECTION_NS + (lines + extra) * node;
+        let m = &self.m;
+        let a = self.swq.shards[s].lock.acquire(at, cpu, hold, |last| m.cost.cacheline.at(m.distance(last, cpu)) as Ns);
+        self.spinlocks.cpu_free[cpu] = a.start + hold;
+        self.srq_charge(cpu, a.spin + hold);
     }
 
     /// shared_runq_push_task(): `p` joins the tail of `cpu`'s shard.
@@ -241,7 +272,7 @@ impl Simulator {
             return;
         }
         let s = self.swq.cpu_shard[cpu];
-        self.srq_lock(s, actor);
+        self.srq_lock(s, actor, PUSH_LINES, 0);
         let q = &mut self.swq;
         if q.queued_in.len() <= p {
             q.queued_in.resize(p + 1, 0);
@@ -282,53 +313,119 @@ impl Simulator {
     pub(crate) fn swq_remove(&mut self, p: TaskId) {
         let Some(s) = self.swq.shard_of(p) else { return };
         let cpu = self.swq.actor.unwrap_or(self.tasks[p].cpu);
-        self.srq_lock(s, cpu);
+        self.srq_lock(s, cpu, REMOVE_LINES, 0);
         self.swq.queued_in[p] = 0;
         self.swq.shards[s].len -= 1;
     }
 
-    /// Pops the first live task of shard `s` for `cpu`; with `head_only` (v2+), a head
-    /// that may not run on `cpu` is left where it is and nothing is returned.
+    /// Whether `p`'s own CPU `src` is already on its way to run it when `cpu` would get
+    /// `src`'s lock at `at`: an idle `src` with `p` its only task and a resched due by
+    /// then (the wakeup that queued `p` there). Its __schedule() holds the lock through
+    /// the switch; returns the wait for that, or None when `cpu` gets there first.
+    fn srq_src_runs_first(&self, p: TaskId, src: CpuId, cpu: CpuId, at: Ns) -> Option<Ns> {
+        let rq = &self.rqs[src];
+        if !self.resched_pending[src] || rq.curr.is_some() || rq.nr_running != 1 || rq.queue.first() != Some(&p) {
+            return None;
+        }
+        let due = self.resched_at[src];
+        if due > at {
+            return None;
+        }
+        let hold = self.path_ns(src, self.m.cost.kernel.schedule_ns + self.m.cost.context_switch_ns);
+        // Its hold, then the hand-over of its lock's line.
+        Some((due + hold).saturating_sub(at) + self.line_ns(src, cpu))
+    }
+
+    /// The pop (shared_runq_pop_task() / swqueue_pull_task()): the first live entry of
+    /// shard `s` for `cpu`, under the shard lock. With `head_only` (v2+), a head that
+    /// may not run on `cpu` is left where it is and nothing is returned. With
+    /// SHARED_RUNQ_DISCARD, entries whose task is already being switched in on its own
+    /// CPU are dropped and the pop goes on.
     fn srq_pop(&mut self, s: usize, cpu: CpuId, head_only: bool) -> Option<TaskId> {
         if self.swq.shards[s].len == 0 {
             return None; // the unlocked list_empty() peek
         }
-        self.srq_lock(s, cpu);
-        loop {
-            let &(p, n) = self.swq.shards[s].list.front()?;
+        // Walk first (what the hold will cover), then take the lock and unlink.
+        let at = self.now.max(self.spinlocks.cpu_free[cpu]);
+        let mut dropped: Vec<TaskId> = Vec::new();
+        let mut found = None;
+        for &(p, n) in &self.swq.shards[s].list {
             if !self.swq.is_live(p, n, s) {
-                self.swq.shards[s].list.pop_front();
+                continue;
+            }
+            // Already being switched in there: p->on_cpu is set by now.
+            if self.swq.discard && self.srq_src_runs_first(p, self.tasks[p].cpu, cpu, at).is_some() {
+                dropped.push(p);
                 continue;
             }
             if head_only && !self.tasks[p].cpus_allowed.test(cpu) {
-                return None;
+                break;
             }
-            self.swq.shards[s].list.pop_front();
+            found = Some(p);
+            break;
+        }
+        self.srq_lock(s, cpu, POP_LINES, dropped.len() as Ns);
+        for &p in &dropped {
             self.swq.queued_in[p] = 0;
             self.swq.shards[s].len -= 1;
-            return Some(p);
+            self.swq.discards += 1;
         }
+        let p = found?;
+        self.swq.queued_in[p] = 0;
+        self.swq.shards[s].len -= 1;
+        // Dead entries in front of it go with it.
+        while let Some(&(q, n)) = self.swq.shards[s].list.front() {
+            self.swq.shards[s].list.pop_front();
+            if q == p && n == self.swq.seq[p] {
+                break;
+            }
+        }
+        Some(p)
     }
 
-    /// move_queued_task() of a popped task to `cpu`; false if it cannot move.
-    fn srq_move(&mut self, p: TaskId, cpu: CpuId) -> bool {
+    /// The rest of a pull of popped `p` to `cpu` (shared_runq_pick_next_task() /
+    /// swqueue_pick_next_task() after the pop): drop its own rq lock, task_rq_lock(p),
+    /// the checks, then move_queued_task() or the relock.
+    fn srq_move(&mut self, p: TaskId, cpu: CpuId) -> Pulled {
         let src = self.tasks[p].cpu;
-        if self.tasks[p].state != TaskState::Runnable || !self.tasks[p].cpus_allowed.test(cpu) || src == cpu {
-            return false;
+        // raw_spin_rq_unlock(rq), then p->pi_lock: its line is where p was last woken.
+        self.rq_unlock_early(cpu);
+        let pi = self.line_ns(self.tasks[p].woken_from.unwrap_or(src), cpu);
+        self.lock_clock_advance(cpu, pi);
+        let at = self.now.max(self.spinlocks.cpu_free[cpu]);
+        let relock_hold = self.path_ns(cpu, self.m.cost.context_switch_ns);
+        if let Some(wait) = self.srq_src_runs_first(p, src, cpu, at) {
+            // task_on_cpu(): src switched to p while we waited for its lock.
+            self.spinlocks.rq[src].record_wait(cpu, wait, 0);
+            self.lock_clock_advance(cpu, wait);
+            let relock = self.rq_lock(cpu, cpu, relock_hold);
+            self.srq_charge(cpu, pi + wait + relock);
+            self.swq.failed_pulls += 1;
+            return Pulled::Failed;
         }
-        // task_rq_lock() of the source: its rq line comes from where it lives.
-        let line = self.m.cost.cacheline.at(self.m.distance(cpu, src)) as Ns;
+        let movable = self.tasks[p].state == TaskState::Runnable && self.tasks[p].cpus_allowed.test(cpu) && src != cpu;
+        if !movable {
+            // Not queued (or not allowed here): task_rq_unlock(), then the relock.
+            let spin = self.rq_lock(src, cpu, 0);
+            let relock = self.rq_lock(cpu, cpu, relock_hold);
+            self.srq_charge(cpu, pi + spin + relock);
+            self.swq.failed_pulls += 1;
+            return Pulled::Failed;
+        }
+        // move_queued_task(): detach under src's lock, attach under ours (the relock).
+        let spent = self.move_task_cost(cpu, src, cpu);
+        self.srq_charge(cpu, pi + spent);
         self.trace_event(cpu, crate::trace::TraceEvent::SharedRunqPull { pid: p + 1, from_cpu: src });
         self.detach_task(src, p);
-        self.tasks[p].overhead_ns += self.m.cost.migration_ns as Ns + line;
         self.attach_task(cpu, p);
         self.rqs[cpu].stats.shared_runq_pulls += 1;
-        true
+        Pulled::Moved
     }
 
     /// v1's swqueue_pick_next_task(), in pick_next_task_fair() before newidle balance:
-    /// pops the oldest task of the LLC (or, with SHARED_RUNQ_STEAL, of the node) and
-    /// retries while the popped task cannot move; true if one was pulled.
+    /// pops the oldest task of the LLC (or, with SHARED_RUNQ_STEAL, of the node); a
+    /// popped task it could not move sends the pick round again (ret 1, `goto again`),
+    /// which pops the next. True if one was pulled.
     pub(crate) fn swq_pull(&mut self, cpu: CpuId) -> bool {
         if self.swq.version != Some(Version::V1) {
             return false;
@@ -344,7 +441,7 @@ impl Simulator {
         for llc in order {
             let (s, _) = self.swq.llc_shards[llc];
             while let Some(p) = self.srq_pop(s, cpu, false) {
-                if self.srq_move(p, cpu) {
+                if matches!(self.srq_move(p, cpu), Pulled::Moved) {
                     return true;
                 }
             }
@@ -353,8 +450,10 @@ impl Simulator {
     }
 
     /// shared_runq_pick_next_task() (v2-v4): the CPU's own shard first, then the others
-    /// of its LLC; head-only pops. True if a task was pulled.
-    fn srq_pick_next_task(&mut self, cpu: CpuId) -> bool {
+    /// of its LLC; head-only pops. A popped task that cannot move makes v2 (ret 1) and
+    /// v3 (ret -1) start the pick over, which enters newidle balance again and pops
+    /// again (`retry`); v4 returns 0 and goes on. True if a task was pulled.
+    fn srq_pick_next_task(&mut self, cpu: CpuId, retry: bool) -> bool {
         let (first, n) = self.swq.llc_shards[self.m.cpus[cpu].llc];
         let start = self.swq.cpu_shard[cpu] - first;
         loop {
@@ -365,22 +464,23 @@ impl Simulator {
                     break;
                 }
             }
-            match popped {
-                None => return false,
-                Some(p) if self.srq_move(p, cpu) => return true,
-                Some(_) => continue, // ret -1: pick again (RETRY_TASK)
+            let Some(p) = popped else { return false };
+            match self.srq_move(p, cpu) {
+                Pulled::Moved => return true,
+                Pulled::Failed if retry => self.rqs[cpu].stats.newidle_attempts += 1,
+                Pulled::Failed => return false,
             }
         }
     }
 
     /// v2/v3: the pull at the top of newidle_balance(), ahead of idle_stamp and gates.
     pub(crate) fn srq_newidle_top(&mut self, cpu: CpuId) -> bool {
-        matches!(self.swq.version, Some(Version::V2 | Version::V3)) && self.srq_pick_next_task(cpu)
+        matches!(self.swq.version, Some(Version::V2 | Version::V3)) && self.srq_pick_next_task(cpu, true)
     }
 
     /// v4: the pull after the rd->overload gate, ignoring avg_idle.
     pub(crate) fn srq_newidle_overloaded(&mut self, cpu: CpuId) -> bool {
-        self.swq.version == Some(Version::V4) && self.srq_pick_next_task(cpu)
+        self.swq.version == Some(Version::V4) && self.srq_pick_next_task(cpu, false)
     }
 
     /// The domain level whose max_newidle_lb_cost the avg_idle gate reads: the lowest,

@@ -141,3 +141,41 @@ fn shards_follow_each_versions_layout() {
         .map(|s| Simulator::new(&s, 1, false).err().map(|e| e.to_string()));
     assert!(matches!(err, Ok(Some(e)) if e.contains("at most one")));
 }
+
+/// A task woken onto idle CPU 1 is in the shard while CPU 1's __schedule() is due to
+/// switch to it; idle CPU 2 pops it, drops its own lock and waits for CPU 1's lock,
+/// which CPU 1 holds through the switch: the task is on a CPU, the pull fails (v2's
+/// ret 1 starts the pick over), and CPU 2 takes its own lock back.
+#[test]
+fn a_pull_that_finds_its_task_running_leaves_it_and_pays_the_relock() {
+    let extra = "[[tasks]]\nname = \"p\"\ncpu = 1\nprogram = [{ sleep = \"1ms\" }, { run = \"1s\" }]\n";
+    let mut s = sim("SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", SMALL, 1, extra);
+    let p = id(&s, "p");
+    let mut steps = 0;
+    // Past the start (where every task is woken at once): p's wakeup after its sleep.
+    while !(s.now > 0 && s.swq.shard_of(p).is_some() && s.resched_pending[1] && s.rqs[1].curr.is_none()) {
+        assert!(s.step() && steps < 100_000, "p is never woken onto idle CPU 1");
+        steps += 1;
+    }
+    assert_eq!((s.tasks[p].cpu, s.tasks[p].state), (1, TaskState::Runnable));
+    // CPU 1's Resched is due now (a polling idle CPU): its switch has the lock first.
+    s.resched_at[1] = s.resched_at[1].min(s.now);
+    assert!(s.rqs[2].curr.is_none());
+    let charged = |s: &Simulator| s.irq_until[2].max(s.now);
+    let (before, failed) = (charged(&s), s.swq.failed_pulls);
+    let (src_contended, own_acq) = (s.spinlocks.rq[1].stats.contended, s.spinlocks.rq[2].stats.acquisitions);
+    let shard = s.swq.cpu_shard[1];
+    assert_eq!(s.swq.shard_tasks(shard), vec![p], "p alone in the shard");
+    assert!(!s.sched_balance_newidle(2), "nothing is pulled");
+    assert_eq!(s.tasks[p].cpu, 1, "p stays where it is about to run");
+    assert_eq!(s.rqs[2].stats.shared_runq_pulls, 0);
+    assert_eq!(s.swq.failed_pulls, failed + 1);
+    assert_eq!(s.swq.shard_of(p), None, "popped");
+    assert_eq!(s.spinlocks.rq[1].stats.contended, src_contended + 1, "CPU 2 waited for CPU 1's switch");
+    assert!(s.spinlocks.rq[2].stats.acquisitions > own_acq, "CPU 2 re-locked its runqueue");
+    // The wait: CPU 1's hold through the switch, then its lock line handed over.
+    let k = &s.m.cost.kernel;
+    let hold = s.path_ns(1, k.schedule_ns + s.m.cost.context_switch_ns);
+    assert!(charged(&s) - before >= hold + s.line_ns(1, 2), "{} < {hold} + a line", charged(&s) - before);
+    s.check_invariants().unwrap();
+}
