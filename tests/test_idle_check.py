@@ -27,8 +27,8 @@ def test_effects_that_flip_or_shrink_with_idle_capped_are_flagged():
 def test_the_cap_is_the_halt_state():
     assert halt_state({"preset": "epyc-9654-2s"}) == 1  # POLL, then C1
     assert halt_state({"preset": "pixel6"}) == 0  # WFI first
-    # Synthetic machines too (swap-sweep's families, not presets): a topo() machine keeps
-    # the x86 table (POLL, C1, C2) whatever its arch, so C1 on both.
+    # Synthetic machines too (swap-sweep's families, not presets): each arch has its own
+    # table, WFI first on arm64, POLL then C1 on x86.
     topo = {"sockets": 1, "llcs": 1, "cores": 2, "smt": 1}
-    assert halt_state({"topo": {**topo, "arch": "arm64"}}) == 1
+    assert halt_state({"topo": {**topo, "arch": "arm64"}}) == 0
     assert halt_state({"topo": {**topo, "arch": "x86_64"}}) == 1
