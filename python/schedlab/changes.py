@@ -95,7 +95,7 @@ def _list_index(path: str, node: list, key: str, where: str) -> int:
 
 def _machine_shorthand(value: Any) -> Optional[dict]:
     if isinstance(value, str):
-        from .reproduce.registry import machine_spec
+        from .machine_names import machine_spec
 
         return machine_spec(value)
     return None

@@ -16,21 +16,9 @@ from typing import Any, Mapping, Optional, Union
 
 from . import _core
 from .errors import ScenarioError, scenario_error
+from .machine_names import machine_spec
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
-
-
-def machine_spec(name: str) -> dict[str, Any]:
-    """A ``[machine]`` table from a name, as the core reads one: a preset,
-    ``topo(SOCKETS,LLCS,CORES,SMT)`` or ``host`` (the name is checked when the machine is
-    built)."""
-    from .errors import core_input
-
-    with core_input():
-        spec = json.loads(_core.machine_spec(name))
-    # Only what the name set: the table a user would write.
-    return {k: ({f: x for f, x in v.items() if x is not None} if isinstance(v, dict) else v)
-            for k, v in spec.items() if v not in (None, False, {})}
 
 
 class Scenario:

@@ -32,7 +32,7 @@ from importlib import resources
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..errors import InputError, UnknownNameError, core_input
-from ..scenario import machine_spec  # one reading of a machine name, the core's
+from ..machine_names import machine_spec  # one reading of a machine name, the core's
 
 if sys.version_info >= (3, 11):
     import tomllib
