@@ -42,8 +42,10 @@ impl Simulator {
         }
     }
 
-    /// `wait` (a pipe read, a futex wait): takes a banked message or blocks.
-    pub(super) fn step_wait(&mut self, c: TaskId, cpu: usize, ch: usize) -> Flow {
+    /// `wait` (a pipe read, a futex wait): takes a banked message or blocks; with a
+    /// `timeout` (a futex wait with a timespec, schedule_timeout()) a timer wakes the
+    /// task if no message comes.
+    pub(super) fn step_wait(&mut self, c: TaskId, cpu: usize, ch: usize, timeout: Option<Ns>) -> Flow {
         let ch = self.resolve_channel(c, ch);
         self.syscall_entry(c, cpu);
         if self.chans[ch].tokens > 0 {
@@ -52,25 +54,12 @@ impl Simulator {
             return Flow::Next;
         }
         self.chans[ch].waiters.push_back(c);
-        self.block_in_call(c, cpu);
-        Flow::Stops
-    }
-
-    /// `wait` with a timeout (futex wait with a timespec, schedule_timeout()): as
-    /// `wait`, with a timer that wakes the task if no message comes.
-    pub(super) fn step_wait_timeout(&mut self, c: TaskId, cpu: usize, ch: usize, timeout: Ns) -> Flow {
-        let ch = self.resolve_channel(c, ch);
-        self.syscall_entry(c, cpu);
-        if self.chans[ch].tokens > 0 {
-            self.take_token(c, ch, cpu);
-            self.syscall_exit(c, cpu);
-            return Flow::Next;
+        if let Some(timeout) = timeout {
+            self.tasks[c].waiting_on = Some(ch);
+            let ns = self.schedule_timeout(c, cpu, timeout);
+            self.tasks[c].overhead_ns += ns;
+            self.tasks[c].timer_due = None; // a wakeup, not a timed sleep
         }
-        self.chans[ch].waiters.push_back(c);
-        self.tasks[c].waiting_on = Some(ch);
-        let ns = self.schedule_timeout(c, cpu, timeout);
-        self.tasks[c].overhead_ns += ns;
-        self.tasks[c].timer_due = None; // a wakeup, not a timed sleep
         self.block_in_call(c, cpu);
         Flow::Stops
     }
