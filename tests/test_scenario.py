@@ -163,3 +163,6 @@ def test_machine_names_are_read_once_by_the_core():
     for bad in ("topo(0,1,1,1)", "topo(1,2,3)", "topo(a,b,c,d)"):
         with pytest.raises(InputError, match=r"expected topo\(SOCKETS,LLCS,CORES,SMT\)"):
             machine_spec(bad)
+    # A machine too large to model is refused by name, before anything is built.
+    with pytest.raises(InputError, match="CPUs is more than"):
+        machine_spec("topo(100000,100000,100000,1000)")

@@ -692,7 +692,7 @@ impl Scenario {
             return Err(ScenarioError::new("machine", "expected exactly one of preset, topo or host = true"));
         }
         if let Some(t) = &m.topo {
-            let cpus = t.sockets * t.llcs * t.cores * t.smt;
+            let cpus = [t.sockets, t.llcs, t.cores, t.smt].iter().fold(1usize, |n, &x| n.saturating_mul(x));
             if t.sockets == 0 || t.llcs == 0 || t.cores == 0 || t.smt == 0 {
                 return Err(ScenarioError::new("machine.topo", "sockets, llcs, cores and smt must all be at least 1"));
             }
