@@ -81,14 +81,11 @@ pub fn machine_spec_named(name: &str) -> Result<MachineSpec, ScenarioError> {
     }
     if let Some(inner) = name.strip_prefix("topo(").and_then(|r| r.strip_suffix(')')) {
         let v: Option<Vec<usize>> = inner.split(',').map(|x| x.trim().parse().ok()).collect();
-        let cpus = |v: &[usize]| v.iter().fold(1usize, |n, &x| n.saturating_mul(x));
         return match v.as_deref() {
-            Some(&[sockets, llcs, cores, smt]) if sockets.min(llcs).min(cores).min(smt) >= 1 => {
-                let n = cpus(&[sockets, llcs, cores, smt]);
-                if n > crate::cpumask::MAX_CPUS {
-                    return Err(ScenarioError::new("machine", format!("'{name}': {n} CPUs is more than the {} schedlab models", crate::cpumask::MAX_CPUS)));
-                }
-                Ok(MachineSpec { topo: Some(TopoSpec { sockets, llcs, cores, smt, arch: None }), ..MachineSpec::default() })
+            Some(&[sockets, llcs, cores, smt]) => {
+                let topo = TopoSpec { sockets, llcs, cores, smt, arch: None };
+                topo.check().map_err(|e| ScenarioError::new("machine", format!("'{name}': expected topo(SOCKETS,LLCS,CORES,SMT): {e}")))?;
+                Ok(MachineSpec { topo: Some(topo), ..MachineSpec::default() })
             }
             _ => Err(ScenarioError::new("machine", format!("'{name}': expected topo(SOCKETS,LLCS,CORES,SMT), each at least 1"))),
         };

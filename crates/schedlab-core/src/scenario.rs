@@ -88,6 +88,20 @@ pub struct TopoSpec {
     pub arch: Option<crate::topology::Arch>,
 }
 
+impl TopoSpec {
+    /// Every count at least 1, and no more CPUs than schedlab models.
+    pub fn check(&self) -> Result<(), String> {
+        if self.sockets.min(self.llcs).min(self.cores).min(self.smt) == 0 {
+            return Err("sockets, llcs, cores and smt must all be at least 1".into());
+        }
+        let cpus = [self.sockets, self.llcs, self.cores, self.smt].iter().fold(1usize, |n, &x| n.saturating_mul(x));
+        if cpus > crate::cpumask::MAX_CPUS {
+            return Err(format!("{cpus} CPUs is more than the {} schedlab models", crate::cpumask::MAX_CPUS));
+        }
+        Ok(())
+    }
+}
+
 fn one() -> usize {
     1
 }
@@ -692,16 +706,7 @@ impl Scenario {
             return Err(ScenarioError::new("machine", "expected exactly one of preset, topo or host = true"));
         }
         if let Some(t) = &m.topo {
-            let cpus = [t.sockets, t.llcs, t.cores, t.smt].iter().fold(1usize, |n, &x| n.saturating_mul(x));
-            if t.sockets == 0 || t.llcs == 0 || t.cores == 0 || t.smt == 0 {
-                return Err(ScenarioError::new("machine.topo", "sockets, llcs, cores and smt must all be at least 1"));
-            }
-            if cpus > crate::cpumask::MAX_CPUS {
-                return Err(ScenarioError::new(
-                    "machine.topo",
-                    format!("{cpus} CPUs is more than the {} schedlab models", crate::cpumask::MAX_CPUS),
-                ));
-            }
+            t.check().map_err(|e| ScenarioError::new("machine.topo", e))?;
         }
         crate::kernel::KernelVersion::parse(&self.kernel.profile)
             .map_err(|e| ScenarioError::new("kernel.profile", e))?;
