@@ -194,7 +194,7 @@ pub struct BenchReport {
 /// Times a bare binary heap of event keys: `ops` pop+push pairs at `pending` entries,
 /// with keys advancing like event times (each push lands at a random distance ahead).
 pub fn time_bare_heap(pending: usize, ops: u64) -> f64 {
-    let mut rng = crate::engine::rng::Stream::new(1, "bench-heap");
+    let mut rng = crate::rng::Stream::new(1, "bench-heap");
     let mut heap: BinaryHeap<Reverse<u128>> = BinaryHeap::with_capacity(pending + 1);
     for i in 0..pending as u64 {
         heap.push(Reverse(((rng.below(1_000_000) as u128) << 64) | i as u128));

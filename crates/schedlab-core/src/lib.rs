@@ -44,6 +44,7 @@ pub mod lock;
 pub mod metrics;
 pub mod mm;
 pub mod provenance;
+pub mod rng;
 pub mod rq;
 mod sched;
 pub mod scenario;

@@ -258,7 +258,7 @@ pub struct RunResult {
     pub llcs: Vec<LlcStats>,
     /// The shared runqueue's locks as lock_stat would show them (absent when off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub shared_runq_locks: Vec<crate::fair::shared_runq::LockStats>,
+    pub shared_runq_locks: Vec<crate::lock::LockStats>,
     /// lock_stat's line of each lock class that was taken (runqueue locks, shared
     /// runqueue shards, bandwidth pools): contentions, acquisitions, bounces, wait and
     /// hold totals and averages, the longest wait.

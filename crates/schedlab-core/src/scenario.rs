@@ -26,6 +26,10 @@ use crate::error::ScenarioError;
 pub use crate::interchange::rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
 use crate::time::{parse_duration, Ns};
+use crate::topology::presets;
+
+/// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
+pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
 
 /// A duration written with its unit ("10ms", "2.5s", "100us").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -67,6 +71,42 @@ pub struct MachineSpec {
     /// Cost-table overrides by field name ("context_switch_ns", "cacheline.dram_ns").
     #[serde(default)]
     pub cost: BTreeMap<String, f64>,
+}
+
+impl MachineSpec {
+    /// Builds the machine a scenario describes (preset, synthetic or host), with cost overrides.
+    pub fn build(&self) -> Result<crate::topology::Machine, ScenarioError> {
+        let spec = self;
+        let mut m = if let Some(name) = &spec.preset {
+            presets::preset(name).ok_or_else(|| {
+                ScenarioError::new(
+                    "machine.preset",
+                    format!("unknown preset '{name}': expected one of {}", presets::PRESET_NAMES.join(", ")),
+                )
+            })?
+        } else if let Some(t) = &spec.topo {
+            presets::topo_arch(t.sockets, t.llcs, t.cores, t.smt, t.arch.unwrap_or(crate::topology::Arch::X86_64))
+        } else {
+            crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
+                .map_err(|e| ScenarioError::new("machine.host", e))?
+        };
+        // `cpuidle.STATE.FIELD` keys change the machine's idle states; the rest its cost table.
+        let (idle, cost): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            spec.cost.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| k.starts_with("cpuidle."));
+        for (key, us) in &idle {
+            m.override_idle_state(&key["cpuidle.".len()..], *us).map_err(|e| ScenarioError::new("machine.cost", e))?;
+        }
+        if !cost.is_empty() {
+            m.cost = m.cost.with_overrides(&cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
+        }
+        if !(m.cost.smt_slowdown >= 1.0) {
+            return Err(ScenarioError::new(
+                "machine.cost",
+                format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", crate::cost::shown(m.cost.smt_slowdown)),
+            ));
+        }
+        Ok(m)
+    }
 }
 
 /// A synthetic machine: `topo(sockets, llcs, cores, smt)`.
@@ -818,8 +858,8 @@ impl Scenario {
             }
         }
         if let Some(pid) = t.pid {
-            if pid == 0 || pid > crate::engine::PID_MAX_LIMIT || t.count != 1 {
-                return Err(ScenarioError::new(field("pid"), format!("{pid}: expected 1..{} for a single task (count = 1)", crate::engine::PID_MAX_LIMIT)));
+            if pid == 0 || pid > PID_MAX_LIMIT || t.count != 1 {
+                return Err(ScenarioError::new(field("pid"), format!("{pid}: expected 1..{} for a single task (count = 1)", PID_MAX_LIMIT)));
             }
             if self.tasks.iter().take(i).any(|o| o.pid == Some(pid)) {
                 return Err(ScenarioError::new(field("pid"), format!("{pid} is already another task's")));

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::{Barrier, Channel, Group, Mutex, Simulator, Template, WorkConservation};
-use crate::api::build_machine;
+
 use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
 use crate::features::Features;
@@ -14,13 +14,13 @@ use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
 use crate::trace::{TraceMeta, Tracer};
 use super::queue::{EventClass, EventKind, EventQueue};
-use super::rng::Stream;
+use crate::rng::Stream;
 
 /// Builds a run tracing into `sink`; with `memory`, first refuses one whose estimated
 /// size exceeds it.
 pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulator, SimError> {
     s.validate()?;
-    let mut m = build_machine(&s.machine)?;
+    let mut m = s.machine.build()?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
     let k = KernelConfig::resolve(version, m.nr_cpus(), &s.kernel.tunables)
         .map_err(|e| ScenarioError::new("kernel.tunables", e))?;

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::Simulator;
-use crate::api::RunOutput;
+use super::options::RunOutput;
 use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
 use crate::time::Ns;
 use crate::topology::Distance;

@@ -8,7 +8,6 @@
 //! current task's step. Same scenario and seed give bit-identical results.
 
 pub mod queue;
-pub mod rng;
 mod build;
 mod conservation;
 mod finish;
@@ -16,11 +15,12 @@ mod invariants;
 pub mod liveness;
 pub(crate) mod warmup;
 pub mod limits;
+pub mod options;
 mod simulation;
-pub use simulation::Simulation;
+pub use simulation::{drive, Simulation};
 
 
-use crate::api::{RunOptions, RunOutput};
+use options::{RunOptions, RunOutput};
 pub use conservation::WorkConservation;
 use crate::error::SimError;
 use crate::features::Features;
@@ -34,7 +34,7 @@ use crate::topology::Machine;
 use crate::trace::Tracer;
 use crate::workload::Reporter;
 use queue::{EventKind, EventQueue};
-use rng::Stream;
+use crate::rng::{self, Stream};
 
 pub use crate::ipc::{Barrier, Channel, Mutex};
 
@@ -136,8 +136,7 @@ pub struct Counters {
     pub newidle_lb_above_llc: u64,
 }
 
-/// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
-pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
+pub use crate::scenario::PID_MAX_LIMIT;
 
 /// One run in progress.
 pub struct Simulator {
@@ -299,10 +298,10 @@ impl Simulator {
         build::build(s, seed, sink, memory)
     }
 
-    /// Runs to the end condition and returns the figures (`api::drive` over a
+    /// Runs to the end condition and returns the figures ([`drive`] over a
     /// [`Simulation`] of this state).
     pub fn run(self, opts: &RunOptions) -> Result<RunOutput, SimError> {
-        crate::api::drive(Simulation::from_simulator(self), opts)
+        drive(Simulation::from_simulator(self), opts)
     }
 
     /// Processes the next event unless the run has ended: `Ok(None)` while it goes on,
@@ -347,7 +346,7 @@ impl Simulator {
     }
 
     /// The wall-time and memory limits, checked with the progress ticks.
-    pub(crate) fn over_limit(&self, limits: &crate::api::Limits, wall: &std::time::Instant) -> Option<&'static str> {
+    pub(crate) fn over_limit(&self, limits: &options::Limits, wall: &std::time::Instant) -> Option<&'static str> {
         if limits.max_wall_ns.is_some_and(|max| wall.elapsed().as_nanos() >= max as u128) {
             return Some("max_wall_time");
         }

@@ -368,7 +368,7 @@ mod tests {
     }
 
     fn matches_a_binary_heap(nr_cpus: u32) {
-        let mut rng = crate::engine::rng::Stream::new(3, "queue-test");
+        let mut rng = crate::rng::Stream::new(3, "queue-test");
         let mut q = EventQueue::new(nr_cpus as usize);
         let mut reference = std::collections::BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);

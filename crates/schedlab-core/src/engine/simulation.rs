@@ -4,14 +4,14 @@
 //! Mirrors: nothing in the kernel (the passage of time, as a caller drives it).
 //! Model: NeXosim's `step` / `step_until`: the run is a value the caller advances; the
 //! run policy (progress, Ctrl-C, wall and memory limits, invariant checks) lives with
-//! the caller (`api::run`), not in the event loop. Stepping changes nothing: a run
+//! the caller ([`drive`], which `api::run` calls), not in the event loop. Stepping changes nothing: a run
 //! stepped to its end gives the result `api::run` gives, bit for bit.
 
-use crate::api::RunOutput;
 use crate::error::SimError;
 use crate::scenario::Scenario;
 use crate::time::Ns;
 
+use super::options::{RunOptions, RunOutput};
 use super::queue::{EventClass, EventKind};
 use super::{limits, Simulator};
 
@@ -111,7 +111,7 @@ impl Simulation {
     }
 
     /// The wall-time and memory limits: the one exceeded, if any.
-    pub fn over_limit(&self, limits: &crate::api::Limits, wall: &std::time::Instant) -> Option<&'static str> {
+    pub fn over_limit(&self, limits: &super::options::Limits, wall: &std::time::Instant) -> Option<&'static str> {
         self.sim.over_limit(limits, wall)
     }
 
@@ -120,4 +120,41 @@ impl Simulation {
     pub fn finish(self, stopped_by: &str, wall_ns: u64) -> RunOutput {
         self.sim.finish(stopped_by, wall_ns)
     }
+}
+
+/// The run policy around a [`Simulation`]: steps it to its end, checking invariants
+/// after every event if asked (a sample of them in debug builds), and every 2^20 events
+/// reports progress, stops on Ctrl-C ("interrupted") and on the wall-time and memory
+/// limits, keeping the partial result.
+pub fn drive(mut sim: Simulation, opts: &RunOptions) -> Result<RunOutput, SimError> {
+    let wall = std::time::Instant::now();
+    if let Some(n) = opts.limits.max_events {
+        sim.limit_events(n);
+    }
+    if let Some(ns) = opts.limits.max_sim_ns {
+        sim.limit_sim_time(ns);
+    }
+    let horizon = sim.horizon().unwrap_or(0).max(1) as f64;
+    let stopped_by = loop {
+        if let Some(why) = sim.step()? {
+            break why;
+        }
+        if opts.check_invariants {
+            sim.check_invariants()?;
+        } else {
+            sim.check_invariants_sampled();
+        }
+        if sim.events() & 0xF_FFFF == 0 {
+            if let Some(p) = &opts.progress {
+                p(if sim.horizon().is_some() { sim.now() as f64 / horizon } else { f64::NAN });
+            }
+            if opts.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+                break "interrupted";
+            }
+            if let Some(limit) = sim.over_limit(&opts.limits, &wall) {
+                break limit;
+            }
+        }
+    };
+    Ok(sim.finish(stopped_by, wall.elapsed().as_nanos() as u64))
 }

@@ -62,7 +62,7 @@ struct Baseline {
     summary: std::collections::BTreeMap<String, f64>,
     migrations: [u64; 5],
     llc_lost: Vec<u128>,
-    locks: Vec<crate::fair::shared_runq::LockStats>,
+    locks: Vec<crate::lock::LockStats>,
     rq_locks: Vec<crate::lock::LockStats>,
     cfs_b_locks: Vec<crate::lock::LockStats>,
 }

@@ -675,7 +675,7 @@ impl Simulator {
         }
         if self.sched_rng.is_empty() {
             let seed = self.seed;
-            self.sched_rng = (0..self.m.nr_cpus()).map(|c| crate::engine::rng::Stream::new(seed, &format!("sched_rng:{c}"))).collect();
+            self.sched_rng = (0..self.m.nr_cpus()).map(|c| crate::rng::Stream::new(seed, &format!("sched_rng:{c}"))).collect();
         }
         let d1k = self.sched_rng[cpu].below(1024) as u32;
         let weight = 1 + self.rqs[cpu].sd[level].newidle_ratio;

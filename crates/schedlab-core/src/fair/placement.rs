@@ -644,7 +644,7 @@ mod tests {
                     [[tasks]]\nname = \"w\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n";
         let s = Scenario::from_toml_str(toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
         let mut s = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
-        let mut rng = crate::engine::rng::Stream::new(5, "scan-test");
+        let mut rng = crate::rng::Stream::new(5, "scan-test");
         let n = s.m.nr_cpus();
         for trial in 0..400 {
             let busy_share = rng.below(101);

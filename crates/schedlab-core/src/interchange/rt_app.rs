@@ -151,7 +151,7 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
         (None, Some(n)) => serde_json::from_value(n.to_json()).map_err(|e| serde_err(n, "schedlab.machine", e))?,
         (None, None) => MachineSpec { topo: Some(crate::scenario::TopoSpec { sockets: 1, llcs: 1, cores: 8, smt: 1, arch: None }), ..Default::default() },
     };
-    let built = crate::api::build_machine(&machine).map_err(|e| ImportError::new(file, 0, e.field, e.message))?;
+    let built = machine.build().map_err(|e| ImportError::new(file, 0, e.field, e.message))?;
     let mut cx = Ctx {
         file,
         notes: Vec::new(),

@@ -137,7 +137,7 @@ fn scan(ops: &[OpSpec], chans: &mut BTreeMap<String, Chan>) {
 
 /// Exports a scenario (a generator's tasks are generated with `seed` first).
 pub fn export(s: &Scenario, seed: u64) -> Result<RtAppExport, ScenarioError> {
-    let machine = crate::api::build_machine(&s.machine)?;
+    let machine = s.machine.build()?;
     let mut tasks = s.tasks.clone();
     let mut templates = s.templates.clone();
     let mut groups = s.groups.clone();

@@ -424,7 +424,7 @@ impl Simulator {
     pub(crate) fn tick_delivery_delay(&self, cpu: usize, boundary: Ns) -> Ns {
         // Below half a jiffy whatever the override: a tick stays in its own jiffy.
         let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick_ns / 2);
-        crate::engine::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick_ns.max(1)], jitter)
+        crate::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick_ns.max(1)], jitter)
     }
 
     /// The running task's step ended: continue its program or block it.

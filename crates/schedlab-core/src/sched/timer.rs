@@ -386,7 +386,7 @@ impl Simulator {
         if self.watchdog_period == 0 {
             return;
         }
-        let mut rng = crate::engine::rng::Stream::new(self.seed, "watchdog");
+        let mut rng = crate::rng::Stream::new(self.seed, "watchdog");
         for cpu in 0..self.m.nr_cpus() {
             if self.nohz_full.test(cpu) {
                 continue; // watchdog_cpumask defaults to the housekeeping CPUs
@@ -405,7 +405,7 @@ impl Simulator {
     /// Arms the scenario's background kernel timers, each at a random phase within its
     /// first period.
     pub(crate) fn arm_kernel_timers(&mut self, specs: &[crate::scenario::KernelTimerSpec]) {
-        let mut rng = crate::engine::rng::Stream::new(self.seed, "kernel_timers");
+        let mut rng = crate::rng::Stream::new(self.seed, "kernel_timers");
         for spec in specs {
             let period = spec.period.0.div_ceil(self.tick_ns).max(1);
             let func = TimerFn::Rearm { period, work_ns: spec.work.0 };

@@ -85,7 +85,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
     }
     let n = cpus.len() as u64;
     let mut order: Vec<u64> = (0..n).collect();
-    let mut rng = crate::engine::rng::Stream::new(seed, "rseq_burst:order");
+    let mut rng = crate::rng::Stream::new(seed, "rseq_burst:order");
     for i in (1..order.len()).rev() {
         order.swap(i, rng.below(i as u64 + 1) as usize);
     }

@@ -21,7 +21,7 @@
 use serde::Deserialize;
 
 use super::{params, task, Generated};
-use crate::engine::rng::Stream;
+use crate::rng::Stream;
 use crate::error::ScenarioError;
 use crate::scenario::{Duration, KernelTimerSpec, LoopSpec, ModTimerSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec};
 use crate::topology::Machine;
