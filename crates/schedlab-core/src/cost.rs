@@ -158,7 +158,7 @@ pub struct CostTable {
     pub tlb: TlbPathCosts,
 }
 
-/// TLB maintenance costs of a machine (`crate::mm::tlb` turns them into flush times).
+/// TLB maintenance costs of a machine (the `mm::tlb` module turns them into flush times).
 /// Core-local steps are in cycles of the CPU that runs them; interconnect steps in ns.
 /// Distances a DVM message travels are priced from [`CachelineCosts`] (a DVM snoop
 /// crosses the same fabric as a coherence request).

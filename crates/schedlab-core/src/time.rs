@@ -72,6 +72,32 @@ pub fn parse_duration(text: &str) -> Result<Ns, String> {
     Ok(ns as Ns)
 }
 
+/// A duration written with its unit ("10ms", "2.5s", "100us").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Duration(pub Ns);
+
+impl serde::Serialize for Duration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("{}ns", self.0))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration string with a unit, like \"10ms\", \"250us\" or \"1.5s\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Duration, E> {
+                parse_duration(v).map(Duration).map_err(E::custom)
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,18 +2,19 @@
 
 use std::collections::BTreeMap;
 
-use super::{Barrier, Channel, Group, Mutex, Simulator, Template, WorkConservation};
+use crate::state::conservation::WorkConservation;
+use crate::state::{Barrier, Channel, Group, Mutex, Simulator, Template};
 
 use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
 use crate::features::Features;
 use crate::kernel::{KernelConfig, KernelVersion};
-use crate::rq::{DomainState, Rq};
+use crate::state::rq::{DomainState, Rq};
 use crate::scenario::{Scenario, TaskSpec};
-use crate::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
+use crate::state::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
 use crate::trace::{TraceMeta, Tracer};
-use super::queue::{EventClass, EventKind, EventQueue};
+use crate::state::events::{EventClass, EventKind, EventQueue};
 use crate::rng::Stream;
 
 /// Builds a run tracing into `sink`; with `memory`, first refuses one whose estimated
@@ -73,7 +74,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         .collect();
 
     let mut groups = vec![Group { name: "root".into(), parent: None, usage_ns: 0 }];
-    let mut group_shares = vec![crate::fair::group::DEFAULT_SHARES];
+    let mut group_shares = vec![crate::state::cfs_rq::DEFAULT_SHARES];
     let mut group_index = BTreeMap::new();
     for (i, g) in all_groups.iter().enumerate() {
         let parent = g.parent.as_ref().map(|p| group_index[p]).unwrap_or(0);
@@ -125,7 +126,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         bw_window_start: Vec::new(),
         bw_violation: None,
         liveness: None,
-        measure: super::warmup::Measurement::default(),
+        measure: crate::state::measure::Measurement::default(),
         has_smt: m.has_smt(),
         asym_capacity: m.is_asymmetric(),
         max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
@@ -161,7 +162,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         has_tasks: Default::default(),
         overloaded_cpus: Default::default(),
         nohz_next_balance: 0,
-        load_sums: crate::fair::load_sums::LoadSums::new(&m),
+        load_sums: crate::state::load_sums::LoadSums::new(&m),
         llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
         wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
         counters: Default::default(),
@@ -188,7 +189,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 crate::cpuidle::CpuIdleDevice::new(d, &m.idle_drivers[d], k.tunables.cpuidle_governor)
             })
             .collect(),
-        idle_hw: crate::sched::IdleHardware::new(&m),
+        idle_hw: crate::state::idle::IdleHardware::new(&m),
         events_by_kind: Default::default(),
         tick_do_timer_cpu: Some(0),
         nohz_idle_cpus: 0,
@@ -202,14 +203,14 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         scratch_timers: Vec::new(),
         timer_latency: Default::default(),
         timer_bench_ns: Default::default(),
-        fg: crate::fair::group::FairGroups::new(
+        fg: crate::state::cfs_rq::FairGroups::new(
             &group_parents,
             &group_shares,
             nr,
             feat.has(crate::features::Feature::FAIR_GROUP_SCHED),
             crate::fair::VRUNTIME_BASE,
         ),
-        swq: crate::fair::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
+        swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
         spinlocks: crate::lock::Locks::new(nr, group_parents.len()),
         bw_lock_scratch: Vec::new(),
         resched_at: vec![0; nr],
@@ -295,7 +296,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     sim.barriers = vec![Barrier::default(); names.barriers.len()];
     for (i, t) in task_specs.iter().enumerate() {
         let p = &sim.programs[template_specs.len() + i];
-        let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
+        let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::state::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
         used.sort_unstable();
         used.dedup();
         for b in used {
@@ -327,7 +328,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         return Err(ScenarioError::new("workload", "the workload created no task").into());
     }
     let warmup = s.run.warmup_s.map_or(0, |w| (w * NSEC_PER_SEC as f64).round() as u64);
-    sim.measure = super::warmup::Measurement::new(sim.end, warmup, sim.groups.len());
+    sim.measure = crate::state::measure::Measurement::new(sim.end, warmup, sim.groups.len());
     Ok(sim)
 }
 
@@ -500,7 +501,7 @@ fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, li
 /// only block forever: it is a scenario error (most often a misspelt name), reported
 /// before anything runs. `programs` holds the templates' programs, then the tasks'.
 fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: usize, tasks: &[crate::scenario::TaskSpec]) -> Result<(), ScenarioError> {
-    use crate::task::Insn;
+    use crate::state::task::Insn;
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
         match insn {

@@ -12,7 +12,7 @@ impl Simulator {
     /// What each task left blocked waits on, for a deadlock report.
     fn blocked_tasks(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::task::TaskState::Blocked).collect();
+        let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::state::task::TaskState::Blocked).collect();
         for &p in blocked.iter().take(8) {
             let name = &self.tasks[p].stats.name;
             let on = if let Some(c) = self.chans.iter().position(|c| c.waiters.contains(&p)) {
@@ -35,7 +35,7 @@ impl Simulator {
     /// When the last task blocked or exited: a blocked task's time was last accounted
     /// (update_curr) as it left its CPU.
     fn deadlock_start(&self) -> Ns {
-        use crate::task::TaskState;
+        use crate::state::task::TaskState;
         self.tasks
             .iter()
             .map(|t| match t.state {
@@ -148,7 +148,7 @@ impl Simulator {
             }
         }
         for t in &mut self.tasks {
-            if matches!(t.state, crate::task::TaskState::Runnable | crate::task::TaskState::Throttled) {
+            if matches!(t.state, crate::state::task::TaskState::Runnable | crate::state::task::TaskState::Throttled) {
                 t.stats.wait_ns += self.now - t.runnable_since;
             }
         }
@@ -209,7 +209,7 @@ impl Simulator {
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
                 deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),
-                events_by_kind: crate::engine::queue::EventKind::NAMES
+                events_by_kind: crate::state::events::EventKind::NAMES
                     .iter()
                     .zip(self.events_by_kind)
                     .filter(|&(_, n)| n > 0)

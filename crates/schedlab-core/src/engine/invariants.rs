@@ -11,7 +11,7 @@
 //! could hold (`Simulator::bw_check_window`).
 
 use super::Simulator;
-use crate::task::TaskState;
+use crate::state::task::TaskState;
 
 impl Simulator {
     /// Runs `check_invariants` after every event on small runs, else every 4096 events.

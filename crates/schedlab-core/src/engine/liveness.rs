@@ -7,32 +7,8 @@
 //! scenario implies (`tests/common::liveness_bound`).
 
 use super::Simulator;
-use crate::task::TaskState;
-use crate::time::Ns;
-
-/// What the liveness property reads after a checked run.
-#[derive(Clone, Debug, Default)]
-pub struct Liveness {
-    /// Per task (pid - 1): its longest stall, ns (one still open at the end included).
-    pub max_stall_ns: Vec<Ns>,
-    /// Per task: when that longest stall began.
-    pub max_stall_from: Vec<Ns>,
-    /// The most tasks runnable (queued, running or throttled) at one instant.
-    pub peak_runnable: usize,
-    since: Vec<Option<Ns>>,
-}
-
-impl Liveness {
-    fn close(&mut self, p: usize, now: Ns) {
-        if let Some(s) = self.since[p].take() {
-            if now - s > self.max_stall_ns[p] {
-                self.max_stall_ns[p] = now - s;
-                self.max_stall_from[p] = s;
-            }
-        }
-    }
-}
-
+use crate::state::task::TaskState;
+use crate::state::liveness::{Liveness};
 impl Simulator {
     /// After every event of a checked run: opens and closes each task's stall.
     pub(super) fn track_liveness(&mut self) {

@@ -60,5 +60,5 @@ pub struct RunOutput {
     /// Why writing the trace failed (the run itself completed).
     pub trace_error: Option<String>,
     /// Each task's longest stall (runs with `check_invariants` only).
-    pub liveness: Option<crate::engine::liveness::Liveness>,
+    pub liveness: Option<crate::state::liveness::Liveness>,
 }

@@ -12,7 +12,7 @@ use crate::scenario::Scenario;
 use crate::time::Ns;
 
 use super::options::{RunOptions, RunOutput};
-use super::queue::{EventClass, EventKind};
+use crate::state::events::{EventClass, EventKind};
 use super::{limits, Simulator};
 
 /// A run being advanced.

@@ -13,9 +13,9 @@
 //! (find_energy_efficient_cpu) is not modeled.
 
 use crate::cpumask::CpuId;
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::features::Feature;
-use crate::task::TaskId;
+use crate::state::task::TaskId;
 use crate::topology::SdFlags;
 
 /// capacity_margin: a task fits a CPU when util x 1280 < capacity x 1024 (fits_capacity).
@@ -153,7 +153,7 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Simulator;
+    use crate::state::Simulator;
     use crate::scenario::Scenario;
 
     /// Kunpeng 920, cluster 0 = CPUs 0-3: hogs busy on CPUs 2 and 3, the rest idle. A wakeup targeting CPU 2 scans from CPU 3: the plain LLC scan finds

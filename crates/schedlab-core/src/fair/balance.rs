@@ -20,11 +20,11 @@
 //! source's lock and lines (`sched/locks.rs`); that work is charged to the balancing
 //! CPU and is what max_newidle_lb_cost measures.
 
-use super::load_sums::{GroupSums, TreePick};
+use crate::state::load_sums::{GroupSums, TreePick};
 use crate::cpumask::{CpuId, CpuMask};
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::features::Feature;
-use crate::task::{TaskId, TaskState};
+use crate::state::task::{TaskId, TaskState};
 use crate::time::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::topology::SdFlags;
 
@@ -713,7 +713,7 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::api::RunOptions;
-    use crate::engine::Simulator;
+    use crate::state::Simulator;
     use crate::scenario::Scenario;
 
     /// A run's figures as JSON, its wall time left out.

@@ -8,8 +8,8 @@
 //! divided at each level by the entity's share of its cfs_rq's load.
 
 use super::calc_delta_fair;
-use super::timeline::EntityId;
-use crate::engine::Simulator;
+use crate::state::timeline::EntityId;
+use crate::state::Simulator;
 use crate::features::Feature;
 use crate::time::Ns;
 

@@ -14,11 +14,11 @@
 //! does not move it, but its weight stays in its cfs_rq's load and its entity in the
 //! tree.
 
-use super::timeline::EntityId;
-use crate::engine::Simulator;
+use crate::state::timeline::EntityId;
+use crate::state::Simulator;
 use crate::features::Feature;
 use crate::kernel::FairPolicy;
-use crate::task::{TaskId, TaskState};
+use crate::state::task::{TaskId, TaskState};
 
 impl Simulator {
     /// dequeue_entity(DEQUEUE_SLEEP) with DELAY_DEQUEUE: whether the running task `p`,
@@ -90,9 +90,9 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Simulator;
+    use crate::state::Simulator;
     use crate::scenario::Scenario;
-    use crate::task::TaskState;
+    use crate::state::task::TaskState;
 
     fn one_cpu(features: &str) -> Simulator {
         let text = format!(

@@ -8,8 +8,8 @@
 //! Every function works on one cfs_rq `c` (a CPU's root or a group's).
 
 use super::calc_delta_fair;
-use super::timeline::EntityId;
-use crate::engine::Simulator;
+use crate::state::timeline::EntityId;
+use crate::state::Simulator;
 use crate::features::Feature;
 
 impl Simulator {

@@ -15,43 +15,18 @@ mod cfs;
 mod delay;
 mod eevdf;
 pub mod balance;
-mod busiest_tree;
 pub mod group;
-pub mod load_sums;
 pub mod pelt;
 pub mod placement;
 pub mod shared_runq;
-pub mod timeline;
 
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::kernel::FairPolicy;
-use crate::task::{TaskId, TaskState};
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
-use group::is_group;
-use timeline::{EntityId, GROUP_SE};
-
-/// Every runqueue's min_vruntime starts here so placement behind it never underflows.
-pub(crate) const VRUNTIME_BASE: u64 = 1 << 50;
-
-/// Returns delta scaled by NICE_0 / weight (calc_delta_fair).
-#[inline]
-pub(crate) fn calc_delta_fair(delta: Ns, weight: u64) -> u64 {
-    if weight == 1024 {
-        delta
-    } else {
-        ((delta as u128 * 1024) / weight.max(1) as u128) as u64
-    }
-}
-
-/// Where each queued task sits in its runqueue's list, and the timeline nodes of all
-/// runqueues (an entity is queued on at most one).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct QueueIndex {
-    pos: Vec<u32>,
-    pub(crate) timeline: timeline::Timeline,
-    /// CPUs with at least one queued task (what find_busiest_queue can pull from).
-    pub(crate) nonempty: crate::cpumask::CpuMask,
-}
+use crate::state::cfs_rq::is_group;
+use crate::state::timeline::{EntityId, GROUP_SE};
+pub(crate) use crate::state::cfs_rq::{calc_delta_fair, VRUNTIME_BASE};
 
 impl Simulator {
     #[inline]

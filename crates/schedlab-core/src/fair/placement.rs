@@ -20,9 +20,9 @@
 //! core: the hint can be stale either way.
 
 use crate::cpumask::{CpuId, CpuMask};
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::features::Feature;
-use crate::task::TaskId;
+use crate::state::task::TaskId;
 use crate::topology::SdFlags;
 
 /// derived: available_idle_cpu() -> idle_rq() reads rq->curr (with rq->idle) and
@@ -581,7 +581,7 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::cpumask::CpuMask;
-    use crate::engine::Simulator;
+    use crate::state::Simulator;
     use crate::scenario::Scenario;
 
     /// One LLC of three SMT-2 cores, numbered as x86 numbers them (siblings 0-3, 1-4,

@@ -10,7 +10,6 @@ pub mod lenient_json;
 pub mod replay;
 pub mod rt_app;
 pub mod rt_app_export;
-pub mod rt_app_spec;
 pub mod timeline;
 pub mod trace_text;
 

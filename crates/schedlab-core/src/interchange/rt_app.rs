@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use super::lenient_json::{self, Node, Value};
 use super::ImportError;
-use super::rt_app_spec::{SchedAttrSpec, DEFAULT_MEM_BUFFER, IO_WRITE_NS, MEM_BYTES_PER_NS};
+use crate::scenario::rt_app_spec::{SchedAttrSpec, DEFAULT_MEM_BUFFER, IO_WRITE_NS, MEM_BYTES_PER_NS};
 use crate::scenario::{
     CondWaitSpec, Duration, ForkSpec, GroupSpec, KernelSpec, LoopSpec, MachineSpec, MemSpec, OpSpec, PeriodicMode, PeriodicSpec,
     RunSpec, Scenario, TaskSpec, Until,

@@ -20,9 +20,9 @@
 //! resched, from 6.2 a CSD that runs the unthrottle there, 8ad075c2eb1f).
 
 use crate::bandwidth::{BwTimerKind, BwTimerRequest, GroupId};
-use crate::engine::queue::{EventClass, EventKind};
-use crate::engine::Simulator;
-use crate::task::{TaskId, TaskState};
+use crate::state::events::{EventClass, EventKind};
+use crate::state::Simulator;
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
 
 impl Simulator {

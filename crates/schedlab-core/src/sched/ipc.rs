@@ -4,13 +4,13 @@
 //! Mirrors: pipe_read()/pipe_write() with their wait queues (wake_up_interruptible_sync:
 //! WF_SYNC), futex_wait()/futex_wake(), a pthread mutex's user-space atomic and its
 //! futex slow path, pthread_barrier_wait().
-//! Model: the objects ([`crate::ipc`]) decide who gets a token, the lock or a release;
+//! Model: the objects ([`crate::state::ipc`]) decide who gets a token, the lock or a release;
 //! this glue charges the calls (a futex wake is a system call only when someone waits),
 //! blocks the caller and wakes whom the object names, from the caller's CPU.
 
 use super::program::Flow;
-use crate::engine::Simulator;
-use crate::task::{TaskId, TaskState};
+use crate::state::Simulator;
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
 
 impl Simulator {
@@ -26,7 +26,7 @@ impl Simulator {
         let id = *self.family_chans.entry(key).or_insert(next);
         if id == next {
             let (capacity, wake_at) = self.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
-            self.chans.push(crate::ipc::Channel { capacity, wake_at, ..Default::default() });
+            self.chans.push(crate::state::ipc::Channel { capacity, wake_at, ..Default::default() });
         }
         id
     }

@@ -14,11 +14,11 @@
 //! is charged by `charge_sched`: the running task when there is one, otherwise what
 //! the CPU does next (the task it switches to, or its idle entry).
 
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::features::Feature;
 use crate::kernel::KernelVersion;
 use crate::lock::{LockClass, LockClassStats, LockStats};
-use crate::task::{TaskId, TaskState};
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
 
 /// derived: __ttwu_queue_wakelist() writes two lines of the target CPU: its

@@ -9,19 +9,17 @@
 //! dequeues it and switches, so a synchronous wakeup costs the path that makes it.
 
 mod account;
-pub(crate) use account::decay_load;
 mod bandwidth;
 mod idle;
 mod ipc;
 mod locks;
-pub(crate) use idle::IdleHardware;
 pub(crate) mod mm;
 pub(crate) mod program;
 mod timer;
 
-use crate::engine::queue::{EventClass, EventKind};
-use crate::engine::Simulator;
-use crate::task::{TaskId, TaskState};
+use crate::state::events::{EventClass, EventKind};
+use crate::state::Simulator;
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
 use crate::trace::TraceEvent;
 

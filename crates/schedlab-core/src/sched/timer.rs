@@ -15,9 +15,9 @@
 //! again. Callbacks run on the CPU that expires the timer: the CPU it was queued on,
 //! or in the pull model the migrator that pulled it.
 
-use crate::engine::queue::{EventClass, EventKind};
-use crate::engine::Simulator;
-use crate::task::{TaskId, TaskState};
+use crate::state::events::{EventClass, EventKind};
+use crate::state::Simulator;
+use crate::state::task::{TaskId, TaskState};
 use crate::time::Ns;
 use crate::timers::{BaseKind, HrtimerFn, HrtimerKey, TimerFlags, TimerFn, TimerId, TmigrCost, KTIME_MAX};
 use crate::trace::TraceEvent;
@@ -116,7 +116,7 @@ impl Simulator {
         let hard = self.now;
         if !self.timers.hr.is_queued(HrtimerKey { cpu, hard, seq }) {
             // Expired early by another interrupt (slack), or cancelled.
-            self.count_stale(crate::engine::queue::EventKind::Hrtimer { cpu: cpu as u32, seq }, 11);
+            self.count_stale(crate::state::events::EventKind::Hrtimer { cpu: cpu as u32, seq }, 11);
             return;
         }
         self.timer_interrupt(cpu, false);
@@ -507,7 +507,7 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::Simulator;
+    use crate::state::Simulator;
     use crate::scenario::Scenario;
     use crate::timers::{TimerFlags, TimerFn};
 

@@ -241,7 +241,7 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
     let work = Duration((size * size * size * p.ns_per_madd * p.operations as f64).round() as u64);
     let pipe = p.pipe.min(PIPE_TRANSFER_BUFFER);
     // memset() of a pipe page, at the same estimated speed as rt-app's mem events.
-    let memset = Duration(pipe.div_ceil(crate::interchange::rt_app_spec::MEM_BYTES_PER_NS));
+    let memset = Duration(pipe.div_ceil(crate::scenario::rt_app_spec::MEM_BYTES_PER_NS));
     let mut tasks = Vec::new();
     for i in 0..p.message_threads {
         let (msg, list) = (format!("schbench-msg{i}"), format!("schbench-list{i}"));

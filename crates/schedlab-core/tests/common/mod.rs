@@ -42,7 +42,7 @@ pub fn run_ns(r: &RunResult, name: &str) -> u64 {
 ///   term's `N ⌈ρ⌉ τ`; the group gets `Q` per period, and the period in progress and
 ///   the one that distributes the refill add two: `(⌈N ⌈ρ⌉ τ / Q⌉ + 2) P`.
 pub fn liveness_bound(s: &Scenario, r: &RunResult, peak_runnable: usize, task: usize) -> u64 {
-    use schedlab_core::task::nice_to_weight;
+    use schedlab_core::state::task::nice_to_weight;
     let t = &r.kernel.tunables;
     let tick = 1_000_000_000 / t.hz as u64;
     let n = peak_runnable.max(1) as u64;

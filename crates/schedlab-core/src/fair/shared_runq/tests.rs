@@ -1,8 +1,8 @@
 //! The shared runqueue's rules, driven directly on a small machine.
 
-use crate::engine::Simulator;
+use crate::state::Simulator;
 use crate::scenario::Scenario;
-use crate::task::TaskState;
+use crate::state::task::TaskState;
 
 /// A 4-CPU, 1-LLC machine (or `topo`) with `n` always-running tasks started on CPU 0,
 /// and `extra` task tables.

@@ -380,7 +380,7 @@ pub struct SchedEntity {
     /// EEVDF RUN_TO_PARITY: protected from preemption until its deadline moves.
     pub protected: bool,
     /// PELT averages (fair/pelt.rs).
-    pub avg: crate::fair::pelt::SchedAvg,
+    pub avg: crate::state::pelt::SchedAvg,
     /// On its cfs_rq (se->on_rq): set by enqueue_entity, cleared by dequeue_entity.
     pub on_rq: bool,
 }

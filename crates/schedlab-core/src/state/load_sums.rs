@@ -11,7 +11,7 @@
 //! of many groups also keeps a busiest-group tree (`busiest_tree.rs`), so its pass
 //! re-ranks only the groups that changed since the last one.
 
-use super::busiest_tree::{BusiestTree, Rank};
+use crate::state::busiest_tree::{BusiestTree, Rank};
 use crate::cpumask::CpuId;
 use crate::time::Ns;
 use crate::topology::Machine;

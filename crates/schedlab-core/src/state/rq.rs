@@ -10,7 +10,7 @@
 //! and every group's, with their vruntime-ordered timelines) are in fair/group.rs.
 //! `load` mirrors the root cfs_rq's load.weight.
 
-use crate::task::TaskId;
+use crate::state::task::TaskId;
 use crate::time::Ns;
 
 /// The queued (runnable, not running) tasks of one CPU, in every cfs_rq. Changed only

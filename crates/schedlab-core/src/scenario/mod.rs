@@ -23,39 +23,15 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
-pub use crate::interchange::rt_app_spec::{MemSpec, SchedAttrSpec};
+pub mod rt_app_spec;
+pub use rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
-use crate::time::{parse_duration, Ns};
+use crate::time::Ns;
+pub use crate::time::Duration;
 use crate::topology::presets;
 
 /// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
 pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
-
-/// A duration written with its unit ("10ms", "2.5s", "100us").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Duration(pub Ns);
-
-impl Serialize for Duration {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&format!("{}ns", self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for Duration {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Duration;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a duration string with a unit, like \"10ms\", \"250us\" or \"1.5s\"")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Duration, E> {
-                parse_duration(v).map(Duration).map_err(E::custom)
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
 
 /// How the machine is chosen.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

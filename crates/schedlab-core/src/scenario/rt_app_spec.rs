@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::Duration;
+use crate::time::Duration;
 
 /// sched_setattr() attributes of a task or an rt-app phase, as written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use crate::task::TaskId;
+use crate::state::task::TaskId;
 use crate::time::Ns;
 
 /// A pipe/futex-like channel: banked signals and blocked waiters.
