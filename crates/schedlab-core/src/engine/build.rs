@@ -115,22 +115,39 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     let mut sim = Simulator {
         scenario_name: s.name.clone(),
         seed,
-        tick_ns,
-        tick_offset: match k.tunables.tick_phase_ns {
-            Some(phase) => phase % tick_ns,
-            None => Stream::new(seed, "tick_phase").below(tick_ns),
+        tick: crate::state::TickState {
+            period_ns: tick_ns,
+            offset: match k.tunables.tick_phase_ns {
+                Some(phase) => phase % tick_ns,
+                None => Stream::new(seed, "tick_phase").below(tick_ns),
+            },
+            do_timer_cpu: Some(0),
+            nohz_idle_cpus: 0,
+            nohz_full,
+            // kernel/watchdog.c set_sample_period(): 2 x watchdog_thresh / NUM_SAMPLE_PERIODS (5).
+            watchdog_period: k.tunables.watchdog_thresh * 2 * crate::time::NSEC_PER_SEC / 5,
         },
-        bw: None,
-        bw_nr: Vec::new(),
-        bw_csd_inflight: vec![false; nr],
-        bw_window_start: Vec::new(),
-        bw_violation: None,
+        bw: crate::state::BandwidthState {
+            control: None,
+            nr: Vec::new(),
+            csd_inflight: vec![false; nr],
+            window_start: Vec::new(),
+            violation: None,
+            lock_scratch: Vec::new(),
+        },
         liveness: None,
         measure: crate::state::measure::Measurement::default(),
         has_smt: m.has_smt(),
-        asym_capacity: m.is_asymmetric(),
-        max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
-        nr_misfit: 0,
+        balance: crate::state::BalanceState {
+            asym_capacity: m.is_asymmetric(),
+            max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
+            nr_misfit: 0,
+            nr_overloaded: 0,
+            has_tasks: Default::default(),
+            overloaded_cpus: Default::default(),
+            nohz_next_balance: 0,
+            llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
+        },
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),
@@ -145,31 +162,37 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         running: Default::default(),
         affinity_masks: Default::default(),
         resched_pending: vec![false; nr],
-        chans: Vec::new(),
-        chan_scoped: Vec::new(),
-        family_chans: BTreeMap::new(),
-        locks: Vec::new(),
-        barriers: Vec::new(),
+        ipc: crate::state::IpcState {
+            chans: Vec::new(),
+            chan_scoped: Vec::new(),
+            family_chans: BTreeMap::new(),
+            locks: Vec::new(),
+            barriers: Vec::new(),
+            chan_names: Vec::new(),
+            lock_names: Vec::new(),
+            chan_capacity: Default::default(),
+        },
         masks: Vec::new(),
         group_steps: Vec::new(),
-        chan_names: Vec::new(),
-        lock_names: Vec::new(),
         groups,
         live_tasks: 0,
         deadlock: false,
         next_deadlock_check: 0,
-        nr_overloaded: 0,
-        has_tasks: Default::default(),
-        overloaded_cpus: Default::default(),
-        nohz_next_balance: 0,
         load_sums: crate::state::load_sums::LoadSums::new(&m),
-        llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
-        wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
-        counters: Default::default(),
-        wakeup_latency: Default::default(),
-        pids: Vec::new(),
-        next_pid: task_specs_max_pid(s).map_or(0, |p| p + 1),
-        wanted_pid: None,
+        stats: crate::state::RunStats {
+            wc: WorkConservation::new(m.llc_span.iter().map(|s| s.weight())),
+            counters: Default::default(),
+            wakeup_latency: Default::default(),
+            events_by_kind: Default::default(),
+            timer_latency: Default::default(),
+            timer_bench_ns: Default::default(),
+            user_hists: Vec::new(),
+        },
+        pids: crate::state::PidTable {
+            of_task: Vec::new(),
+            next: task_specs_max_pid(s).map_or(0, |p| p + 1),
+            wanted: None,
+        },
         trace: sink.map(|sink| {
             let meta = TraceMeta { nr_cpus: nr, groups: all_groups.iter().map(|g| g.name.clone()).fold(vec!["root".to_string()], |mut v, n| { v.push(n); v }) };
             Tracer::new(sink, &meta)
@@ -190,19 +213,11 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             })
             .collect(),
         idle_hw: crate::state::idle::IdleHardware::new(&m),
-        events_by_kind: Default::default(),
-        tick_do_timer_cpu: Some(0),
-        nohz_idle_cpus: 0,
         irq_until: vec![0; nr],
         timer_base_writer: (0..nr).collect(),
-        nohz_full,
-        // kernel/watchdog.c set_sample_period(): 2 x watchdog_thresh / NUM_SAMPLE_PERIODS (5).
-        watchdog_period: k.tunables.watchdog_thresh * 2 * crate::time::NSEC_PER_SEC / 5,
         task_timers: Default::default(),
         scratch_hr: Vec::new(),
         scratch_timers: Vec::new(),
-        timer_latency: Default::default(),
-        timer_bench_ns: Default::default(),
         fg: crate::state::cfs_rq::FairGroups::new(
             &group_parents,
             &group_shares,
@@ -212,11 +227,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         ),
         swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
         spinlocks: crate::lock::Locks::new(nr, group_parents.len()),
-        bw_lock_scratch: Vec::new(),
         resched_at: vec![0; nr],
-        chan_capacity: Default::default(),
         sched_rng: Vec::new(),
-        user_hists: Vec::new(),
         queue_index: Default::default(),
         error: None,
         rqs,
@@ -250,7 +262,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             let name = if t.count > 1 { format!("{}-{copy}", t.name) } else { t.name.clone() };
             let mask = if t.pin_each { CpuMask::single(pins[copy % pins.len()]) } else { affinity };
             let group = t.group.as_ref().map_or(0, |g| group_index[g]);
-            sim.wanted_pid = t.pid;
+            sim.pids.wanted = t.pid;
             let tid = sim.create_task(name, program, t.nice, mask, group, t.process.as_deref(), t.footprint_kib * 1024, None);
             if let Some(slack) = t.timer_slack {
                 sim.tasks[tid].timer_slack_ns = slack.0;
@@ -280,27 +292,27 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             sim.do_idle(cpu, 0);
         }
     }
-    sim.chans = vec![Channel::default(); names.channels.len()];
+    sim.ipc.chans = vec![Channel::default(); names.channels.len()];
     for (&ch, &(capacity, wake_at)) in &names.capacities {
-        sim.chans[ch].capacity = capacity;
-        sim.chans[ch].wake_at = wake_at;
+        sim.ipc.chans[ch].capacity = capacity;
+        sim.ipc.chans[ch].wake_at = wake_at;
     }
-    sim.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
-    sim.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
-    sim.chan_scoped = vec![false; names.channels.len()];
+    sim.ipc.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
+    sim.stats.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
+    sim.ipc.chan_scoped = vec![false; names.channels.len()];
     for (name, &i) in &names.channels {
-        sim.chan_scoped[i] = name.starts_with('@');
+        sim.ipc.chan_scoped[i] = name.starts_with('@');
     }
-    sim.locks = vec![Mutex::default(); names.locks.len()];
+    sim.ipc.locks = vec![Mutex::default(); names.locks.len()];
     // A barrier's parties: every task instance whose program uses it.
-    sim.barriers = vec![Barrier::default(); names.barriers.len()];
+    sim.ipc.barriers = vec![Barrier::default(); names.barriers.len()];
     for (i, t) in task_specs.iter().enumerate() {
         let p = &sim.programs[template_specs.len() + i];
         let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::state::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
         used.sort_unstable();
         used.dedup();
         for b in used {
-            sim.barriers[b].parties += t.count;
+            sim.ipc.barriers[b].parties += t.count;
         }
     }
     for (i, m) in names.masks.iter().enumerate() {
@@ -316,13 +328,13 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         };
         sim.group_steps.push(gi);
     }
-    sim.chan_names = vec![String::new(); names.channels.len()];
+    sim.ipc.chan_names = vec![String::new(); names.channels.len()];
     for (name, &i) in &names.channels {
-        sim.chan_names[i] = name.clone();
+        sim.ipc.chan_names[i] = name.clone();
     }
-    sim.lock_names = vec![String::new(); names.locks.len()];
+    sim.ipc.lock_names = vec![String::new(); names.locks.len()];
     for (name, &i) in &names.locks {
-        sim.lock_names[i] = name.clone();
+        sim.ipc.lock_names[i] = name.clone();
     }
     if sim.tasks.is_empty() {
         return Err(ScenarioError::new("workload", "the workload created no task").into());
@@ -368,9 +380,9 @@ impl Simulator {
         }
         let slice = self.k.tunables.sched_cfs_bandwidth_slice_us * 1000;
         let mode = BandwidthMode::from_features(&self.feat);
-        self.bw = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick_ns));
-        self.bw_nr = vec![0; specs.len() * self.m.nr_cpus()];
-        self.bw_window_start = vec![0; specs.len()];
+        self.bw.control = Some(CfsBandwidthControl::new(&specs, self.m.nr_cpus(), mode, slice, self.tick.period_ns));
+        self.bw.nr = vec![0; specs.len() * self.m.nr_cpus()];
+        self.bw.window_start = vec![0; specs.len()];
         Ok(())
     }
 
@@ -397,22 +409,22 @@ impl Simulator {
         let first = cpus_allowed.first().expect("non-empty affinity");
         let shared = self.shared_mask(cpus_allowed);
         // Where the scenario gives pids, the others (and forked tasks) get the next ones.
-        let pid = match (self.next_pid, self.wanted_pid.take()) {
+        let pid = match (self.pids.next, self.pids.wanted.take()) {
             (0, _) => tid + 1,
             (_, Some(p)) => p,
             (n, None) => {
-                self.next_pid = n + 1;
+                self.pids.next = n + 1;
                 n
             }
         };
-        if self.next_pid > 0 {
-            self.pids.push(pid);
+        if self.pids.next > 0 {
+            self.pids.of_task.push(pid);
             if let Some(t) = &mut self.trace {
                 t.pids.push(pid);
             }
         }
         if let Some(t) = &mut self.trace {
-            t.task(self.now, pid, mm, parent.map_or(0, |p| self.pids.get(p).copied().unwrap_or(p + 1)), &name, nice);
+            t.task(self.now, pid, mm, parent.map_or(0, |p| self.pids.of_task.get(p).copied().unwrap_or(p + 1)), &name, nice);
         }
         self.tasks.push(Task {
             stats: crate::metrics::TaskStats {

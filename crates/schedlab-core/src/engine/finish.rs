@@ -15,10 +15,10 @@ impl Simulator {
         let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::state::task::TaskState::Blocked).collect();
         for &p in blocked.iter().take(8) {
             let name = &self.tasks[p].stats.name;
-            let on = if let Some(c) = self.chans.iter().position(|c| c.waiters.contains(&p)) {
-                format!("channel '{}'", self.chan_names.get(c).map_or("?", |s| s.as_str()))
-            } else if let Some(l) = self.locks.iter().position(|m| m.waiters.contains(&p)) {
-                format!("mutex '{}'", self.lock_names.get(l).map_or("?", |s| s.as_str()))
+            let on = if let Some(c) = self.ipc.chans.iter().position(|c| c.waiters.contains(&p)) {
+                format!("channel '{}'", self.ipc.chan_names.get(c).map_or("?", |s| s.as_str()))
+            } else if let Some(l) = self.ipc.locks.iter().position(|m| m.waiters.contains(&p)) {
+                format!("mutex '{}'", self.ipc.lock_names.get(l).map_or("?", |s| s.as_str()))
             } else if self.tasks[p].live_children > 0 {
                 format!("its {} children", self.tasks[p].live_children)
             } else {
@@ -49,7 +49,7 @@ impl Simulator {
 
     /// The summary figures as the state holds them now (spans closed by the caller).
     pub(super) fn summary_map(&self) -> BTreeMap<String, f64> {
-        let c = &self.counters;
+        let c = &self.stats.counters;
         let mut summary = BTreeMap::new();
         let busy: u64 = self.rqs.iter().map(|r| r.stats.busy_ns).sum();
         let mut put = |k: &str, v: f64| {
@@ -74,8 +74,8 @@ impl Simulator {
         put("newidle_attempts", self.rqs.iter().map(|r| r.stats.newidle_attempts).sum::<u64>() as f64);
         put("newidle_skips", self.rqs.iter().map(|r| r.stats.newidle_skips).sum::<u64>() as f64);
         put("newidle_pulls", self.rqs.iter().map(|r| r.stats.newidle_pulls).sum::<u64>() as f64);
-        put("idle_while_waiting_llc_seconds", self.wc.lost_llc_ns as f64 / 1e9);
-        put("idle_while_waiting_machine_seconds", self.wc.lost_machine_ns as f64 / 1e9);
+        put("idle_while_waiting_llc_seconds", self.stats.wc.lost_llc_ns as f64 / 1e9);
+        put("idle_while_waiting_machine_seconds", self.stats.wc.lost_machine_ns as f64 / 1e9);
         let locks = self.swq.lock_stats();
         put("shared_runq_pulls", self.rqs.iter().map(|r| r.stats.shared_runq_pulls).sum::<u64>() as f64);
         put("shared_runq_enqueues", self.swq.enqueues() as f64);
@@ -152,17 +152,17 @@ impl Simulator {
                 t.stats.wait_ns += self.now - t.runnable_since;
             }
         }
-        self.wc.advance(self.now);
+        self.stats.wc.advance(self.now);
         let summary = self.summary_map();
         let locks = self.swq.lock_stats();
-        let c = &self.counters;
+        let c = &self.stats.counters;
         let migrations_by_distance = Distance::ALL.iter().map(|d| (d.name().to_string(), c.migrations[*d as usize])).collect();
         let groups = self
             .groups
             .iter()
             .enumerate()
             .map(|(i, g)| {
-                let base = match &self.bw {
+                let base = match &self.bw.control {
                     Some(bw) if i > 0 => bw.stats(i, self.now),
                     _ => GroupStats::default(),
                 };
@@ -170,9 +170,9 @@ impl Simulator {
             })
             .collect();
         let mut histograms = BTreeMap::new();
-        histograms.insert("wakeup_latency".to_string(), self.wakeup_latency.summary());
-        histograms.insert("timer_latency".to_string(), self.timer_latency.summary());
-        let bench = self.timer_bench_ns.summary();
+        histograms.insert("wakeup_latency".to_string(), self.stats.wakeup_latency.summary());
+        histograms.insert("timer_latency".to_string(), self.stats.timer_latency.summary());
+        let bench = self.stats.timer_bench_ns.summary();
         if bench.count > 0 {
             histograms.insert("timer_bench".to_string(), bench);
         }
@@ -181,7 +181,7 @@ impl Simulator {
         let last_bin = (self.now / 100_000_000) as usize;
         // After a warm-up, complete bins of the measured window only.
         let first_bin = self.measure.from.div_ceil(100_000_000) as usize;
-        for (name, h) in &self.user_hists {
+        for (name, h) in &self.stats.user_hists {
             histograms.insert(name.clone(), h.hist.summary());
             let mut rates = crate::metrics::LatencyHistogram::default();
             for &n in h.per_100ms.iter().take(last_bin).skip(first_bin) {
@@ -211,7 +211,7 @@ impl Simulator {
                 deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),
                 events_by_kind: crate::state::events::EventKind::NAMES
                     .iter()
-                    .zip(self.events_by_kind)
+                    .zip(self.stats.events_by_kind)
                     .filter(|&(_, n)| n > 0)
                     .map(|(name, n)| (name.to_string(), n))
                     .collect(),
@@ -229,7 +229,7 @@ impl Simulator {
                 .map(|l| crate::metrics::LlcStats {
                     llc: l,
                     cpus: self.m.llc_span[l].to_list(),
-                    idle_while_waiting_ns: self.wc.lost_per_llc_ns[l] as u64,
+                    idle_while_waiting_ns: self.stats.wc.lost_per_llc_ns[l] as u64,
                 })
                 .collect(),
             shared_runq_locks: locks,

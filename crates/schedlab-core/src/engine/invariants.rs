@@ -49,8 +49,8 @@ impl Simulator {
                 return Err(format!("CPU {cpu}: the mask of CPUs with queued tasks is stale"));
             }
             if self.running.test(cpu) != rq.curr.is_some()
-                || self.has_tasks.test(cpu) != (rq.nr_running > 0)
-                || self.overloaded_cpus.test(cpu) != (rq.nr_running > 1)
+                || self.balance.has_tasks.test(cpu) != (rq.nr_running > 0)
+                || self.balance.overloaded_cpus.test(cpu) != (rq.nr_running > 1)
             {
                 return Err(format!("CPU {cpu}: the running, has-tasks or overloaded mask is stale"));
             }
@@ -100,7 +100,7 @@ impl Simulator {
         self.check_fair()?;
         self.timers.check()?;
         self.mm.check(|cpu| self.rqs[cpu].curr)?;
-        if let Some(e) = &self.bw_violation {
+        if let Some(e) = &self.bw.violation {
             return Err(e.clone());
         }
         for (cpu, rq) in self.rqs.iter().enumerate() {

@@ -81,12 +81,12 @@ impl Simulator {
         self.measurement_tick(t);
         self.now = t;
         self.events += 1;
-        self.events_by_kind[ev.index()] += 1;
+        self.stats.events_by_kind[ev.index()] += 1;
         if ev == EventKind::End {
             return Ok(Some("duration"));
         }
         self.dispatch(ev);
-        if self.bw.is_some() {
+        if self.bw.control.is_some() {
             self.bw_lock_log();
         }
         match self.error.take() {
@@ -153,8 +153,8 @@ impl Simulator {
     /// Counts a popped event whose generation was stale under `stale` instead of its kind.
     #[inline]
     pub(crate) fn count_stale(&mut self, ev: EventKind, stale: usize) {
-        self.events_by_kind[ev.index()] -= 1;
-        self.events_by_kind[stale] += 1;
+        self.stats.events_by_kind[ev.index()] -= 1;
+        self.stats.events_by_kind[stale] += 1;
     }
 
     /// Processes the next event (tests drive the engine step by step); false when none.

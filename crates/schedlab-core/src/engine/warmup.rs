@@ -49,7 +49,7 @@ impl Simulator {
         let busy = self.rqs.iter().map(|r| r.stats.busy_ns + if r.curr.is_some() { now - r.state_since } else { 0 }).sum();
         let groups = (0..self.groups.len())
             .map(|g| {
-                let st = self.bw.as_ref().filter(|_| g > 0).map(|b| b.stats(g, now));
+                let st = self.bw.control.as_ref().filter(|_| g > 0).map(|b| b.stats(g, now));
                 let usage = self.groups[g].usage_ns - self.measure.usage_base[g];
                 (usage, st.as_ref().map_or(0, |s| s.nr_periods), st.as_ref().map_or(0, |s| s.nr_throttled))
             })
@@ -62,7 +62,7 @@ impl Simulator {
     fn begin_measurement(&mut self) {
         let now = self.now;
         self.measure.from = now;
-        self.wc.advance(now);
+        self.stats.wc.advance(now);
         let mut cpus: Vec<crate::metrics::CpuStats> = self.rqs.iter().map(|r| r.stats.clone()).collect();
         let mut task_extra = vec![0; self.tasks.len()];
         let mut group_extra = vec![0; self.groups.len()];
@@ -106,7 +106,7 @@ impl Simulator {
             .collect();
         let groups = (0..self.groups.len())
             .map(|g| {
-                let base = match &self.bw {
+                let base = match &self.bw.control {
                     Some(bw) if g > 0 => bw.stats(g, now),
                     _ => crate::metrics::GroupStats::default(),
                 };
@@ -124,8 +124,8 @@ impl Simulator {
             cpus,
             groups,
             summary,
-            migrations: self.counters.migrations,
-            llc_lost: self.wc.lost_per_llc_ns.clone(),
+            migrations: self.stats.counters.migrations,
+            llc_lost: self.stats.wc.lost_per_llc_ns.clone(),
             locks: self.swq.lock_stats(),
             rq_locks: self.spinlocks.rq.iter().map(|l| l.stats.clone()).collect(),
             cfs_b_locks: self.spinlocks.cfs_b.iter().map(|l| l.stats.clone()).collect(),
@@ -134,10 +134,10 @@ impl Simulator {
         self.swq.restart_max();
         self.spinlocks.restart_max();
         // Histograms cannot be subtracted: they start again.
-        self.wakeup_latency = Default::default();
-        self.timer_latency = Default::default();
-        self.timer_bench_ns = Default::default();
-        for (_, h) in &mut self.user_hists {
+        self.stats.wakeup_latency = Default::default();
+        self.stats.timer_latency = Default::default();
+        self.stats.timer_bench_ns = Default::default();
+        for (_, h) in &mut self.stats.user_hists {
             h.hist = Default::default();
         }
         self.mm.touch_area = Default::default();
@@ -237,7 +237,7 @@ impl Simulator {
             out.push(w);
         }
         for g in 1..self.groups.len() {
-            let Some(spec) = self.bw.as_ref().map(|b| b.spec(g)).filter(|s| s.quota_ns.is_some()) else { continue };
+            let Some(spec) = self.bw.control.as_ref().map(|b| b.spec(g)).filter(|s| s.quota_ns.is_some()) else { continue };
             let name = &self.groups[g].name;
             let cpus = blocks(&|a, b| Some((b.groups[g].0 - a.groups[g].0) as f64 / (b.at - a.at) as f64));
             let scale = spec.quota_ns.unwrap_or(0) as f64 / spec.period_ns.max(1) as f64;

@@ -32,7 +32,7 @@ impl Simulator {
     /// sched_asym_cpucap_active() with misfit handling on.
     #[inline]
     pub(crate) fn misfit_active(&self) -> bool {
-        self.asym_capacity && self.feat.has(Feature::MISFIT)
+        self.balance.asym_capacity && self.feat.has(Feature::MISFIT)
     }
 
     /// A task's utilization (its util_avg; 0 without PELT).
@@ -79,8 +79,8 @@ impl Simulator {
         };
         let rq = &mut self.rqs[cpu];
         match (rq.misfit_task_load > 0, load > 0) {
-            (false, true) => self.nr_misfit += 1,
-            (true, false) => self.nr_misfit -= 1,
+            (false, true) => self.balance.nr_misfit += 1,
+            (true, false) => self.balance.nr_misfit -= 1,
             _ => {}
         }
         self.rqs[cpu].misfit_task_load = load;
@@ -95,13 +95,13 @@ impl Simulator {
 
     /// check_misfit_status(): a misfit here that a bigger CPU could take (nohz kick).
     pub(crate) fn check_misfit_status(&self, cpu: CpuId) -> bool {
-        self.rqs[cpu].misfit_task_load > 0 && self.capacity(cpu) < self.max_capacity
+        self.rqs[cpu].misfit_task_load > 0 && self.capacity(cpu) < self.balance.max_capacity
     }
 
     /// Whether wakeups take the asymmetric-capacity path.
     #[inline]
     pub(crate) fn asym_wakeup(&self) -> bool {
-        self.asym_capacity && self.feat.has(Feature::SIS_ASYM_CAPACITY)
+        self.balance.asym_capacity && self.feat.has(Feature::SIS_ASYM_CAPACITY)
     }
 
     /// select_idle_sibling() on an asymmetric machine: target, prev and the recently

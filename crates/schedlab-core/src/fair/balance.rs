@@ -214,9 +214,9 @@ impl Simulator {
         let src = if by_tasks {
             // The most runnable tasks, the last CPU among equals: one with two or more
             // if there is one, else the group's last CPU with a task.
-            let mut others = group.and(&self.has_tasks);
+            let mut others = group.and(&self.balance.has_tasks);
             others.clear(cpu);
-            let over = others.and(&self.overloaded_cpus);
+            let over = others.and(&self.balance.overloaded_cpus);
             if over.is_empty() {
                 others.last()
             } else {
@@ -310,8 +310,8 @@ impl Simulator {
         // find_busiest() planned would move nothing, so skip the search.
         if idle == IdleType::NewlyIdle
             && !self.misfit_active()
-            && !self.overloaded_cpus.test(cpu)
-            && !self.m.domains[cpu][level].span.intersects(&self.overloaded_cpus)
+            && !self.balance.overloaded_cpus.test(cpu)
+            && !self.m.domains[cpu][level].span.intersects(&self.balance.overloaded_cpus)
         {
             return (0, cost);
         }
@@ -324,7 +324,7 @@ impl Simulator {
             // need_active_balance(): a misfit task is pushed by the stopper at once.
             let moved = self.active_balance(plan.src, cpu) as usize;
             if moved > 0 {
-                self.counters.lb_moved += 1;
+                self.stats.counters.lb_moved += 1;
             }
             return (moved, cost);
         }
@@ -335,7 +335,7 @@ impl Simulator {
         if moved > 0 {
             st.nr_balance_failed = 0;
             st.balance_interval_ms = self.m.domains[cpu][level].min_interval_ms;
-            self.counters.lb_moved += moved as u64;
+            self.stats.counters.lb_moved += moved as u64;
         } else if idle != IdleType::NewlyIdle {
             st.nr_balance_failed += 1;
             if st.nr_balance_failed > cache_nice_tries + 2 {
@@ -444,7 +444,7 @@ impl Simulator {
         self.detach_task(src, p);
         self.send_ipi(dst, src);
         self.attach_task(dst, p);
-        self.counters.active_balances += 1;
+        self.stats.counters.active_balances += 1;
         true
     }
 
@@ -454,10 +454,10 @@ impl Simulator {
         let mut interval = ms * NSEC_PER_MSEC;
         if busy {
             // 5.10+: busy interval shortened by one jiffy; clamp to [1 jiffy, HZ·cpus/10].
-            interval = (interval * self.k.tunables.busy_factor as u64).saturating_sub(self.tick_ns);
+            interval = (interval * self.k.tunables.busy_factor as u64).saturating_sub(self.tick.period_ns);
         }
         let max = NSEC_PER_SEC * self.m.nr_cpus() as u64 / 10;
-        interval.clamp(self.tick_ns, max.max(self.tick_ns))
+        interval.clamp(self.tick.period_ns, max.max(self.tick.period_ns))
     }
 
     /// rebalance_domains(): periodic balance at every level whose interval passed, run
@@ -500,7 +500,7 @@ impl Simulator {
         let x = sum_util / weight.max(1);
         let y = 1024i64 - (x * x * pct * pct / (10000 * 1024)) as i64;
         let y = y.clamp(0, 1024) as u64;
-        self.llc_nr_idle_scan[self.m.cpus[cpu].llc] = (weight * y / 1024) as usize;
+        self.balance.llc_nr_idle_scan[self.m.cpus[cpu].llc] = (weight * y / 1024) as usize;
     }
 
     /// The periodic balance of an idle CPU whose tick still runs (SCHED_SOFTIRQ from
@@ -549,11 +549,11 @@ impl Simulator {
     /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
     /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
-        if self.now < self.nohz_next_balance {
+        if self.now < self.balance.nohz_next_balance {
             return;
         }
         let kick = self.rqs[cpu].nr_running >= 2
-            || if self.asym_capacity {
+            || if self.balance.asym_capacity {
                 self.check_misfit_status(cpu)
             } else {
                 self.load_sums.llc_busy_cpus(self.m.cpus[cpu].llc) > 1
@@ -564,7 +564,7 @@ impl Simulator {
         let Some(ilb) = self.next_nohz_idle_cpu(0) else {
             return;
         };
-        self.counters.nohz_kicks += 1;
+        self.stats.counters.nohz_kicks += 1;
         self.send_ipi(cpu, ilb);
         // The ILB CPU balances every idle CPU whose interval is due, itself included;
         // each CPU's state is read when the walk reaches it (balancing changes it).
@@ -577,7 +577,7 @@ impl Simulator {
             next = next.min(self.rqs[c].next_balance);
             from = c + 1;
         }
-        self.nohz_next_balance = next.max(self.now + self.tick_ns);
+        self.balance.nohz_next_balance = next.max(self.now + self.tick.period_ns);
     }
 
     /// sched_balance_newidle(): a CPU about to idle tries to pull work; true if it did.
@@ -595,7 +595,7 @@ impl Simulator {
         }
         let avg_idle = self.rqs[cpu].avg_idle;
         // rd->overload: some CPU has more than one task, or a misfit.
-        if self.nr_overloaded == 0 && self.nr_misfit == 0 {
+        if self.balance.nr_overloaded == 0 && self.balance.nr_misfit == 0 {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }
@@ -620,7 +620,7 @@ impl Simulator {
         let mut read_below = None;
         for level in 0..domains {
             if self.srq_skips_level(cpu, level) {
-                self.counters.newidle_domain_skips += 1;
+                self.stats.counters.newidle_domain_skips += 1;
                 continue;
             }
             self.decay_newidle_cost(cpu, level);
@@ -634,9 +634,9 @@ impl Simulator {
             let (moved, cost) = self.load_balance(cpu, level, IdleType::NewlyIdle, read_below);
             read_below = Some(level);
             if self.m.domains[cpu][level].flags.has(SdFlags::SHARE_LLC) {
-                self.counters.newidle_lb_llc += 1;
+                self.stats.counters.newidle_lb_llc += 1;
             } else {
-                self.counters.newidle_lb_above_llc += 1;
+                self.stats.counters.newidle_lb_above_llc += 1;
             }
             if cost > 0 && self.feat.has(Feature::NI_RANDOM) {
                 self.update_newidle_stats(cpu, level, weight * (moved > 0) as u32);
@@ -681,7 +681,7 @@ impl Simulator {
         let weight = 1 + self.rqs[cpu].sd[level].newidle_ratio;
         if d1k > weight {
             self.update_newidle_stats(cpu, level, 0);
-            self.counters.newidle_random_skips += 1;
+            self.stats.counters.newidle_random_skips += 1;
             return None;
         }
         Some((1024 + weight / 2) / weight)

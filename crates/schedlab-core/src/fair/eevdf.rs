@@ -4,7 +4,7 @@
 //! update_entity_lag(), place_entity() (PLACE_LAG, PLACE_DEADLINE_INITIAL),
 //! update_deadline(), pick_eevdf() (RUN_TO_PARITY).
 //! Model: the eligible-earliest-deadline search descends the cfs_rq's timeline
-//! (fair/timeline.rs) along its eligible prefix, as the augmented rb-tree allows.
+//! (state/timeline.rs) along its eligible prefix, as the augmented rb-tree allows.
 //! Every function works on one cfs_rq `c` (a CPU's root or a group's).
 
 use super::calc_delta_fair;
@@ -24,7 +24,7 @@ impl Simulator {
     pub(crate) fn update_entity_lag(&mut self, c: usize, e: EntityId) {
         let v = self.place_reference(c).0;
         let se = *self.se(e);
-        let limit = calc_delta_fair((2 * se.slice).max(self.tick_ns), se.weight) as i64;
+        let limit = calc_delta_fair((2 * se.slice).max(self.tick.period_ns), se.weight) as i64;
         self.se_mut(e).vlag = (v - se.vruntime as i64).clamp(-limit, limit);
     }
 
@@ -59,7 +59,7 @@ impl Simulator {
     fn place_reference(&self, c: usize) -> (i64, i64) {
         let q = &self.fg.cfs[c];
         let (mut load, mut sum) = (q.load as i128, q.avg_vruntime_sum);
-        if self.bw.as_ref().is_some_and(|b| !b.mode().task_throttle) {
+        if self.bw.control.as_ref().is_some_and(|b| !b.mode().task_throttle) {
             let cpu = c % self.m.nr_cpus();
             for &t in &self.rqs[cpu].throttled {
                 if self.cfs_of(t, cpu) == c {

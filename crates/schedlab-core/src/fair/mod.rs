@@ -384,7 +384,7 @@ impl Simulator {
         self.rqs[cpu].throttled.retain(|&t| t != p);
         self.update_curr(cpu);
         self.tasks[p].state = TaskState::Runnable;
-        let task_throttle = self.bw.as_ref().is_some_and(|b| b.mode().task_throttle);
+        let task_throttle = self.bw.control.as_ref().is_some_and(|b| b.mode().task_throttle);
         let place = self.policy() == FairPolicy::Eevdf && task_throttle;
         self.enqueue_task_fair(cpu, p, place);
     }
@@ -587,18 +587,18 @@ impl Simulator {
         rq.nr_running = (rq.nr_running as isize + delta) as usize;
         let over = rq.nr_running > 1;
         if rq.nr_running > 0 {
-            self.has_tasks.set(cpu);
+            self.balance.has_tasks.set(cpu);
         } else {
-            self.has_tasks.clear(cpu);
+            self.balance.has_tasks.clear(cpu);
         }
         if over != rq.overloaded {
             rq.overloaded = over;
             if over {
-                self.nr_overloaded += 1;
-                self.overloaded_cpus.set(cpu);
+                self.balance.nr_overloaded += 1;
+                self.balance.overloaded_cpus.set(cpu);
             } else {
-                self.nr_overloaded -= 1;
-                self.overloaded_cpus.clear(cpu);
+                self.balance.nr_overloaded -= 1;
+                self.balance.overloaded_cpus.clear(cpu);
             }
         }
     }

@@ -192,7 +192,7 @@ impl Simulator {
     /// Charges `reader`, the CPU running select_task_rq_fair(), for `n` CPUs its scan
     /// examined, whose runqueue reads were `pass`.
     pub(crate) fn charge_waker(&mut self, reader: CpuId, n: u64, pass: ReadPass) {
-        self.counters.sis_scanned += n;
+        self.stats.counters.sis_scanned += n;
         self.charge_reads(reader, pass);
     }
 
@@ -293,7 +293,7 @@ impl Simulator {
         let cpus = span.and(&self.tasks[p].cpus_allowed);
         let mut nr = usize::MAX;
         if self.feat.has(Feature::SIS_UTIL) {
-            nr = self.llc_nr_idle_scan[self.m.cpus[target].llc] + 1;
+            nr = self.balance.llc_nr_idle_scan[self.m.cpus[target].llc] + 1;
             if nr == 1 {
                 return None;
             }
@@ -605,11 +605,11 @@ mod tests {
     fn an_idle_core_scan_skips_the_siblings_of_busy_cores() {
         let (mut s, w) = two_busy_cores();
         let llc = *s.m.llc_mask(0);
-        let before = s.counters.sis_scanned;
+        let before = s.stats.counters.sis_scanned;
         // From CPU 1: core {1,4} (1 busy, 4 idle: every sibling read while no idle CPU
         // is known), then core {2,5}, idle. CPUs 3 and 4 are not visited on their own.
         assert_eq!(s.select_idle_cpu(w, &llc, true, 0, 0, &super::ReadSet::default()), Some(2));
-        assert_eq!(s.counters.sis_scanned - before, 4, "1, 4, 2, 5");
+        assert_eq!(s.stats.counters.sis_scanned - before, 4, "1, 4, 2, 5");
         assert!(s.load_sums.test_idle_cores(0), "an idle core was found: the hint stays");
     }
 
@@ -622,10 +622,10 @@ mod tests {
         s.tasks[w].cpus_allowed = std::sync::Arc::new(allowed);
         let llc = *s.m.llc_mask(0);
         assert!(s.load_sums.test_idle_cores(0), "set at boot");
-        let before = s.counters.sis_scanned;
+        let before = s.stats.counters.sis_scanned;
         // Core {1,4}: 4 is the first idle CPU seen; core {0,3}: 0 busy, stop.
         assert_eq!(s.select_idle_cpu(w, &llc, true, 0, 0, &super::ReadSet::default()), Some(4));
-        assert_eq!(s.counters.sis_scanned - before, 3, "1, 4, 0");
+        assert_eq!(s.stats.counters.sis_scanned - before, 3, "1, 4, 0");
         assert!(!s.load_sums.test_idle_cores(0), "cleared by the failed scan");
         // A CPU going idle beside a busy sibling does not set it again; one whose
         // sibling is idle does.
@@ -725,17 +725,17 @@ mod tests {
         let (mut s, w, on) = two_busy_llcs();
         let overhead = |s: &Simulator| -> Vec<u64> { on.iter().map(|&t| s.tasks[t].overhead_ns).collect() };
         // CPU 0 scans its own LLC centred on CPU 2 (the wake_affine target, say).
-        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let (b, n0) = (overhead(&s), s.stats.counters.sis_scanned);
         let own_llc = *s.m.llc_mask(0);
         assert_eq!(s.select_idle_cpu(w, &own_llc, false, 2, 0, &super::ReadSet::default()), None);
-        let (a, own_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let (a, own_n) = (overhead(&s), s.stats.counters.sis_scanned - n0);
         let own = a[0] - b[0];
         assert!((1..8).all(|c| a[c] == b[c]), "only the reader pays: {b:?} -> {a:?}");
         // CPU 0 scans the other LLC from its first CPU, as select_idle_node() does.
-        let (b, n0) = (overhead(&s), s.counters.sis_scanned);
+        let (b, n0) = (overhead(&s), s.stats.counters.sis_scanned);
         let other_llc = *s.m.llc_mask(4);
         assert_eq!(s.select_idle_cpu(w, &other_llc, false, 4, 0, &super::ReadSet::default()), None);
-        let (a, other_n) = (overhead(&s), s.counters.sis_scanned - n0);
+        let (a, other_n) = (overhead(&s), s.stats.counters.sis_scanned - n0);
         let other = a[0] - b[0];
         assert!((1..8).all(|c| a[c] == b[c]), "not the target's task, not anyone's but the reader's: {b:?} -> {a:?}");
         assert_eq!((own_n, other_n), (4, 4), "every CPU of each span examined");

@@ -101,7 +101,7 @@ impl Simulator {
             rq.state_since = now;
             if was_idle {
                 rq.stats.idle_ns += span;
-                self.wc.idle_changed(now, llc, -1);
+                self.stats.wc.idle_changed(now, llc, -1);
                 // ttwu_do_activate: fold the idle period into avg_idle.
                 if rq.idle_stamp != 0 {
                     let delta = now - rq.idle_stamp;
@@ -112,7 +112,7 @@ impl Simulator {
                 self.tick_nohz_idle_exit(cpu);
             } else {
                 rq.stats.busy_ns += span;
-                self.wc.idle_changed(now, llc, 1);
+                self.stats.wc.idle_changed(now, llc, 1);
             }
         }
         self.rqs[cpu].curr = next;
@@ -159,7 +159,7 @@ impl Simulator {
             return; // a pinned task cannot use another CPU
         }
         let llc = self.m.cpus[cpu].llc;
-        self.wc.waiting_changed(self.now, llc, delta);
+        self.stats.wc.waiting_changed(self.now, llc, delta);
     }
 }
 

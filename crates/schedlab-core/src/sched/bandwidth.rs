@@ -28,7 +28,7 @@ use crate::time::Ns;
 impl Simulator {
     #[inline]
     fn bw_limited(&self, p: TaskId) -> bool {
-        self.bw.as_ref().is_some_and(|b| b.has_limits(self.tasks[p].group))
+        self.bw.control.as_ref().is_some_and(|b| b.has_limits(self.tasks[p].group))
     }
 
     fn bw_arm(&mut self, timers: Vec<BwTimerRequest>) {
@@ -46,7 +46,7 @@ impl Simulator {
         let mut timers = Vec::new();
         let g = self.tasks[p].group;
         let now = self.now;
-        let resched = self.bw.as_mut().expect("limited").account(g, cpu, delta, now, &mut timers);
+        let resched = self.bw.control.as_mut().expect("limited").account(g, cpu, delta, now, &mut timers);
         self.bw_arm(timers);
         if resched && self.tasks[p].state == TaskState::Running {
             self.resched_curr(cpu, cpu);
@@ -54,7 +54,7 @@ impl Simulator {
     }
 
     fn bw_task_mode(&self) -> bool {
-        self.bw.as_ref().is_some_and(|b| b.mode().task_throttle)
+        self.bw.control.as_ref().is_some_and(|b| b.mode().task_throttle)
     }
 
     /// A task of a limited group became runnable on `cpu`; returns true if it must wait
@@ -66,13 +66,13 @@ impl Simulator {
         let g = self.tasks[p].group;
         let nr = self.m.nr_cpus();
         let mut timers = Vec::new();
-        let levels = self.bw.as_ref().expect("limited").levels(g);
+        let levels = self.bw.control.as_ref().expect("limited").levels(g);
         let mut newly = None;
         for level in levels {
-            let n = &mut self.bw_nr[level * nr + cpu];
+            let n = &mut self.bw.nr[level * nr + cpu];
             *n += 1;
             if *n == 1 && newly.is_none() {
-                newly = self.bw.as_mut().expect("limited").enqueue_check(level, cpu, self.now, &mut timers);
+                newly = self.bw.control.as_mut().expect("limited").enqueue_check(level, cpu, self.now, &mut timers);
             }
         }
         self.bw_arm(timers);
@@ -80,7 +80,7 @@ impl Simulator {
             self.throttle_subtree(top, cpu, Some(p));
         }
         let task_mode = self.bw_task_mode();
-        let bw = self.bw.as_mut().expect("limited");
+        let bw = self.bw.control.as_mut().expect("limited");
         let throttled = bw.is_throttled(g, cpu);
         if throttled && newly.is_none() {
             bw.queued_while_throttled(g, cpu, self.now);
@@ -100,7 +100,7 @@ impl Simulator {
         }
         let g = self.tasks[p].group;
         let task_mode = self.bw_task_mode();
-        let bw = self.bw.as_mut().expect("limited");
+        let bw = self.bw.control.as_mut().expect("limited");
         if !bw.is_throttled(g, cpu) {
             return false;
         }
@@ -116,12 +116,12 @@ impl Simulator {
         let g = self.tasks[p].group;
         let nr = self.m.nr_cpus();
         let mut timers = Vec::new();
-        let levels = self.bw.as_ref().expect("limited").levels(g);
+        let levels = self.bw.control.as_ref().expect("limited").levels(g);
         for level in levels {
-            let n = &mut self.bw_nr[level * nr + cpu];
+            let n = &mut self.bw.nr[level * nr + cpu];
             *n -= 1;
             if *n == 0 {
-                self.bw.as_mut().expect("limited").dequeue_last(level, cpu, self.now, &mut timers);
+                self.bw.control.as_mut().expect("limited").dequeue_last(level, cpu, self.now, &mut timers);
             }
         }
         self.bw_arm(timers);
@@ -134,13 +134,13 @@ impl Simulator {
         }
         let g = self.tasks[p].group;
         let mut timers = Vec::new();
-        let (nr, bw_nr) = (self.m.nr_cpus(), &self.bw_nr);
-        let top = self.bw.as_mut().expect("limited").check_throttle(g, cpu, self.now, &mut timers, |level| bw_nr[level * nr + cpu] > 0);
+        let (nr, bw_nr) = (self.m.nr_cpus(), &self.bw.nr);
+        let top = self.bw.control.as_mut().expect("limited").check_throttle(g, cpu, self.now, &mut timers, |level| bw_nr[level * nr + cpu] > 0);
         self.bw_arm(timers);
         if let Some(top) = top {
             self.throttle_subtree(top, cpu, Some(p));
         }
-        !self.bw_task_mode() && self.bw.as_ref().expect("limited").is_throttled(g, cpu)
+        !self.bw_task_mode() && self.bw.control.as_ref().expect("limited").is_throttled(g, cpu)
     }
 
     /// can_migrate_task()'s bandwidth test: may load balance move `p` from `src` to
@@ -152,7 +152,7 @@ impl Simulator {
     /// idle CPU pulled the group's last waiting task every period, onto a cfs_rq with no
     /// runtime, where it was held again (issue 29's starvation).
     pub(crate) fn lb_may_migrate_throttled(&self, p: TaskId, src: usize, dst: usize) -> bool {
-        let Some(bw) = self.bw.as_ref().filter(|b| b.has_limits(self.tasks[p].group)) else { return true };
+        let Some(bw) = self.bw.control.as_ref().filter(|b| b.has_limits(self.tasks[p].group)) else { return true };
         let g = self.tasks[p].group;
         if bw.is_throttled(g, dst) {
             return false;
@@ -163,7 +163,7 @@ impl Simulator {
     /// pick_task_fair() (6.18): a task picked through a throttled cfs_rq gets the throttle
     /// task_work (task_throttle_setup_work).
     pub(crate) fn bw_pick(&mut self, cpu: usize, p: TaskId) {
-        if self.bw_task_mode() && self.bw_limited(p) && self.bw.as_ref().expect("limited").is_throttled(self.tasks[p].group, cpu) {
+        if self.bw_task_mode() && self.bw_limited(p) && self.bw.control.as_ref().expect("limited").is_throttled(self.tasks[p].group, cpu) {
             self.tasks[p].throttle_work = true;
         }
     }
@@ -175,14 +175,14 @@ impl Simulator {
     pub(crate) fn throttle_cfs_rq_work(&mut self, cpu: usize, p: TaskId) {
         self.tasks[p].throttle_work = false;
         let g = self.tasks[p].group;
-        if !self.bw.as_ref().is_some_and(|b| b.is_throttled(g, cpu)) {
+        if !self.bw.control.as_ref().is_some_and(|b| b.is_throttled(g, cpu)) {
             self.arm_segment(cpu);
             return;
         }
         self.update_curr(cpu);
         self.throttle_task(cpu, p);
         self.tasks[p].runnable_since = self.now;
-        self.bw.as_mut().expect("throttled").task_throttled(g, cpu, self.now);
+        self.bw.control.as_mut().expect("throttled").task_throttled(g, cpu, self.now);
         self.schedule(cpu);
     }
 
@@ -221,10 +221,10 @@ impl Simulator {
     /// A bandwidth hrtimer fired on its CPU: refill/distribute, then unthrottle what got
     /// runtime there and, from 6.2, send a CSD to each other CPU that got some.
     pub(crate) fn bw_timer(&mut self, group: GroupId, slack: bool) {
-        if !slack && self.bw.as_ref().is_some_and(|b| b.period_timer(group) == Some(self.now)) {
+        if !slack && self.bw.control.as_ref().is_some_and(|b| b.period_timer(group) == Some(self.now)) {
             self.bw_check_window(group);
         }
-        let Some(bw) = &mut self.bw else { return };
+        let Some(bw) = &mut self.bw.control else { return };
         let kind = if slack { BwTimerKind::Slack } else { BwTimerKind::Period };
         let req = BwTimerRequest { group, kind, at: self.now };
         let mut timers = Vec::new();
@@ -239,7 +239,7 @@ impl Simulator {
         }
         for (_, cpu) in remote {
             // unthrottle_cfs_rq_async(): one CSD per CPU whose list was empty.
-            if !std::mem::replace(&mut self.bw_csd_inflight[cpu], true) {
+            if !std::mem::replace(&mut self.bw.csd_inflight[cpu], true) {
                 let at = self.kick_remote_cpu(from, cpu);
                 self.q.push(at, EventClass::Segment, EventKind::BwCsd { cpu: cpu as u32 });
             }
@@ -248,8 +248,8 @@ impl Simulator {
 
     /// The unthrottle CSD reached `cpu` (__cfsb_csd_unthrottle).
     pub(crate) fn bw_csd(&mut self, cpu: usize) {
-        self.bw_csd_inflight[cpu] = false;
-        let Some(bw) = &mut self.bw else { return };
+        self.bw.csd_inflight[cpu] = false;
+        let Some(bw) = &mut self.bw.control else { return };
         for (level, c) in bw.csd_unthrottle(cpu, self.now) {
             self.unthrottle_subtree(level, c, cpu);
         }
@@ -260,19 +260,19 @@ impl Simulator {
     /// plus what each CPU's cfs_rq could hold over (a slice) and overrun before its
     /// next check (two ticks, an estimate covering resched latency).
     fn bw_check_window(&mut self, g: GroupId) {
-        let Some(bw) = &self.bw else { return };
+        let Some(bw) = &self.bw.control else { return };
         let spec = bw.spec(g);
         let Some(quota) = spec.quota_ns else { return };
-        let used = self.groups[g].usage_ns - self.bw_window_start[g];
+        let used = self.groups[g].usage_ns - self.bw.window_start[g];
         let n = self.m.nr_cpus() as Ns;
-        let bound = quota + spec.burst_ns + n * (bw.slice_ns() + 2 * self.tick_ns);
-        if used > bound && self.bw_violation.is_none() {
-            self.bw_violation = Some(format!(
+        let bound = quota + spec.burst_ns + n * (bw.slice_ns() + 2 * self.tick.period_ns);
+        if used > bound && self.bw.violation.is_none() {
+            self.bw.violation = Some(format!(
                 "group {} used {used} ns between pool refills (ending at {} ns): more than quota {quota} + burst {} + {n} CPUs x (slice {} + 2 ticks)",
                 self.groups[g].name, self.now, spec.burst_ns, bw.slice_ns()
             ));
         }
-        self.bw_window_start[g] = self.groups[g].usage_ns;
+        self.bw.window_start[g] = self.groups[g].usage_ns;
     }
 
     /// unthrottle_cfs_rq(): the subtree's tasks no longer throttled return to the queue;
@@ -284,7 +284,7 @@ impl Simulator {
             .iter()
             .copied()
             .filter(|&t| self.in_subtree(self.tasks[t].group, level))
-            .filter(|&t| !self.bw.as_ref().is_some_and(|b| b.is_throttled(self.tasks[t].group, cpu)))
+            .filter(|&t| !self.bw.control.as_ref().is_some_and(|b| b.is_throttled(self.tasks[t].group, cpu)))
             .collect();
         if self.bw_task_mode() {
             // throttle_cfs_rq_work() adds each held task at the head of the limbo list

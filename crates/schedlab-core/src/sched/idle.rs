@@ -31,7 +31,7 @@ impl Simulator {
     /// have passed.
     #[inline]
     pub(crate) fn jiffies_at(&self, t: Ns) -> u64 {
-        (t + self.tick_ns - self.tick_offset) / self.tick_ns
+        (t + self.tick.period_ns - self.tick.offset) / self.tick.period_ns
     }
 
     /// Returns the time at which jiffies becomes `j`.
@@ -40,7 +40,7 @@ impl Simulator {
         if j == 0 {
             0
         } else {
-            self.tick_offset + (j - 1) * self.tick_ns
+            self.tick.offset + (j - 1) * self.tick.period_ns
         }
     }
 
@@ -60,7 +60,7 @@ impl Simulator {
     /// which alone marks the bases idle), and the CPU wakes for it only as the last
     /// active CPU; with timer migration off the CPU handles its global timers itself.
     fn next_timer_interrupt(&mut self, cpu: usize, basej: u64, basem: Ns, stop_path: bool) -> Ns {
-        let tick = self.tick_ns;
+        let tick = self.tick.period_ns;
         let to_time = |j: u64| if j == u64::MAX { KTIME_MAX } else { basem + j.saturating_sub(basej) * tick };
         let tm = &self.timers;
         if !tm.pull {
@@ -107,7 +107,7 @@ impl Simulator {
         let basej = self.jiffies_at(at);
         let basem = self.jiffy_time(basej);
         let next_tmr = self.next_timer_interrupt(cpu, basej, basem, false);
-        if next_tmr.saturating_sub(basem) <= self.tick_ns {
+        if next_tmr.saturating_sub(basem) <= self.tick.period_ns {
             if !self.timers.pull {
                 self.timers.set_idle(cpu, false); // timer_clear_idle(): undo the mark
             }
@@ -139,7 +139,7 @@ impl Simulator {
             sleep_length_ns: sleep_length,
             delta_tick_ns: delta_tick,
             tick_stopped,
-            tick_nsec: self.tick_ns,
+            tick_nsec: self.tick.period_ns,
             latency_req_ns: self.k.tunables.cpuidle_latency_req_ns.unwrap_or(Ns::MAX),
             max_state: self.k.tunables.cpuidle_max_state.unwrap_or(usize::MAX),
             now: at,
@@ -173,10 +173,10 @@ impl Simulator {
             expires = e.min(forecast);
         }
         // The do_timer duty goes to whoever ticks next.
-        if self.tick_do_timer_cpu == Some(cpu) {
-            self.tick_do_timer_cpu = None;
+        if self.tick.do_timer_cpu == Some(cpu) {
+            self.tick.do_timer_cpu = None;
             self.rqs[cpu].do_timer_last = true;
-        } else if self.tick_do_timer_cpu.is_some() {
+        } else if self.tick.do_timer_cpu.is_some() {
             self.rqs[cpu].do_timer_last = false;
         }
         let rq = &mut self.rqs[cpu];
@@ -185,7 +185,7 @@ impl Simulator {
         }
         if !rq.tick_stopped {
             rq.tick_stopped = true;
-            self.nohz_idle_cpus += 1;
+            self.tick.nohz_idle_cpus += 1;
         }
         rq.next_tick = expires;
         // Program the tick hrtimer for the next event, or cancel it.
@@ -211,7 +211,7 @@ impl Simulator {
         }
         let rq = &mut self.rqs[cpu];
         rq.tick_stopped = false;
-        self.nohz_idle_cpus -= 1;
+        self.tick.nohz_idle_cpus -= 1;
         // timer_clear_idle(), and in the pull model tmigr_cpu_activate().
         self.timers.set_idle(cpu, false);
         if let Some(tm) = &mut self.timers.tmigr {
@@ -222,8 +222,8 @@ impl Simulator {
         let rq = &mut self.rqs[cpu];
         rq.tick_gen = rq.tick_gen.wrapping_add(1);
         rq.tick_armed = false; // arm_segment() rearms it on the grid
-        if self.tick_do_timer_cpu.is_none() {
-            self.tick_do_timer_cpu = Some(cpu);
+        if self.tick.do_timer_cpu.is_none() {
+            self.tick.do_timer_cpu = Some(cpu);
         }
     }
 
@@ -357,7 +357,7 @@ impl Simulator {
                 ns += self.m.cost.cacheline.at(self.m.distance(cpu, from));
             }
         }
-        self.counters.tmigr_walk_levels += cost.lines_from.len() as u64;
+        self.stats.counters.tmigr_walk_levels += cost.lines_from.len() as u64;
         self.charge_kernel(cpu, ns as Ns);
     }
 

@@ -18,15 +18,15 @@ impl Simulator {
     /// to the children of one fork parent (a pipe between the processes one command
     /// line starts); other names are shared by every task.
     pub(super) fn resolve_channel(&mut self, c: TaskId, ch: usize) -> usize {
-        if !self.chan_scoped.get(ch).copied().unwrap_or(false) {
+        if !self.ipc.chan_scoped.get(ch).copied().unwrap_or(false) {
             return ch;
         }
         let key = (self.tasks[c].family, ch);
-        let next = self.chans.len();
-        let id = *self.family_chans.entry(key).or_insert(next);
+        let next = self.ipc.chans.len();
+        let id = *self.ipc.family_chans.entry(key).or_insert(next);
         if id == next {
-            let (capacity, wake_at) = self.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
-            self.chans.push(crate::state::ipc::Channel { capacity, wake_at, ..Default::default() });
+            let (capacity, wake_at) = self.ipc.chan_capacity.get(&ch).copied().unwrap_or((0, 0));
+            self.ipc.chans.push(crate::state::ipc::Channel { capacity, wake_at, ..Default::default() });
         }
         id
     }
@@ -36,7 +36,7 @@ impl Simulator {
     /// token.
     pub(crate) fn signal_channel(&mut self, ch: usize, cpu: usize, waker: Option<TaskId>) {
         let stamp = waker.map_or(self.now, |w| self.task_clock(w));
-        if let Some(w) = self.chans[ch].signal(stamp) {
+        if let Some(w) = self.ipc.chans[ch].signal(stamp) {
             self.tasks[w].msg_stamp = stamp;
             self.try_to_wake_up(w, cpu, waker, waker.is_some());
         }
@@ -48,12 +48,12 @@ impl Simulator {
     pub(super) fn step_wait(&mut self, c: TaskId, cpu: usize, ch: usize, timeout: Option<Ns>) -> Flow {
         let ch = self.resolve_channel(c, ch);
         self.syscall_entry(c, cpu);
-        if self.chans[ch].tokens > 0 {
+        if self.ipc.chans[ch].tokens > 0 {
             self.take_token(c, ch, cpu);
             self.syscall_exit(c, cpu);
             return Flow::Next;
         }
-        self.chans[ch].waiters.push_back(c);
+        self.ipc.chans[ch].waiters.push_back(c);
         if let Some(timeout) = timeout {
             self.tasks[c].waiting_on = Some(ch);
             let ns = self.schedule_timeout(c, cpu, timeout);
@@ -78,9 +78,9 @@ impl Simulator {
     pub(super) fn step_send(&mut self, c: TaskId, cpu: usize, ch: usize) -> Flow {
         let ch = self.resolve_channel(c, ch);
         self.syscall_entry(c, cpu);
-        if self.chans[ch].send_blocks() {
+        if self.ipc.chans[ch].send_blocks() {
             self.tasks[c].pc -= 1;
-            self.chans[ch].writers.push_back(c);
+            self.ipc.chans[ch].writers.push_back(c);
             self.block_in_call(c, cpu);
             return Flow::Stops;
         }
@@ -94,9 +94,9 @@ impl Simulator {
     pub(super) fn step_post(&mut self, c: TaskId, cpu: usize, ch: usize) -> Flow {
         let ch = self.resolve_channel(c, ch);
         self.syscall_entry(c, cpu);
-        if self.chans[ch].waiters.is_empty() {
+        if self.ipc.chans[ch].waiters.is_empty() {
             let stamp = self.task_clock(c);
-            self.chans[ch].set_flag(stamp);
+            self.ipc.chans[ch].set_flag(stamp);
         } else {
             self.signal_channel(ch, cpu, Some(c));
         }
@@ -108,7 +108,7 @@ impl Simulator {
     pub(super) fn step_wake_all(&mut self, c: TaskId, cpu: usize, ch: usize) -> Flow {
         let ch = self.resolve_channel(c, ch);
         let stamp = self.task_clock(c);
-        while let Some(w) = self.chans[ch].waiters.pop_front() {
+        while let Some(w) = self.ipc.chans[ch].waiters.pop_front() {
             self.syscall_entry(c, cpu);
             self.tasks[w].msg_stamp = stamp;
             self.try_to_wake_up(w, cpu, Some(c), false);
@@ -123,7 +123,7 @@ impl Simulator {
         if let Some(l) = lock {
             self.release_lock(c, cpu, l);
         }
-        self.chans[ch].waiters.push_back(c);
+        self.ipc.chans[ch].waiters.push_back(c);
         self.block_in_call(c, cpu);
         Flow::Stops
     }
@@ -131,9 +131,9 @@ impl Simulator {
     /// pthread_cond_signal() / _broadcast(): futex_wake() of one or all waiters, a
     /// system call only when someone waits.
     pub(super) fn step_cond_signal(&mut self, c: TaskId, cpu: usize, ch: usize, all: bool) -> Flow {
-        if !self.chans[ch].waiters.is_empty() {
+        if !self.ipc.chans[ch].waiters.is_empty() {
             self.syscall_entry(c, cpu);
-            while let Some(w) = self.chans[ch].waiters.pop_front() {
+            while let Some(w) = self.ipc.chans[ch].waiters.pop_front() {
                 self.try_to_wake_up(w, cpu, Some(c), false);
                 if !all {
                     break;
@@ -147,7 +147,7 @@ impl Simulator {
     /// pthread_barrier_wait(): the last party wakes the others; any other blocks.
     pub(super) fn step_barrier(&mut self, c: TaskId, cpu: usize, b: usize) -> Flow {
         self.syscall_entry(c, cpu);
-        match self.barriers[b].arrive(c) {
+        match self.ipc.barriers[b].arrive(c) {
             Some(released) => {
                 for w in released {
                     self.try_to_wake_up(w, cpu, Some(c), false);
@@ -166,7 +166,7 @@ impl Simulator {
     /// word; a contended one sleeps in futex_wait() until handed the lock.
     pub(super) fn step_lock(&mut self, c: TaskId, cpu: usize, l: usize) -> Flow {
         self.touch_lock_word(c, cpu, l);
-        if self.locks[l].lock(c) {
+        if self.ipc.locks[l].lock(c) {
             return Flow::Next;
         }
         self.syscall_entry(c, cpu);
@@ -177,7 +177,7 @@ impl Simulator {
     /// Releases mutex `l`, handing it to its first waiter.
     pub(super) fn release_lock(&mut self, c: TaskId, cpu: usize, l: usize) {
         self.touch_lock_word(c, cpu, l);
-        if let Some(w) = self.locks[l].unlock() {
+        if let Some(w) = self.ipc.locks[l].unlock() {
             // futex_wake(): a system call only when someone waits.
             self.syscall_entry(c, cpu);
             self.try_to_wake_up(w, cpu, Some(c), false);
@@ -188,7 +188,7 @@ impl Simulator {
     /// A wait on `ch` takes a banked message; on a bounded channel, a read that leaves
     /// it at most `wake_at` full wakes every blocked writer (they retry their write).
     fn take_token(&mut self, c: TaskId, ch: usize, cpu: usize) {
-        let (stamp, writers) = self.chans[ch].take(self.now);
+        let (stamp, writers) = self.ipc.chans[ch].take(self.now);
         self.tasks[c].msg_stamp = stamp;
         for w in writers {
             self.try_to_wake_up(w, cpu, Some(c), true);
@@ -197,7 +197,7 @@ impl Simulator {
 
     /// The lock word of mutex `l` moves to this CPU (the atomic on it).
     fn touch_lock_word(&mut self, c: TaskId, cpu: usize, l: usize) {
-        if let Some(from) = self.locks[l].write_word(cpu) {
+        if let Some(from) = self.ipc.locks[l].write_word(cpu) {
             let ns = self.m.cost.cacheline.at(self.m.distance(cpu, from)) as Ns;
             self.tasks[c].overhead_ns += ns;
         }

@@ -165,16 +165,16 @@ impl Simulator {
     /// The cfs_b->lock acquisitions the bandwidth state machine made this event: each
     /// CPU takes its group's pool lock for the assign/return/unthrottle it did.
     pub(crate) fn bw_lock_log(&mut self) {
-        let Some(bw) = &mut self.bw else { return };
+        let Some(bw) = &mut self.bw.control else { return };
         if !bw.has_lock_log() {
             return;
         }
-        let mut log = std::mem::take(&mut self.bw_lock_scratch);
+        let mut log = std::mem::take(&mut self.bw.lock_scratch);
         bw.take_lock_log(&mut log);
         for &(g, cpu) in &log {
             self.cfs_b_lock(g, cpu, 0);
         }
-        self.bw_lock_scratch = log;
+        self.bw.lock_scratch = log;
     }
 
     /// `cpu` takes group `g`'s cfs_b->lock for the pool's code plus `extra` ns; charged to

@@ -39,7 +39,7 @@ impl Simulator {
             return;
         }
         t.stats.nr_wakeups += 1;
-        self.counters.wakeups += 1;
+        self.stats.counters.wakeups += 1;
         self.hrtimer_cancel_task(p);
         if self.tasks[p].waiting_on.take().is_some() {
             // Woken before its timeout: schedule_timeout() deletes the timer on return.
@@ -110,7 +110,7 @@ impl Simulator {
         t.stats.nr_wakeups += 1;
         let exit = std::mem::take(&mut t.pending_exit_ns);
         t.overhead_ns += exit;
-        self.counters.wakeups += 1;
+        self.stats.counters.wakeups += 1;
         self.hrtimer_cancel_task(p);
         let cpu = self.tasks[p].cpu;
         if self.tasks[p].waiting_on.take().is_some() {
@@ -160,7 +160,7 @@ impl Simulator {
             return;
         }
         let d = self.m.distance(src, dst);
-        self.counters.migrations[d as usize] += 1;
+        self.stats.counters.migrations[d as usize] += 1;
         self.tasks[p].stats.nr_migrations += 1;
         self.migrate_entity(p, src, dst);
         self.mm_migrate(p, src, dst);
@@ -212,7 +212,7 @@ impl Simulator {
         let (entry, send) = (k.irq_entry_ns, self.m.cost.ipi_send_ns);
         if self.rqs[cpu].curr.is_none() && self.polling_idle(cpu, send_at) {
             // set_nr_and_not_polling(): the write to the monitored line wakes it.
-            self.counters.wake_idle_without_ipi += 1;
+            self.stats.counters.wake_idle_without_ipi += 1;
             let arrive = send_at + self.m.cost.cacheline.at(d) as Ns;
             return self.idle_irq_arrive(cpu, arrive, false);
         }
@@ -226,7 +226,7 @@ impl Simulator {
 
     /// Counts an IPI from one CPU to another.
     pub(crate) fn send_ipi(&mut self, _from: usize, to: usize) {
-        self.counters.ipis += 1;
+        self.stats.counters.ipis += 1;
         self.rqs[to].stats.ipis_received += 1;
     }
 
@@ -301,7 +301,7 @@ impl Simulator {
             return;
         }
         self.rqs[cpu].stats.nr_switches += 1;
-        self.counters.switches += 1;
+        self.stats.counters.switches += 1;
         if self.trace.is_some() {
             use crate::trace::PrevState;
             let prev_state = match prev.map(|p| self.tasks[p].state) {
@@ -346,14 +346,14 @@ impl Simulator {
         // its wakeup latency ends when user code runs.
         if t.woken && !t.throttle_work {
             t.woken = false;
-            self.wakeup_latency.record(now - t.woken_at);
+            self.stats.wakeup_latency.record(now - t.woken_at);
         }
         t.overhead_ns += switch_cost;
         if let Some(due) = t.timer_due.take() {
             // cyclictest's measure: user code runs again at now + overhead.
             let back = now + t.overhead_ns;
-            self.timer_latency.record(back.saturating_sub(due));
-            self.counters.early_timed_wakeups += (back < due) as u64;
+            self.stats.timer_latency.record(back.saturating_sub(due));
+            self.stats.counters.early_timed_wakeups += (back < due) as u64;
         }
         t.se.exec_start = now;
         t.progress_stamp = now;
@@ -364,7 +364,7 @@ impl Simulator {
         let refill = self.m.cost.refill_ns(t.footprint, d) as Ns;
         t.overhead_ns += refill;
         t.data_cpu = cpu;
-        self.counters.refill_ns += refill as u128;
+        self.stats.counters.refill_ns += refill as u128;
     }
 
     /// Arms the end of the running task's current step, withdrawing the old one.
@@ -410,9 +410,9 @@ impl Simulator {
         // Ticks fall on one jiffy grid for every CPU (no sched_skew_tick); the grid's
         // phase against time 0 (where hrtimer periods such as the bandwidth period are
         // aligned) is a per-run accident of boot, drawn from the seed.
-        let off = self.tick_offset;
-        let next = ((self.now + self.tick_ns - off) / self.tick_ns) * self.tick_ns + off;
-        let next = if next <= self.now { next + self.tick_ns } else { next };
+        let off = self.tick.offset;
+        let next = ((self.now + self.tick.period_ns - off) / self.tick.period_ns) * self.tick.period_ns + off;
+        let next = if next <= self.now { next + self.tick.period_ns } else { next };
         let at = next + self.tick_delivery_delay(cpu, next);
         self.q.push(at, EventClass::Tick, EventKind::Tick { cpu: cpu as u32, gen });
     }
@@ -421,8 +421,8 @@ impl Simulator {
     /// `kernel.tick_irq_jitter_ns` keyed by the run's seed, the CPU and the jiffy.
     pub(crate) fn tick_delivery_delay(&self, cpu: usize, boundary: Ns) -> Ns {
         // Below half a jiffy whatever the override: a tick stays in its own jiffy.
-        let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick_ns / 2);
-        crate::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick_ns.max(1)], jitter)
+        let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick.period_ns / 2);
+        crate::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick.period_ns.max(1)], jitter)
     }
 
     /// The running task's step ended: continue its program or block it.

@@ -249,7 +249,7 @@ impl Simulator {
         };
         let timers = &mut self.timers;
         let t = self.task_timers.get_or_insert_with(c, slot, || timers.setup(func, flags, cpu));
-        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        let jiffies = delay.div_ceil(self.tick.period_ns).max(1);
         let ns = self.mod_timer(cpu, t, jiffies);
         self.tasks[c].overhead_ns += ns;
         Flow::Next
@@ -261,7 +261,7 @@ impl Simulator {
         let now = self.task_clock(c);
         let t = &self.tasks[c];
         let from = if since_message { t.msg_stamp } else { t.mark };
-        let h = &mut self.user_hists[hist].1;
+        let h = &mut self.stats.user_hists[hist].1;
         h.hist.record(now.saturating_sub(from));
         let bin = (now / 100_000_000) as usize;
         if h.per_100ms.len() <= bin {
@@ -451,11 +451,11 @@ impl Simulator {
     fn timer_bench(&mut self, c: TaskId, cpu: usize, reps: u64, delay: Ns) {
         let timers = &mut self.timers;
         let t = self.task_timers.get_or_insert_with(c, usize::MAX, || timers.setup(TimerFn::Bench, TimerFlags::default(), cpu));
-        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        let jiffies = delay.div_ceil(self.tick.period_ns).max(1);
         let mut total = 0;
         for _ in 0..reps {
             let ns = self.mod_timer(cpu, t, jiffies) + self.del_timer(cpu, t);
-            self.timer_bench_ns.record(ns);
+            self.stats.timer_bench_ns.record(ns);
             total += ns;
         }
         self.tasks[c].overhead_ns += total;

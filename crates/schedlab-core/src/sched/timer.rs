@@ -26,7 +26,7 @@ impl Simulator {
     /// Tells whether `cpu` keeps the kernel's timer housekeeping (not nohz_full).
     #[inline]
     fn housekeeping_timer(&self, cpu: usize) -> bool {
-        !self.nohz_full.test(cpu)
+        !self.tick.nohz_full.test(cpu)
     }
 
     /// get_nohz_timer_target(): this CPU if it is a busy housekeeping CPU, else the
@@ -141,7 +141,7 @@ impl Simulator {
             self.irq_until[cpu] = self.now;
             self.run_timer_work(cpu, by_tick);
         } else if by_tick {
-            self.counters.idle_ticks_empty += 1;
+            self.stats.counters.idle_ticks_empty += 1;
         }
         self.irq_return_to_idle(cpu, start);
     }
@@ -180,8 +180,8 @@ impl Simulator {
     /// the do_timer duty, due hrtimers, the timer softirq with remote expiry, and on an
     /// idle CPU whose tick runs, its periodic balance.
     fn run_timer_work(&mut self, cpu: usize, by_tick: bool) {
-        if by_tick && self.tick_do_timer_cpu.is_none() {
-            self.tick_do_timer_cpu = Some(cpu); // tick_sched_do_timer(): take the duty
+        if by_tick && self.tick.do_timer_cpu.is_none() {
+            self.tick.do_timer_cpu = Some(cpu); // tick_sched_do_timer(): take the duty
         }
         let mut due = std::mem::take(&mut self.scratch_hr);
         self.timers.hr.run(cpu, self.now, &mut due);
@@ -191,15 +191,15 @@ impl Simulator {
             match f {
                 HrtimerFn::WakeTask(p) => {
                     self.tasks[p].hrtimer = None;
-                    self.counters.hrtimer_expiries += 1;
+                    self.stats.counters.hrtimer_expiries += 1;
                     self.try_to_wake_up(p, cpu, None, false);
                 }
                 HrtimerFn::Watchdog => {
                     self.check_deadlock();
                     // The callback's stopper work (softlockup_fn touching the CPU's
                     // timestamp) is folded into the expiry's cost.
-                    self.counters.hrtimer_expiries += 1;
-                    self.arm_watchdog(cpu, self.now + self.watchdog_period);
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.arm_watchdog(cpu, self.now + self.tick.watchdog_period);
                 }
             }
         }
@@ -242,9 +242,9 @@ impl Simulator {
             if owner != cpu {
                 // The callback's data was last written on the timer's own CPU.
                 ns += self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
-                self.counters.timer_remote_expiries += 1;
+                self.stats.counters.timer_remote_expiries += 1;
             }
-            self.counters.timer_expiries += 1;
+            self.stats.counters.timer_expiries += 1;
             self.charge_kernel(cpu, ns);
             self.trace_event(cpu, TraceEvent::TimerExpire { timer: t, owner_cpu: owner });
             self.timer_callback(cpu, t);
@@ -256,7 +256,7 @@ impl Simulator {
     /// global timers here (their callbacks run right after the walk, on this CPU).
     fn tmigr_handle_remote(&mut self, cpu: usize) {
         let j = self.jiffies_at(self.now);
-        let (tick, off) = (self.tick_ns, self.tick_offset);
+        let (tick, off) = (self.tick.period_ns, self.tick.offset);
         let to_time = |jj: u64| if jj == u64::MAX { KTIME_MAX } else if jj == 0 { 0 } else { off + (jj - 1) * tick };
         let now = to_time(j);
         let mut tm = self.timers.tmigr.take().expect("pull model with migration");
@@ -277,8 +277,8 @@ impl Simulator {
             let ns = self.path_ns(cpu, self.m.cost.kernel.timer_expire_ns) + lock as Ns
                 + self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
             self.charge_kernel(cpu, ns);
-            self.counters.timer_expiries += 1;
-            self.counters.timer_remote_expiries += 1;
+            self.stats.counters.timer_expiries += 1;
+            self.stats.counters.timer_remote_expiries += 1;
             self.trace_event(cpu, TraceEvent::TimerExpire { timer: t, owner_cpu: owner });
             self.timer_callback(cpu, t);
         }
@@ -292,9 +292,9 @@ impl Simulator {
                 if let Some(ch) = self.tasks[p].waiting_on.take() {
                     // wait_event_timeout() timed out: off the wait queue, and the task's
                     // loop waits again.
-                    self.chans[ch].waiters.retain(|&w| w != p);
+                    self.ipc.chans[ch].waiters.retain(|&w| w != p);
                     self.tasks[p].pc -= 1;
-                    self.counters.wait_timeouts += 1;
+                    self.stats.counters.wait_timeouts += 1;
                 }
                 self.try_to_wake_up(p, cpu, None, false);
             }
@@ -333,7 +333,7 @@ impl Simulator {
         let home = self.timers.list[t].cpu;
         let mut ns = self.path_ns(cpu, path) as f64 + self.base_lock_ns(cpu, home);
         if self.timers.try_same_bucket(t, expires, j).is_some() {
-            self.counters.timer_same_bucket += 1;
+            self.stats.counters.timer_same_bucket += 1;
             return ns as Ns;
         }
         let flags = self.timers.list[t].flags;
@@ -348,9 +348,9 @@ impl Simulator {
             ns += self.path_ns(cpu, switch) as f64 + self.base_lock_ns(cpu, target);
         }
         let e = self.timers.enqueue_on(t, expires, j, target);
-        self.counters.timers_armed += 1;
+        self.stats.counters.timers_armed += 1;
         if target != cpu {
-            self.counters.timers_pushed += 1;
+            self.stats.counters.timers_pushed += 1;
         }
         // trigger_dyntick_cpu(): a new first timer on an idle base must wake its CPU
         // (deferrable ones never do).
@@ -383,15 +383,15 @@ impl Simulator {
     /// (watchdog_enable(): one sample period after the CPU came up; the CPUs' phases
     /// are drawn, as boot spreads them).
     pub(crate) fn start_watchdogs(&mut self) {
-        if self.watchdog_period == 0 {
+        if self.tick.watchdog_period == 0 {
             return;
         }
         let mut rng = crate::rng::Stream::new(self.seed, "watchdog");
         for cpu in 0..self.m.nr_cpus() {
-            if self.nohz_full.test(cpu) {
+            if self.tick.nohz_full.test(cpu) {
                 continue; // watchdog_cpumask defaults to the housekeeping CPUs
             }
-            let first = self.now + 1 + rng.below(self.watchdog_period);
+            let first = self.now + 1 + rng.below(self.tick.watchdog_period);
             self.arm_watchdog(cpu, first);
         }
     }
@@ -407,7 +407,7 @@ impl Simulator {
     pub(crate) fn arm_kernel_timers(&mut self, specs: &[crate::scenario::KernelTimerSpec]) {
         let mut rng = crate::rng::Stream::new(self.seed, "kernel_timers");
         for spec in specs {
-            let period = spec.period.0.div_ceil(self.tick_ns).max(1);
+            let period = spec.period.0.div_ceil(self.tick.period_ns).max(1);
             let func = TimerFn::Rearm { period, work_ns: spec.work.0 };
             let cpus: Vec<usize> = if spec.per_cpu { (0..self.m.nr_cpus()).collect() } else { vec![0] };
             for cpu in cpus {
@@ -428,7 +428,7 @@ impl Simulator {
             ns += self.base_lock_ns(cpu, target);
         }
         let e = self.timers.enqueue_on(t, j + delay_jiffies, j, target);
-        self.counters.timers_armed += 1;
+        self.stats.counters.timers_armed += 1;
         if e.new_first && e.base_idle && !self.timers.list[t].flags.deferrable && target != cpu {
             self.wake_up_nohz_cpu(cpu, target);
         }
@@ -461,18 +461,18 @@ impl Simulator {
         let (entry, exit) = (k.irq_entry_ns, k.irq_exit_ns);
         if self.rqs[target].curr.is_some() {
             self.send_ipi(from, target);
-            self.counters.timer_ipis += 1;
+            self.stats.counters.timer_ipis += 1;
             let ns = self.path_ns(target, entry + exit);
             self.charge_kernel(target, ns);
             return;
         }
         let polling = self.polling_idle(target, self.now);
         let arrive = if polling {
-            self.counters.wake_idle_without_ipi += 1;
+            self.stats.counters.wake_idle_without_ipi += 1;
             self.now + self.m.cost.cacheline.at(d) as Ns
         } else {
             self.send_ipi(from, target);
-            self.counters.timer_ipis += 1;
+            self.stats.counters.timer_ipis += 1;
             self.now + self.m.cost.ipi_latency_ns(d) as Ns
         };
         let start = self.idle_irq_arrive(target, arrive, false) + if polling { 0 } else { self.path_ns(target, entry) };
@@ -498,7 +498,7 @@ impl Simulator {
             }
         };
         // msecs_to_jiffies() rounds up.
-        let jiffies = delay.div_ceil(self.tick_ns).max(1);
+        let jiffies = delay.div_ceil(self.tick.period_ns).max(1);
         self.tasks[c].wheel_timer_fired = false;
         self.tasks[c].timer_due = Some(self.now + delay);
         self.mod_timer(cpu, t, jiffies)
@@ -530,12 +530,12 @@ mod tests {
         assert!(s.rqs[1].tick_stopped && s.timers.is_idle(1));
         let pinned = TimerFlags { pinned: true, ..Default::default() };
         let (a, b) = (s.timer_setup(TimerFn::Bench, pinned, 1), s.timer_setup(TimerFn::Bench, pinned, 1));
-        let ipis = s.counters.ipis;
+        let ipis = s.stats.counters.ipis;
         s.add_timer_on(0, a, 1, 10);
-        assert_eq!(s.counters.ipis - ipis, 1);
+        assert_eq!(s.stats.counters.ipis - ipis, 1);
         assert!(s.timers.is_idle(1), "CPU 1 re-evaluated and went back to idle");
         s.add_timer_on(0, b, 1, 50);
-        assert_eq!(s.counters.ipis - ipis, 1, "not a new first timer: no IPI");
+        assert_eq!(s.stats.counters.ipis - ipis, 1, "not a new first timer: no IPI");
     }
 
     /// Push model: a global timer re-armed from an interrupt on an idle CPU goes to the
@@ -547,7 +547,7 @@ mod tests {
             let t = s.timer_setup(TimerFn::Bench, TimerFlags::default(), 1);
             s.mod_timer_from(1, t, 10, true);
             assert_eq!(s.timers.list[t].cpu, expect, "{profile}");
-            assert_eq!(s.counters.timer_ipis, 0, "{profile}: the busy target's base is not idle");
+            assert_eq!(s.stats.counters.timer_ipis, 0, "{profile}: the busy target's base is not idle");
         }
     }
 }

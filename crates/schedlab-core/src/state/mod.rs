@@ -144,35 +144,19 @@ pub struct Simulator {
     pub(crate) m: Machine,
     pub(crate) k: KernelConfig,
     pub(crate) feat: Features,
-    pub(crate) tick_ns: Ns,
-    pub(crate) tick_offset: Ns,
-    pub(crate) bw: Option<crate::bandwidth::CfsBandwidthControl>,
-    pub(crate) bw_nr: Vec<u32>,
-    /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
-    pub(crate) bw_csd_inflight: Vec<bool>,
-    /// Per group: its usage at the last refill of its pool (the quota invariant's window).
-    pub(crate) bw_window_start: Vec<Ns>,
-    /// The first window in which a group used more than its quota allows, if any.
-    pub(crate) bw_violation: Option<String>,
+    pub(crate) tick: TickState,
+    pub(crate) bw: BandwidthState,
     /// Stall tracking of a checked run (the liveness property).
     pub(crate) liveness: Option<crate::state::liveness::Liveness>,
     /// The warm-up and the stationarity blocks (`[run] warmup_s`).
     pub(crate) measure: crate::state::measure::Measurement,
     pub(crate) has_smt: bool,
-    /// CPU capacities differ (sched_asym_cpucap_active()).
-    pub(crate) asym_capacity: bool,
-    /// The machine's largest CPU capacity (rd->max_cpu_capacity).
-    pub(crate) max_capacity: u64,
-    /// CPUs whose misfit_task_load is set.
-    pub(crate) nr_misfit: usize,
     pub(crate) now: Ns,
     pub(crate) end: Option<Ns>,
     pub(crate) until_done: bool,
     pub(crate) max_events: u64,
     pub(crate) q: EventQueue,
     pub(crate) events: u64,
-    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
-    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
     pub(crate) tasks: Vec<Task>,
     pub(crate) rngs: Vec<Stream>,
     pub(crate) programs: Vec<Program>,
@@ -185,20 +169,11 @@ pub struct Simulator {
     /// The distinct affinity masks tasks hold (shared, see Task::cpus_allowed).
     pub(crate) affinity_masks: std::collections::HashMap<crate::cpumask::CpuMask, std::sync::Arc<crate::cpumask::CpuMask>>,
     pub(crate) resched_pending: Vec<bool>,
-    pub(crate) chans: Vec<Channel>,
-    /// Whether each channel name is family-scoped ('@' prefix).
-    pub(crate) chan_scoped: Vec<bool>,
-    /// Family-scoped channels: (family, channel name) -> channel.
-    pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
-    pub(crate) locks: Vec<Mutex>,
-    pub(crate) barriers: Vec<Barrier>,
+    pub(crate) ipc: IpcState,
     /// Masks of set_affinity steps.
     pub(crate) masks: Vec<crate::cpumask::CpuMask>,
     /// Group index of each set_group step.
     pub(crate) group_steps: Vec<usize>,
-    /// Channel and mutex names by index (to name what deadlocked tasks wait on).
-    pub(crate) chan_names: Vec<String>,
-    pub(crate) lock_names: Vec<String>,
     pub(crate) groups: Vec<Group>,
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
@@ -206,24 +181,11 @@ pub struct Simulator {
     pub(crate) deadlock: bool,
     /// Earliest time of the next deadlock check (at most one per simulated second).
     pub(crate) next_deadlock_check: Ns,
-    pub(crate) nr_overloaded: usize,
-    /// CPUs with nr_running >= 1 and >= 2 (what find_busiest_queue's migrate_task looks for).
-    pub(crate) has_tasks: crate::cpumask::CpuMask,
-    pub(crate) overloaded_cpus: crate::cpumask::CpuMask,
-    pub(crate) nohz_next_balance: Ns,
-    pub(crate) llc_nr_idle_scan: Vec<usize>,
+    pub(crate) balance: BalanceState,
     pub(crate) load_sums: crate::state::load_sums::LoadSums,
-    pub(crate) wc: WorkConservation,
-    pub(crate) counters: Counters,
-    pub(crate) wakeup_latency: LatencyHistogram,
+    pub(crate) stats: RunStats,
     pub(crate) trace: Option<Tracer>,
-    /// pid of each task in results and traces, where a scenario gives pids (empty: a
-    /// task's pid is its index + 1).
-    pub(crate) pids: Vec<usize>,
-    /// Next pid to hand out once `pids` is in use (0: not in use).
-    pub(crate) next_pid: usize,
-    /// The pid the scenario gives the next task created.
-    pub(crate) wanted_pid: Option<usize>,
+    pub(crate) pids: PidTable,
     pub(crate) mm: crate::state::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
@@ -231,47 +193,138 @@ pub struct Simulator {
     pub(crate) cpuidle: Vec<crate::cpuidle::CpuIdleDevice>,
     /// Which cores and packages are really powered down (the hardware behind `cpuidle`).
     pub(crate) idle_hw: crate::state::idle::IdleHardware,
-    /// The CPU with the do_timer duty (tick_do_timer_cpu); None = TICK_DO_TIMER_NONE.
-    pub(crate) tick_do_timer_cpu: Option<usize>,
-    /// CPUs whose tick is stopped (nohz.idle_cpus_mask weight).
-    pub(crate) nohz_idle_cpus: usize,
     /// Per CPU: until when it is busy in an interrupt handler or a blocking task's
     /// remaining kernel path (the next thing it does starts then).
     pub(crate) irq_until: Vec<crate::time::Ns>,
     /// Per CPU: the CPU that last wrote its timer base lock line.
     pub(crate) timer_base_writer: Vec<usize>,
-    /// CPUs outside timer housekeeping (nohz_full=).
-    pub(crate) nohz_full: crate::cpumask::CpuMask,
-    /// The soft-lockup watchdog's hrtimer period (0: disabled).
-    pub(crate) watchdog_period: crate::time::Ns,
     /// Named timers of tasks: (task, name index) -> timer.
     pub(crate) task_timers: crate::state::named_timers::NamedTimers,
     pub(crate) scratch_hr: Vec<crate::timers::HrtimerFn>,
     pub(crate) scratch_timers: Vec<crate::timers::TimerId>,
+    pub(crate) swq: crate::state::shared_runq::SharedRunq,
+    /// The runqueue and bandwidth spinlocks as cache lines, and each CPU's lock clock.
+    pub(crate) spinlocks: crate::lock::Locks,
+    /// Per CPU: when its pending Resched event runs (valid while resched_pending).
+    pub(crate) resched_at: Vec<Ns>,
+    /// Every cfs_rq (root and groups, per CPU) and group entity (state/cfs_rq.rs; the behaviour is fair/group.rs).
+    pub(crate) fg: crate::state::cfs_rq::FairGroups,
+    /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
+    pub(crate) sched_rng: Vec<Stream>,
+    /// Positions and timeline nodes of queued tasks (state/cfs_rq.rs).
+    pub(crate) queue_index: crate::state::cfs_rq::QueueIndex,
+    pub(crate) reporter: Option<Reporter>,
+    pub(crate) error: Option<SimError>,
+}
+
+/// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle
+/// bookkeeping, and the quota invariant's window.
+pub(crate) struct BandwidthState {
+    /// The pools and per-CPU runtimes (None: no group is limited).
+    pub(crate) control: Option<crate::bandwidth::CfsBandwidthControl>,
+    /// Per (level, CPU): runnable tasks of the limited group at that level (its cfs_rq
+    /// has tasks: `level * nr_cpus + cpu`).
+    pub(crate) nr: Vec<u32>,
+    /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
+    pub(crate) csd_inflight: Vec<bool>,
+    /// Per group: its usage at the last refill of its pool (the quota invariant's window).
+    pub(crate) window_start: Vec<Ns>,
+    /// The first window in which a group used more than its quota allows, if any.
+    pub(crate) violation: Option<String>,
+    /// Reused buffer of the bandwidth pool's lock acquisitions (sched/locks.rs).
+    pub(crate) lock_scratch: Vec<(usize, usize)>,
+}
+
+/// The synchronization objects of task programs (pipes, futexes, mutexes, barriers) and
+/// their names.
+pub(crate) struct IpcState {
+    /// Channels by index (pipes, futex words, work queues).
+    pub(crate) chans: Vec<Channel>,
+    /// Whether each channel name is family-scoped ('@' prefix).
+    pub(crate) chan_scoped: Vec<bool>,
+    /// Family-scoped channels: (family, channel name) -> channel.
+    pub(crate) family_chans: std::collections::BTreeMap<(usize, usize), usize>,
+    /// Bounded channels as compiled (channel -> capacity, wake_at), for the
+    /// family-scoped copies created at run time.
+    pub(crate) chan_capacity: std::collections::BTreeMap<usize, (u64, u64)>,
+    /// Channel and mutex names by index (to name what deadlocked tasks wait on).
+    pub(crate) chan_names: Vec<String>,
+    /// Sleeping mutexes by index.
+    pub(crate) locks: Vec<Mutex>,
+    /// Mutex names by index.
+    pub(crate) lock_names: Vec<String>,
+    /// Barriers by index.
+    pub(crate) barriers: Vec<Barrier>,
+}
+
+/// What the run counts and measures beyond the per-task and per-CPU figures.
+pub(crate) struct RunStats {
+    /// Machine-wide counters.
+    pub(crate) counters: Counters,
+    /// Work conservation: time a CPU idled while another had a waiting task.
+    pub(crate) wc: WorkConservation,
+    /// Wakeup latency: from a wakeup to the task running.
+    pub(crate) wakeup_latency: LatencyHistogram,
     /// Histogram of timed-sleep overshoot: when the task runs again minus when its
     /// sleep was due (cyclictest's latency).
     pub(crate) timer_latency: LatencyHistogram,
     /// Per-pair times of the timer enqueue micro-benchmark.
     pub(crate) timer_bench_ns: LatencyHistogram,
-    pub(crate) swq: crate::state::shared_runq::SharedRunq,
-    /// The runqueue and bandwidth spinlocks as cache lines, and each CPU's lock clock.
-    pub(crate) spinlocks: crate::lock::Locks,
-    /// Reused buffer of the bandwidth pool's lock acquisitions (sched/locks.rs).
-    pub(crate) bw_lock_scratch: Vec<(usize, usize)>,
-    /// Per CPU: when its pending Resched event runs (valid while resched_pending).
-    pub(crate) resched_at: Vec<Ns>,
-    /// Every cfs_rq (root and groups, per CPU) and group entity (fair/group.rs).
-    pub(crate) fg: crate::state::cfs_rq::FairGroups,
-    /// Bounded channels as compiled (channel -> capacity, wake_at), for the
-    /// family-scoped copies created at run time.
-    pub(crate) chan_capacity: std::collections::BTreeMap<usize, (u64, u64)>,
     /// Histograms of `record` steps, by histogram index: (name, data).
     pub(crate) user_hists: Vec<(String, UserHistogram)>,
-    /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
-    pub(crate) sched_rng: Vec<Stream>,
-    /// Positions and timeline nodes of queued tasks (fair/mod.rs).
-    pub(crate) queue_index: crate::state::cfs_rq::QueueIndex,
-    pub(crate) reporter: Option<Reporter>,
-    pub(crate) error: Option<SimError>,
+    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
+    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
+}
+
+/// The periodic tick and NOHZ: its period and phase, the do_timer duty, stopped ticks,
+/// housekeeping and the watchdog.
+#[derive(Default)]
+pub(crate) struct TickState {
+    /// The tick period (TICK_NSEC = 1 s / HZ).
+    pub(crate) period_ns: Ns,
+    /// The ticks' phase: every CPU ticks at offset + k x period (tick_sched_timer's
+    /// common grid).
+    pub(crate) offset: Ns,
+    /// The CPU with the do_timer duty (tick_do_timer_cpu); None = TICK_DO_TIMER_NONE.
+    pub(crate) do_timer_cpu: Option<usize>,
+    /// CPUs whose tick is stopped (nohz.idle_cpus_mask weight).
+    pub(crate) nohz_idle_cpus: usize,
+    /// CPUs outside timer housekeeping (nohz_full=).
+    pub(crate) nohz_full: crate::cpumask::CpuMask,
+    /// The soft-lockup watchdog's hrtimer period (0: disabled).
+    pub(crate) watchdog_period: crate::time::Ns,
+}
+
+/// What load balancing reads across CPUs (the root domain's overload and capacity facts,
+/// nohz balancing's next time, SIS_UTIL's scan depth per LLC).
+#[derive(Default)]
+pub(crate) struct BalanceState {
+    /// CPUs with two or more runnable tasks (rd->overloaded when non-zero).
+    pub(crate) nr_overloaded: usize,
+    /// CPUs with nr_running >= 1 and >= 2 (what find_busiest_queue's migrate_task looks for).
+    pub(crate) has_tasks: crate::cpumask::CpuMask,
+    pub(crate) overloaded_cpus: crate::cpumask::CpuMask,
+    /// When the next nohz idle balance is due (nohz.next_balance).
+    pub(crate) nohz_next_balance: Ns,
+    /// Per LLC: how many CPUs select_idle_cpu() may scan (SIS_UTIL's sd_llc_shared->nr_idle_scan).
+    pub(crate) llc_nr_idle_scan: Vec<usize>,
+    /// CPUs whose misfit_task_load is set.
+    pub(crate) nr_misfit: usize,
+    /// CPU capacities differ (sched_asym_cpucap_active()).
+    pub(crate) asym_capacity: bool,
+    /// The machine's largest CPU capacity (rd->max_cpu_capacity).
+    pub(crate) max_capacity: u64,
+}
+
+/// pids of tasks as results and traces show them.
+#[derive(Default)]
+pub(crate) struct PidTable {
+    /// pid of each task in results and traces, where a scenario gives pids (empty: a
+    /// task's pid is its index + 1).
+    pub(crate) of_task: Vec<usize>,
+    /// Next pid to hand out once `of_task` is in use (0: not in use).
+    pub(crate) next: usize,
+    /// The pid the scenario gives the next task created.
+    pub(crate) wanted: Option<usize>,
 }
 

@@ -7,7 +7,7 @@
 //! `struct sched_domain`s.
 //! Model: the queued tasks are kept in the order they were queued (the list load
 //! balance walks, as the kernel walks cfs_tasks); the cfs_rqs themselves (the root's
-//! and every group's, with their vruntime-ordered timelines) are in fair/group.rs.
+//! and every group's, with their vruntime-ordered timelines) are in state/cfs_rq.rs.
 //! `load` mirrors the root cfs_rq's load.weight.
 
 use crate::state::task::TaskId;

@@ -92,11 +92,11 @@ fn with_all_a_preempted_task_is_queued_in_its_shard() {
 fn a_cpu_about_to_idle_pulls_from_the_shard_before_any_regular_balance() {
     for features in ["SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", "SHARED_RUNQ_V3 = true", "SHARED_RUNQ_V4 = true"] {
         let mut s = sim(features, "sockets = 1, llcs = 1, cores = 4, smt = 2", 4, "");
-        assert!(s.nr_overloaded > 0);
-        let before = (s.counters.newidle_lb_llc, s.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips);
+        assert!(s.balance.nr_overloaded > 0);
+        let before = (s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips);
         assert!(s.sched_balance_newidle(5), "{features}");
         assert_eq!(s.rqs[5].stats.shared_runq_pulls, 1);
-        assert_eq!((s.counters.newidle_lb_llc, s.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips), before, "{features}: no load_balance() ran");
+        assert_eq!((s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips), before, "{features}: no load_balance() ran");
     }
     // v1: in pick_next_task_fair, ahead of newidle balance.
     let mut s = sim("SHARED_RUNQ = true", SMALL, 3, "");
@@ -104,7 +104,7 @@ fn a_cpu_about_to_idle_pulls_from_the_shard_before_any_regular_balance() {
     s.swq_enqueue(p, 0, 0);
     assert!(s.swq_pull(3));
     assert_eq!(s.tasks[p].cpu, 3);
-    assert_eq!(s.counters.newidle_lb_llc + s.counters.newidle_lb_above_llc, 0);
+    assert_eq!(s.stats.counters.newidle_lb_llc + s.stats.counters.newidle_lb_above_llc, 0);
 }
 
 #[test]
