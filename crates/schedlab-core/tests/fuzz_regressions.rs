@@ -69,12 +69,12 @@ fn rt_app_input_is_refused_or_imported(path: &std::path::Path) {
 
 /// Trace text the importer once failed on: now read into timelines, or refused in one line.
 fn trace_is_refused_or_read(path: &std::path::Path) {
-    use schedlab_core::interchange::{timeline, trace_text};
+    use schedlab_core::interchange::{task_timelines, trace_text};
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.display().to_string();
     let outcome = std::panic::catch_unwind(|| match trace_text::parse(&text, &name) {
         Ok(parsed) => {
-            timeline::build(&parsed);
+            task_timelines::build(&parsed);
         }
         Err(e) => {
             let line = schedlab_core::ScenarioError::from(e).to_string();

@@ -6,7 +6,7 @@ use schedlab_core::api::{run, RunOptions};
 use schedlab_core::interchange::replay::{to_scenario, ReplayOptions};
 use schedlab_core::interchange::rt_app::{import, RtAppOptions};
 use schedlab_core::interchange::rt_app_export::export;
-use schedlab_core::interchange::timeline::{build, Timelines};
+use schedlab_core::interchange::task_timelines::{build, Timelines};
 use schedlab_core::interchange::trace_text::parse;
 use schedlab_core::scenario::{MachineSpec, Scenario};
 use schedlab_core::trace::{PrevState, Trace, TraceEvent};

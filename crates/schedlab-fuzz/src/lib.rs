@@ -86,13 +86,13 @@ pub fn rt_app(data: &[u8]) -> Outcome {
 
 /// Trace text through the parser, the timelines and the replay.
 pub fn trace_text(data: &[u8]) -> Outcome {
-    use schedlab_core::interchange::{replay, timeline, trace_text};
+    use schedlab_core::interchange::{replay, task_timelines, trace_text};
     let Ok(text) = std::str::from_utf8(data) else {
         return Ok(hash(&[b"not utf-8"]));
     };
     match trace_text::parse(text, "fuzz.trace") {
         Ok(parsed) => {
-            let tl = timeline::build(&parsed);
+            let tl = task_timelines::build(&parsed);
             let machine = schedlab_core::scenario::MachineSpec {
                 topo: Some(schedlab_core::scenario::TopoSpec { sockets: 1, llcs: 1, cores: 4, smt: 1, arch: None }),
                 ..Default::default()

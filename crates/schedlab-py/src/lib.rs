@@ -16,7 +16,7 @@ use schedlab_core::api::{self, RunOptions};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine};
-use schedlab_core::interchange::timeline::{self, Timelines};
+use schedlab_core::interchange::task_timelines::{self, Timelines};
 use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
@@ -138,7 +138,7 @@ fn rt_app_export(scenario_json: &str, seed: u64) -> PyResult<(String, Vec<String
 
 fn parse_trace(text: &str, origin: &str) -> PyResult<(Timelines, &'static str)> {
     let parsed = trace_text::parse(text, origin).map_err(|e| scenario_error(&CoreScenarioError::from(e)))?;
-    Ok((timeline::build(&parsed), parsed.flavour))
+    Ok((task_timelines::build(&parsed), parsed.flavour))
 }
 
 /// trace_timelines(text, origin="<string>") -> str

@@ -10,7 +10,7 @@ pub mod lenient_json;
 pub mod replay;
 pub mod rt_app;
 pub mod rt_app_export;
-pub mod timeline;
+pub mod task_timelines;
 pub mod trace_text;
 
 use thiserror::Error;

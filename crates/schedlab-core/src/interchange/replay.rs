@@ -9,7 +9,7 @@
 //! devices) become timed sleeps of the traced length. Time spent waiting for a CPU is
 //! not replayed: that is what the target machine's scheduler decides.
 
-use super::timeline::{TaskTimeline, Timelines};
+use super::task_timelines::{TaskTimeline, Timelines};
 use crate::scenario::{Duration, MachineSpec, OpSpec, RunSpec, Scenario, TaskSpec, Until};
 use crate::time::Ns;
 
