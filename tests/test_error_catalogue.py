@@ -208,6 +208,8 @@ CATALOGUE = [
     Case("cost override out of an integer field's range",
          ok('[machine]\ntopo = { cores = 2 }\ncost = { "cache.llc_kib" = 1e30 }\n'),
          expected="error: bad.toml:3:8: machine.cost: cost 'cache.llc_kib' must be a whole number up to 2^53, got 1e30"),
+    Case("clock reads too often", ok('[[tasks]]\nname = "t"\ncputime_poll = "10ns"\nprogram = [{ run = "1ms" }]\n'),
+         expected="error: bad.toml:5:16: tasks[0].cputime_poll: 10 ns: expected at least 100ns"),
     # -- command-line options ----------------------------------------------------------------------
     Case("seed out of range", ok(), args=("--seed", "-1"),
          expected="error: Invalid value for '--seed' / '-s': Input should be greater than or equal to 0 "
