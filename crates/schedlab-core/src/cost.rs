@@ -416,9 +416,163 @@ pub fn shown(v: f64) -> String {
     }
 }
 
+/// Every leaf of the cost table by its dotted name (as `[machine.cost]` takes it), in the
+/// order of the bits a run's read set uses (`engine.constants_read`). A test holds it
+/// equal to the table's serde leaves.
+pub const COST_KEYS: [&str; 59] = [
+    "cache.l1d_kib",
+    "cache.l2_kib",
+    "cache.llc_flush_after_idle_us",
+    "cache.llc_kib",
+    "cacheline.dram_ns",
+    "cacheline.other_package_ns",
+    "cacheline.same_core_ns",
+    "cacheline.same_llc_ns",
+    "cacheline.same_package_ns",
+    "cacheline.smt_sibling_ns",
+    "context_switch_ns",
+    "fork_ns",
+    "ipi_receive_ns",
+    "ipi_send_ns",
+    "kernel.del_timer_ns",
+    "kernel.hrtimer_cancel_ns",
+    "kernel.hrtimer_start_ns",
+    "kernel.idle_entry_ns",
+    "kernel.ipi_delivery_ns",
+    "kernel.irq_entry_ns",
+    "kernel.irq_exit_ns",
+    "kernel.mm_switch_ns",
+    "kernel.mod_timer_ns",
+    "kernel.nohz_target_per_cpu_ns",
+    "kernel.pm_timer_read_ns",
+    "kernel.schedule_ns",
+    "kernel.syscall_entry_ns",
+    "kernel.syscall_exit_ns",
+    "kernel.tick_irq_jitter_ns",
+    "kernel.timer_base_switch_ns",
+    "kernel.timer_expire_ns",
+    "kernel.tmigr_level_ns",
+    "kernel.ttwu_activate_ns",
+    "kernel.ttwu_lines",
+    "kernel.ttwu_ns",
+    "kernel.ttwu_rq_lines",
+    "kernel.wake_data_lines",
+    "migration_ns",
+    "miss_parallelism",
+    "rfo_parallelism",
+    "smt_slowdown",
+    "tlb.batch_add_cycles",
+    "tlb.dsb_ishst_cycles",
+    "tlb.dsb_local_cycles",
+    "tlb.dsb_sync_override_ns",
+    "tlb.dvm_ack_ns",
+    "tlb.dvm_external",
+    "tlb.dvm_external_rt_ns",
+    "tlb.dvm_max_outstanding",
+    "tlb.dvm_msgs_per_op",
+    "tlb.dvm_node_ns_per_target",
+    "tlb.dvm_wfi_wake_ns",
+    "tlb.full_flush_cycles",
+    "tlb.invlpg_cycles",
+    "tlb.pte_xchg_cycles",
+    "tlb.refill_entries",
+    "tlb.tlbi_issue_cycles",
+    "tlb.walk_levels",
+    "tlb.walkers",
+];
+
+/// The index of `key` in [`COST_KEYS`]; a name not there fails to compile where it is
+/// used in a const context (the `cost!` reads), so a read cannot name a missing leaf.
+pub const fn key_index(key: &str) -> usize {
+    let k = key.as_bytes();
+    let mut i = 0;
+    while i < COST_KEYS.len() {
+        let c = COST_KEYS[i].as_bytes();
+        if c.len() == k.len() {
+            let mut j = 0;
+            while j < k.len() && c[j] == k[j] {
+                j += 1;
+            }
+            if j == k.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a cost-table leaf")
+}
+
+/// Which cost-table leaves a run read: one bit per [`COST_KEYS`] entry. Interior
+/// mutability lets the pricing paths that take `&self` record their reads.
+#[derive(Clone, Debug, Default)]
+pub struct CostReads(std::cell::Cell<u64>);
+
+impl CostReads {
+    /// Records a read of leaf `key` (an index into [`COST_KEYS`]).
+    #[inline]
+    pub fn note(&self, key: usize) {
+        let bits = self.0.get();
+        let bit = 1u64 << key;
+        if bits & bit == 0 {
+            self.0.set(bits | bit);
+        }
+    }
+
+    /// Records reads of every leaf whose name starts with `prefix` (a mechanism that
+    /// takes a whole sub-table, such as `tlb.`).
+    pub fn note_prefix(&self, prefix: &str) {
+        for (i, k) in COST_KEYS.iter().enumerate() {
+            if k.starts_with(prefix) {
+                self.note(i);
+            }
+        }
+    }
+
+    /// Records a read of the line latency at `d` (`CachelineCosts::at`).
+    #[inline]
+    pub fn note_line(&self, d: Distance) {
+        self.note(match d {
+            Distance::SameCpu => key_index("cacheline.same_core_ns"),
+            Distance::SmtSibling => key_index("cacheline.smt_sibling_ns"),
+            Distance::SameLlc => key_index("cacheline.same_llc_ns"),
+            Distance::SamePackage => key_index("cacheline.same_package_ns"),
+            Distance::OtherPackage => key_index("cacheline.other_package_ns"),
+        });
+    }
+
+    /// The names read, in [`COST_KEYS`] order.
+    pub fn names(&self) -> Vec<String> {
+        let bits = self.0.get();
+        COST_KEYS.iter().enumerate().filter(|&(i, _)| bits & (1 << i) != 0).map(|(_, k)| k.to_string()).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::read_pass_ns;
+
+    /// The read set's key list is the cost table's leaves, in order, no more, no fewer.
+    #[test]
+    fn cost_keys_are_the_tables_leaves() {
+        fn leaves(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::Object(map) => {
+                    for (k, v) in map {
+                        leaves(&if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") }, v, out);
+                    }
+                }
+                _ => out.push(prefix.to_string()),
+            }
+        }
+        let mut got = Vec::new();
+        leaves("", &serde_json::to_value(crate::topology::presets::generic_x86_costs()).unwrap(), &mut got);
+        got.sort();
+        let mut want: Vec<String> = super::COST_KEYS.iter().map(|k| k.to_string()).collect();
+        want.sort();
+        assert_eq!(got, want);
+        assert!(super::COST_KEYS.len() <= 64, "the read set is a u64");
+        assert_eq!(super::COST_KEYS[super::key_index("kernel.schedule_ns")], "kernel.schedule_ns");
+    }
 
     /// One pass of reads: the farthest line once, the rest overlapped; serial at a
     /// parallelism of one; nothing read costs nothing.

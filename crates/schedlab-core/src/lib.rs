@@ -26,6 +26,16 @@
 
 #![warn(missing_docs)]
 
+/// Reads a leaf of the run's cost table (`cost!(self, kernel.schedule_ns)`) and records
+/// the read in the run's read set (`engine.constants_read`, what a sensitivity study
+/// varies). The leaf's name is checked against `cost::COST_KEYS` at compile time.
+macro_rules! cost {
+    ($sim:expr, $($leaf:ident).+) => {{
+        $sim.stats.cost_reads.note(const { $crate::cost::key_index(stringify!($($leaf).+)) });
+        $sim.m.cost.$($leaf).+
+    }};
+}
+
 pub mod api;
 pub mod bench;
 pub mod bandwidth;

@@ -219,6 +219,10 @@ pub struct EngineStats {
     /// Events by kind (those of a stale generation apart, `*_stale`), the engine's own
     /// bookkeeping like `events`: what the run spent events on.
     pub events_by_kind: BTreeMap<String, u64>,
+    /// The machine's constants the run read, by the keys `[machine.cost]` takes: cost-table
+    /// leaves and `cpuidle.STATE.wake_us` of the idle states a wakeup paid. A constant not
+    /// listed cannot move this run's result; a sensitivity study varies only these.
+    pub constants_read: Vec<String>,
 }
 
 /// Everything one run reports. Its JSON form is the stable output schema.

@@ -184,6 +184,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             counters: Default::default(),
             wakeup_latency: Default::default(),
             events_by_kind: Default::default(),
+            cost_reads: Default::default(),
+            idle_wake_reads: vec![Default::default(); m.idle_drivers.len()],
             timer_latency: Default::default(),
             timer_bench_ns: Default::default(),
             user_hists: Vec::new(),

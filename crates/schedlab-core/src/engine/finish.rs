@@ -215,6 +215,7 @@ impl Simulator {
                     .filter(|&(_, n)| n > 0)
                     .map(|(name, n)| (name.to_string(), n))
                     .collect(),
+                constants_read: self.constants_read(),
             },
             summary,
             workload: BTreeMap::new(),

@@ -179,7 +179,10 @@ impl Simulator {
     /// now: another hardware thread of its core runs a task.
     #[inline]
     pub(crate) fn smt_slowdown_milli(&self, cpu: usize) -> Option<u64> {
-        let slowdown = self.m.cost.smt_slowdown;
+        if !self.has_smt {
+            return None; // no sibling to slow it
+        }
+        let slowdown = cost!(self, smt_slowdown);
         if slowdown == 1.0 {
             return None;
         }

@@ -133,7 +133,7 @@ impl Simulator {
         let mut found = None;
         for c in order {
             examined += 1;
-            cost.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
+            cost.add(1.0, self.line_latency(reader, c));
             if !self.available_idle_cpu(c) {
                 continue;
             }

@@ -302,6 +302,7 @@ impl Simulator {
             return (0, 0);
         }
         // find_busiest_group reads every CPU of the span: its lines at their distance.
+        self.note_scan_reads();
         let cost = self.load_sums.scan_cost(cpu, level, read_below);
         self.lock_clock_advance(cpu, cost);
         let cache_nice_tries = self.m.domains[cpu][level].cache_nice_tries;
@@ -653,7 +654,7 @@ impl Simulator {
             }
         }
         // raw_spin_rq_lock(this_rq): a CPU that took it meanwhile hands the line back.
-        let relock = self.rq_lock(cpu, cpu, self.path_ns(cpu, self.m.cost.context_switch_ns));
+        let relock = self.rq_lock(cpu, cpu, self.path_ns(cpu, cost!(self, context_switch_ns)));
         let rq = &mut self.rqs[cpu];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
         if pulled > 0 {

@@ -198,7 +198,7 @@ impl Simulator {
 
     /// Charges `reader` for one pass of runqueue reads.
     pub(crate) fn charge_reads(&mut self, reader: CpuId, pass: ReadPass) {
-        let ns = self.m.cost.read_pass_ns(pass.longest, pass.total);
+        let ns = self.read_pass_ns(pass.longest, pass.total);
         self.charge_kernel(reader, ns as u64);
     }
 
@@ -206,7 +206,7 @@ impl Simulator {
     #[inline]
     fn sis_read(&self, read: &mut ReadSet, reader: CpuId, c: CpuId, pass: &mut ReadPass) {
         if read.insert(c) {
-            pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, c)));
+            pass.add(1.0, self.line_latency(reader, c));
         }
     }
 
@@ -302,7 +302,7 @@ impl Simulator {
             // kernel's 1/512 scales avg_idle down, and a whole-LLC scan cost is taken as
             // span_weight same-LLC line reads, so span_weight cancels.
             let avg_idle = self.rqs[target].avg_idle as f64;
-            let per_cpu = self.m.cost.cacheline.same_llc_ns.max(1.0);
+            let per_cpu = cost!(self, cacheline.same_llc_ns).max(1.0);
             nr = ((avg_idle / per_cpu) as usize / 512).max(4);
         }
         let mut cost = ReadPass::default();
@@ -375,12 +375,12 @@ impl Simulator {
         } else {
             (self.m.distance(reader, first), CpuMask::new())
         };
-        let far_line = self.m.cost.cacheline.at(far);
+        let far_line = self.line_at(far);
         let uniform = SIS_LINES_PER_CPU * far_line;
         // With whole-ns line costs, the sums are exact integers: adding k lines at once is
         // bit for bit the k additions one CPU at a time.
         let exact = |cost: f64| uniform.fract() == 0.0 && (0.0..=1e6).contains(&uniform) && cost.fract() == 0.0 && cost.abs() < 1e15;
-        let line = |c: CpuId| self.m.cost.cacheline.at(self.m.distance(reader, c));
+        let line = |c: CpuId| self.line_latency(reader, c);
         let cost = &mut pass.total;
         let longest = &mut pass.longest;
         for (i, mut bits) in cpus.wrap_words(target + 1) {
@@ -454,7 +454,7 @@ impl Simulator {
         for &s in self.m.smt_siblings(core) {
             *examined += 1;
             if !read.contains(s) {
-                pass.add(1.0, self.m.cost.cacheline.at(self.m.distance(reader, s)));
+                pass.add(1.0, self.line_latency(reader, s));
             }
             if !self.available_idle_cpu(s) {
                 idle = false;
@@ -515,6 +515,7 @@ impl Simulator {
         let mut cpu = if allowed.test(this_cpu) { this_cpu } else { allowed.first().expect("non-empty") };
         let levels = self.m.domains[cpu].len();
         if let Some(top) = (0..levels).rev().find(|&l| by_parent && self.m.domains[cpu][l].flags.has(SdFlags::BALANCE_FORK)) {
+            self.note_scan_reads();
             let ns = self.load_sums.scan_cost(cpu, top, None);
             self.charge_kernel(this_cpu, ns);
         }

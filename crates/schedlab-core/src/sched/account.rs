@@ -71,7 +71,8 @@ impl Simulator {
         let now_idle = next.is_none();
         // With SMT contention, the tasks on the core's other threads change speed now:
         // their work so far at the old speed, their step ends re-timed after the change.
-        let smt_change = was_idle != now_idle && self.m.cost.smt_slowdown != 1.0;
+        // (without SMT there is no sibling to re-time, and the figure is not read)
+        let smt_change = was_idle != now_idle && self.has_smt && cost!(self, smt_slowdown) != 1.0;
         if smt_change {
             for i in 0..self.m.smt_siblings(cpu).len() {
                 let s = self.m.smt_siblings(cpu)[i];

@@ -149,7 +149,7 @@ impl Simulator {
         if sel.stop_tick || tick_stopped {
             self.tick_nohz_idle_stop_tick(cpu, at, next);
         }
-        let entered = at + self.path_ns(cpu, self.m.cost.kernel.idle_entry_ns);
+        let entered = at + self.path_ns(cpu, cost!(self, kernel.idle_entry_ns));
         self.cpuidle[cpu].enter(sel.state, entered);
         self.trace_event(cpu, TraceEvent::CpuIdle { state: Some(sel.state as u32) });
         self.core_idle_entered(cpu);
@@ -260,9 +260,12 @@ impl Simulator {
     fn hw_wake_ns(&mut self, cpu: usize, own: usize, at: Ns) -> Ns {
         let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
         let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), at);
-        let mut ns = drv.states[effective_state(drv, own, core, at)].wake_ns;
+        let state = effective_state(drv, own, core, at);
+        let reads = &self.stats.idle_wake_reads[self.cpuidle[cpu].driver];
+        reads.set(reads.get() | 1 << state);
+        let mut ns = drv.states[state].wake_ns;
         if drv.states[own].io_port_entry && self.feat.has(crate::features::Feature::ACPI_IDLE_DUMMY_WAIT) {
-            let read = self.m.cost.kernel.pm_timer_read_ns as Ns;
+            let read = cost!(self, kernel.pm_timer_read_ns) as Ns;
             let start = (at + ns).max(self.idle_hw.pm_timer_free_at);
             self.idle_hw.pm_timer_free_at = start + read;
             ns = start + read - at;
@@ -287,7 +290,7 @@ impl Simulator {
         if let Some(cache) = self.mm.cache_mut() {
             cache.core_power_down(cpu, down);
         }
-        if self.m.cost.cache.llc_flush_after_idle_us > 0.0 {
+        if cost!(self, cache.llc_flush_after_idle_us) > 0.0 {
             let llc_down = self.m.llc_span[self.m.cpus[cpu].llc].iter().all(|c| self.idle_hw.core_down_at[self.m.cpus[c].core].is_some());
             self.llc_idle_flush_what_if(cpu, down, llc_down);
         }
@@ -350,11 +353,11 @@ impl Simulator {
         if cost.lines_from.is_empty() {
             return;
         }
-        let per_level = self.m.cost.kernel.tmigr_level_ns;
+        let per_level = cost!(self, kernel.tmigr_level_ns);
         let mut ns = self.path_ns(cpu, per_level * cost.lines_from.len() as f64) as f64;
         for &from in &cost.lines_from {
             if from != cpu {
-                ns += self.m.cost.cacheline.at(self.m.distance(cpu, from));
+                ns += self.line_latency(cpu, from);
             }
         }
         self.stats.counters.tmigr_walk_levels += cost.lines_from.len() as u64;

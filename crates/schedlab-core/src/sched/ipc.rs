@@ -198,7 +198,7 @@ impl Simulator {
     /// The lock word of mutex `l` moves to this CPU (the atomic on it).
     fn touch_lock_word(&mut self, c: TaskId, cpu: usize, l: usize) {
         if let Some(from) = self.ipc.locks[l].write_word(cpu) {
-            let ns = self.m.cost.cacheline.at(self.m.distance(cpu, from)) as Ns;
+            let ns = self.line_latency(cpu, from) as Ns;
             self.tasks[c].overhead_ns += ns;
         }
     }
@@ -206,7 +206,7 @@ impl Simulator {
     /// The caller blocks inside its system call, paying the call's exit when it runs
     /// again.
     fn block_in_call(&mut self, c: TaskId, cpu: usize) {
-        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        let exit = self.path_ns(cpu, cost!(self, kernel.syscall_exit_ns));
         self.block(c, cpu, TaskState::Blocked, exit);
     }
 }

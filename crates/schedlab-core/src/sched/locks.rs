@@ -41,7 +41,7 @@ impl Simulator {
         if from == to {
             0
         } else {
-            self.m.cost.cacheline.at(self.m.distance(from, to)) as Ns
+            self.line_latency(from, to) as Ns
         }
     }
 
@@ -61,8 +61,12 @@ impl Simulator {
     /// and hand-over, or the line's transfer). The CPU's next lock operation comes after.
     pub(crate) fn rq_lock(&mut self, rq: usize, cpu: usize, hold: Ns) -> Ns {
         let at = self.lock_at(cpu);
-        let m = &self.m;
-        let a = self.spinlocks.rq[rq].acquire(at, cpu, hold, |last| m.cost.cacheline.at(m.distance(last, cpu)) as Ns);
+        let (m, reads) = (&self.m, &self.stats.cost_reads);
+        let a = self.spinlocks.rq[rq].acquire(at, cpu, hold, |last| {
+            let d = m.distance(last, cpu);
+            reads.note_line(d);
+            m.cost.cacheline.at(d) as Ns
+        });
         self.spinlocks.cpu_free[cpu] = a.start + hold;
         a.spin
     }
@@ -113,9 +117,9 @@ impl Simulator {
     /// runs the activation there, pulling the target's runqueue lines.
     /// Returns what the waker spends beyond `ttwu_ns`, less the activation it hands off.
     pub(crate) fn ttwu_queue(&mut self, p: TaskId, cpu: usize, this_cpu: usize, wakelist: bool) -> i64 {
-        let activate = self.path_ns(cpu, self.m.cost.kernel.ttwu_activate_ns);
+        let activate = self.path_ns(cpu, cost!(self, kernel.ttwu_activate_ns));
         if wakelist {
-            let lines = (WAKELIST_LINES * self.m.cost.cacheline.at(self.m.distance(this_cpu, cpu))) as Ns;
+            let lines = (WAKELIST_LINES * self.line_latency(this_cpu, cpu)) as Ns;
             // The target's side: its lock (from whoever held it last) and the entity's
             // line from where the task last ran.
             let se = self.line_ns(self.tasks[p].data_cpu, cpu);
@@ -124,9 +128,8 @@ impl Simulator {
             if self.rqs[cpu].curr.is_some() && !self.resched_pending[cpu] {
                 // send_call_function_single_ipi(): a busy target is interrupted for it.
                 self.send_ipi(this_cpu, cpu);
-                let k = &self.m.cost.kernel;
-                target += self.path_ns(cpu, k.irq_entry_ns + k.irq_exit_ns);
-                let send = self.path_ns(this_cpu, self.m.cost.ipi_send_ns) as i64;
+                target += self.path_ns(cpu, cost!(self, kernel.irq_entry_ns) + cost!(self, kernel.irq_exit_ns));
+                let send = self.path_ns(this_cpu, cost!(self, ipi_send_ns)) as i64;
                 self.charge_sched(cpu, target);
                 return lines as i64 + send - activate as i64;
             }
@@ -136,7 +139,7 @@ impl Simulator {
         let rq_lines = if cpu == this_cpu {
             0
         } else {
-            (self.m.cost.kernel.ttwu_rq_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, cpu))) as Ns
+            (cost!(self, kernel.ttwu_rq_lines) * self.line_latency(this_cpu, cpu)) as Ns
         };
         let spin = self.rq_lock(cpu, this_cpu, activate + rq_lines);
         (spin + rq_lines) as i64
@@ -145,7 +148,7 @@ impl Simulator {
     /// ttwu_runnable(): the wakee is still on its runqueue; the waker takes that
     /// runqueue's lock (__task_rq_lock()) to set it running. Returns the spin.
     pub(crate) fn ttwu_runnable_lock(&mut self, cpu: usize, this_cpu: usize) -> Ns {
-        let hold = self.path_ns(cpu, self.m.cost.kernel.ttwu_activate_ns) / 4;
+        let hold = self.path_ns(cpu, cost!(self, kernel.ttwu_activate_ns)) / 4;
         self.rq_lock(cpu, this_cpu, hold)
     }
 
@@ -154,8 +157,8 @@ impl Simulator {
     /// as load_balance(), move_queued_task() and the stopper do): each lock, the code,
     /// and the source's lines pulled at their distance.
     pub(crate) fn move_task_cost(&mut self, by: usize, src: usize, dst: usize) -> Ns {
-        let code = self.path_ns(by, self.m.cost.migration_ns);
-        let lines = (MIGRATION_LINES * self.m.cost.cacheline.at(self.m.distance(by, src))) as Ns;
+        let code = self.path_ns(by, cost!(self, migration_ns));
+        let lines = (MIGRATION_LINES * self.line_latency(by, src)) as Ns;
         let detach = code / 2 + lines;
         let attach = code - code / 2;
         let spin = self.rq_lock(src, by, detach) + self.rq_lock(dst, by, attach);
@@ -185,8 +188,12 @@ impl Simulator {
         }
         let hold = (CFS_B_HOLD_CYCLES * 1000.0 / self.m.cpus[cpu].freq_mhz as f64) as Ns + extra;
         let at = self.lock_at(cpu);
-        let m = &self.m;
-        let a = self.spinlocks.cfs_b[g].acquire(at, cpu, hold, |last| m.cost.cacheline.at(m.distance(last, cpu)) as Ns);
+        let (m, reads) = (&self.m, &self.stats.cost_reads);
+        let a = self.spinlocks.cfs_b[g].acquire(at, cpu, hold, |last| {
+            let d = m.distance(last, cpu);
+            reads.note_line(d);
+            m.cost.cacheline.at(d) as Ns
+        });
         self.spinlocks.cpu_free[cpu] = a.start + hold;
         self.charge_kernel(cpu, a.spin + hold);
     }

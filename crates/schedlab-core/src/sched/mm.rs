@@ -116,7 +116,7 @@ impl Simulator {
             if report.ran {
                 *self.mm.counts.entry("cid_scans").or_default() += 1;
                 // The scan reads every possible CPU's per-mm slot: one remote line each.
-                let per_cpu = self.m.cost.cacheline.same_package_ns / self.m.cost.miss_parallelism.max(1.0);
+                let per_cpu = cost!(self, cacheline.same_package_ns) / cost!(self, miss_parallelism).max(1.0);
                 self.tasks[c].overhead_ns += (report.cpus_scanned as f64 * per_cpu) as Ns;
             }
         }
@@ -140,7 +140,15 @@ impl Simulator {
         let key = (self.tasks[c].mm * 2 + cid.is_some() as usize, index);
         let m = &self.m;
         let params = CacheParams::for_machine(m);
-        let cache = self.mm.cache.get_or_insert_with(|| CidCache::new(m, params));
+        let reads = &self.stats.cost_reads;
+        let cache = self.mm.cache.get_or_insert_with(|| {
+            // The cid cache model prices from the machine's cache sizes, line latencies
+            // and miss parallelism (mm/cid_cache.rs): all of them count as read.
+            for prefix in ["cache.", "cacheline.", "miss_parallelism", "rfo_parallelism"] {
+                reads.note_prefix(prefix);
+            }
+            CidCache::new(m, params)
+        });
         let cost = cache.touch(key, cpu, bytes, self.now);
         let cow = self.cow_faults(c, cpu, cost.cow_faults);
         self.tasks[c].overhead_ns += cost.ns + cow;
@@ -203,7 +211,7 @@ impl Simulator {
     /// one of them touches data first. Off (0) on every preset: the hardware's own rule
     /// is the package state's (`IdleHardware`).
     pub(crate) fn llc_idle_flush_what_if(&mut self, cpu: usize, at: Ns, all_cores_down: bool) {
-        let flush_us = self.m.cost.cache.llc_flush_after_idle_us;
+        let flush_us = cost!(self, cache.llc_flush_after_idle_us);
         if flush_us <= 0.0 || !all_cores_down {
             return;
         }
@@ -222,7 +230,13 @@ impl Simulator {
         let kpti = self.k.tunables.kpti.unwrap_or(false);
         let repeat = self.k.tunables.arm64_repeat_tlbi.unwrap_or_else(|| crate::mm::tlb::repeat_tlbi_needed(m, self.k.version));
         // The regions hold memset-filled pages: zram stores them as same-filled.
+        let reads = &self.stats.cost_reads;
         self.mm.reclaim.get_or_insert_with(|| {
+            // The reclaim model prices TLB maintenance (mm/tlb.rs) and page refills from
+            // these parts of the table (mm/reclaim.rs): all of them count as read.
+            for prefix in ["tlb.", "cacheline.", "ipi_send_ns", "ipi_receive_ns", "miss_parallelism"] {
+                reads.note_prefix(prefix);
+            }
             ReclaimModel::new(m, batch, policy).with_kernel(kpti, repeat).with_payload(ZramPayload::SameFilled)
         })
     }

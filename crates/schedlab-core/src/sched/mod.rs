@@ -13,6 +13,7 @@ mod bandwidth;
 mod idle;
 mod ipc;
 mod locks;
+mod pricing;
 pub(crate) mod mm;
 pub(crate) mod program;
 mod timer;
@@ -55,9 +56,8 @@ impl Simulator {
         // The waker's path: try_to_wake_up() itself plus the wakee's task lines, last
         // written where it last ran, and the target runqueue's lock (ttwu_queue()). IPIs
         // it sends leave after it.
-        let k = &self.m.cost.kernel;
-        let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, prev));
-        let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
+        let lines = cost!(self, kernel.ttwu_lines) * self.line_latency(this_cpu, prev);
+        let ttwu = self.path_ns(this_cpu, cost!(self, kernel.ttwu_ns)) + lines as Ns;
         self.tasks[p].woken_from = waker.map(|_| this_cpu);
         if self.tasks[p].sched_delayed {
             // ttwu_runnable(): still queued (delayed dequeue): no CPU selection.
@@ -122,9 +122,8 @@ impl Simulator {
         if let Some(w) = waker {
             self.record_wakee(w, p);
         }
-        let k = &self.m.cost.kernel;
-        let lines = k.ttwu_lines * self.m.cost.cacheline.at(self.m.distance(this_cpu, cpu));
-        let ttwu = self.path_ns(this_cpu, k.ttwu_ns) + lines as Ns;
+        let lines = cost!(self, kernel.ttwu_lines) * self.line_latency(this_cpu, cpu);
+        let ttwu = self.path_ns(this_cpu, cost!(self, kernel.ttwu_ns)) + lines as Ns;
         let spin = self.ttwu_runnable_lock(cpu, this_cpu);
         self.charge_kernel(this_cpu, ttwu + spin);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
@@ -208,18 +207,17 @@ impl Simulator {
     pub(crate) fn kick_remote_cpu(&mut self, from: usize, cpu: usize) -> Ns {
         let d = self.m.distance(from, cpu);
         let send_at = self.now + self.send_delay(from);
-        let k = &self.m.cost.kernel;
-        let (entry, send) = (k.irq_entry_ns, self.m.cost.ipi_send_ns);
+        let (entry, send) = (cost!(self, kernel.irq_entry_ns), cost!(self, ipi_send_ns));
         if self.rqs[cpu].curr.is_none() && self.polling_idle(cpu, send_at) {
             // set_nr_and_not_polling(): the write to the monitored line wakes it.
             self.stats.counters.wake_idle_without_ipi += 1;
-            let arrive = send_at + self.m.cost.cacheline.at(d) as Ns;
+            let arrive = send_at + self.line_at(d) as Ns;
             return self.idle_irq_arrive(cpu, arrive, false);
         }
         self.send_ipi(from, cpu);
         let ns = self.path_ns(from, send);
         self.charge_kernel(from, ns);
-        let arrive = send_at + ns + self.m.cost.ipi_latency_ns(d) as Ns;
+        let arrive = send_at + ns + self.ipi_latency_ns(d) as Ns;
         let start = if self.rqs[cpu].curr.is_none() { self.idle_irq_arrive(cpu, arrive, false) } else { arrive };
         start + self.path_ns(cpu, entry)
     }
@@ -235,8 +233,7 @@ impl Simulator {
         let prev = self.rqs[cpu].curr;
         // rq_lock() in __schedule(), held to the switch's end (finish_task_switch());
         // what it waits for delays what runs next.
-        let k = &self.m.cost.kernel;
-        let hold = self.path_ns(cpu, k.schedule_ns + self.m.cost.context_switch_ns);
+        let hold = self.path_ns(cpu, cost!(self, kernel.schedule_ns) + cost!(self, context_switch_ns));
         let spin = self.rq_lock(cpu, cpu, hold);
         if spin > 0 {
             self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + spin;
@@ -329,13 +326,12 @@ impl Simulator {
         // call this task blocked in, with the shared data its waker wrote.
         let debt = std::mem::replace(&mut self.irq_until[cpu], now).saturating_sub(now);
         let data = self.tasks[n].woken_from.take().map_or(0.0, |w| {
-            self.m.cost.kernel.wake_data_lines * self.m.cost.cacheline.at(self.m.distance(w, cpu))
+            cost!(self, kernel.wake_data_lines) * self.line_latency(w, cpu)
         });
-        let k = &self.m.cost.kernel;
         let mm = self.tasks[n].mm;
-        let mm_switch = if self.rqs[cpu].active_mm.replace(mm) == Some(mm) { 0.0 } else { k.mm_switch_ns };
-        let pick = if pick_paid { 0.0 } else { k.schedule_ns };
-        let path = self.path_ns(cpu, self.m.cost.context_switch_ns + mm_switch + pick);
+        let mm_switch = if self.rqs[cpu].active_mm.replace(mm) == Some(mm) { 0.0 } else { cost!(self, kernel.mm_switch_ns) };
+        let pick = if pick_paid { 0.0 } else { cost!(self, kernel.schedule_ns) };
+        let path = self.path_ns(cpu, cost!(self, context_switch_ns) + mm_switch + pick);
         let switch_cost = debt + path + data as Ns;
         let t = &mut self.tasks[n];
         let switch_cost = switch_cost + std::mem::take(&mut t.pending_exit_ns);
@@ -360,8 +356,9 @@ impl Simulator {
         t.se.prev_sum_exec_runtime = t.se.sum_exec_runtime;
         t.se.protected = true;
         // Cache locality: data cached far away must be refilled here.
-        let d = self.m.distance(t.data_cpu, cpu);
-        let refill = self.m.cost.refill_ns(t.footprint, d) as Ns;
+        let (d, footprint) = (self.m.distance(t.data_cpu, cpu), t.footprint);
+        let refill = self.refill_ns(footprint, d) as Ns;
+        let t = &mut self.tasks[n];
         t.overhead_ns += refill;
         t.data_cpu = cpu;
         self.stats.counters.refill_ns += refill as u128;
@@ -421,7 +418,7 @@ impl Simulator {
     /// `kernel.tick_irq_jitter_ns` keyed by the run's seed, the CPU and the jiffy.
     pub(crate) fn tick_delivery_delay(&self, cpu: usize, boundary: Ns) -> Ns {
         // Below half a jiffy whatever the override: a tick stays in its own jiffy.
-        let jitter = (self.m.cost.kernel.tick_irq_jitter_ns as u64).min(self.tick.period_ns / 2);
+        let jitter = (cost!(self, kernel.tick_irq_jitter_ns) as u64).min(self.tick.period_ns / 2);
         crate::rng::keyed_below(self.seed, &[cpu as u64, boundary / self.tick.period_ns.max(1)], jitter)
     }
 

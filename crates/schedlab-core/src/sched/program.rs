@@ -185,7 +185,7 @@ impl Simulator {
         self.syscall_entry(c, cpu);
         let ns = self.schedule_timeout(c, cpu, d);
         self.tasks[c].overhead_ns += ns;
-        let exit = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns);
+        let exit = self.path_ns(cpu, cost!(self, kernel.del_timer_ns));
         self.block(c, cpu, TaskState::Sleeping, exit);
         Flow::Stops
     }
@@ -275,7 +275,7 @@ impl Simulator {
     fn step_wait_children(&mut self, c: TaskId, cpu: usize) -> Flow {
         self.syscall_entry(c, cpu);
         if self.tasks[c].live_children > 0 {
-            let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+            let exit = self.path_ns(cpu, cost!(self, kernel.syscall_exit_ns));
             self.block(c, cpu, TaskState::Blocked, exit);
             return Flow::Stops;
         }
@@ -390,22 +390,22 @@ impl Simulator {
     /// A relative hrtimer sleep of `d` with `slack`.
     fn sleep_slack(&mut self, c: TaskId, cpu: usize, d: u64, slack: Ns) {
         self.syscall_entry(c, cpu);
-        let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
+        let start = self.path_ns(cpu, cost!(self, kernel.hrtimer_start_ns));
         self.tasks[c].overhead_ns += start;
         let soft = self.now + self.tasks[c].overhead_ns + d;
         self.hrtimer_sleep(c, cpu, soft, slack);
-        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        let exit = self.path_ns(cpu, cost!(self, kernel.syscall_exit_ns));
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
 
     /// clock_nanosleep(TIMER_ABSTIME, `deadline`): like nanosleep, to an absolute time.
     fn sleep_until(&mut self, c: TaskId, cpu: usize, deadline: Ns) {
         self.syscall_entry(c, cpu);
-        let start = self.path_ns(cpu, self.m.cost.kernel.hrtimer_start_ns);
+        let start = self.path_ns(cpu, cost!(self, kernel.hrtimer_start_ns));
         self.tasks[c].overhead_ns += start;
         let soft = deadline.max(self.now + self.tasks[c].overhead_ns);
         self.hrtimer_sleep(c, cpu, soft, self.tasks[c].timer_slack_ns);
-        let exit = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        let exit = self.path_ns(cpu, cost!(self, kernel.syscall_exit_ns));
         self.block(c, cpu, TaskState::Sleeping, exit);
     }
 
@@ -416,7 +416,7 @@ impl Simulator {
     /// path: no wakeup is shorter than the code between try_to_wake_up() and the switch.
     pub(super) fn block(&mut self, c: TaskId, cpu: usize, state: TaskState, exit_ns: Ns) {
         // The call's wait and __schedule() up to the switch run as part of this path.
-        let pick = self.path_ns(cpu, self.m.cost.kernel.schedule_ns);
+        let pick = self.path_ns(cpu, cost!(self, kernel.schedule_ns));
         let t = &mut self.tasks[c];
         t.overhead_ns += pick;
         t.blocking = Some(state);
@@ -426,14 +426,14 @@ impl Simulator {
 
     /// System call entry: kernel time of the running task.
     pub(super) fn syscall_entry(&mut self, c: TaskId, cpu: usize) {
-        let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_entry_ns);
+        let ns = self.path_ns(cpu, cost!(self, kernel.syscall_entry_ns));
         self.tasks[c].overhead_ns += ns;
         self.tasks[c].stats.sys_ns += ns;
     }
 
     /// System call exit of a call that did not block.
     pub(super) fn syscall_exit(&mut self, c: TaskId, cpu: usize) {
-        let ns = self.path_ns(cpu, self.m.cost.kernel.syscall_exit_ns);
+        let ns = self.path_ns(cpu, cost!(self, kernel.syscall_exit_ns));
         self.tasks[c].overhead_ns += ns;
         self.tasks[c].stats.sys_ns += ns;
     }
@@ -473,7 +473,7 @@ impl Simulator {
         }
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
         self.tasks[parent].live_children += 1;
-        self.tasks[parent].overhead_ns += self.m.cost.fork_ns as u64;
+        self.tasks[parent].overhead_ns += cost!(self, fork_ns) as u64;
         self.trace_event(cpu, crate::trace::TraceEvent::Fork { parent: parent + 1, child: child + 1 });
         self.wake_up_new_task(child, cpu, Some(parent));
     }

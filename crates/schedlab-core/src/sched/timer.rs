@@ -76,7 +76,7 @@ impl Simulator {
         if last == from {
             0.0
         } else {
-            self.m.cost.cacheline.at(self.m.distance(from, last))
+            self.line_latency(from, last)
         }
     }
 
@@ -89,7 +89,7 @@ impl Simulator {
             // but never moves a timer to a remote CPU where it would expire first
             // (hrtimer_check_target(): a remote clock event cannot be reprogrammed).
             let (t, examined) = self.get_nohz_timer_target(cpu);
-            self.tasks[c].overhead_ns += self.path_ns(cpu, examined as f64 * self.m.cost.kernel.nohz_target_per_cpu_ns);
+            self.tasks[c].overhead_ns += self.path_ns(cpu, examined as f64 * cost!(self, kernel.nohz_target_per_cpu_ns));
             if t != cpu && soft.saturating_add(slack) >= self.timers.next_hrtimer(t) {
                 target = t;
             }
@@ -124,8 +124,7 @@ impl Simulator {
 
     /// A timer interrupt (the tick, or an hrtimer's hard expiry) reaches `cpu` now.
     pub(crate) fn timer_interrupt(&mut self, cpu: usize, by_tick: bool) {
-        let k = &self.m.cost.kernel;
-        let (entry, exit) = (k.irq_entry_ns, k.irq_exit_ns);
+        let (entry, exit) = (cost!(self, kernel.irq_entry_ns), cost!(self, kernel.irq_exit_ns));
         if self.rqs[cpu].curr.is_some() {
             let ns = self.path_ns(cpu, entry + exit);
             self.charge_kernel(cpu, ns);
@@ -158,7 +157,7 @@ impl Simulator {
     /// Interrupt exit on an idle CPU: unless the handler woke a task for this CPU, the
     /// idle loop picks a state again.
     fn irq_return_to_idle(&mut self, cpu: usize, handler_start: Ns) {
-        let done = self.irq_until[cpu].max(handler_start) + self.path_ns(cpu, self.m.cost.kernel.irq_exit_ns);
+        let done = self.irq_until[cpu].max(handler_start) + self.path_ns(cpu, cost!(self, kernel.irq_exit_ns));
         self.irq_until[cpu] = done;
         if !self.resched_pending[cpu] && self.rqs[cpu].curr.is_none() {
             self.do_idle(cpu, done);
@@ -186,7 +185,7 @@ impl Simulator {
         let mut due = std::mem::take(&mut self.scratch_hr);
         self.timers.hr.run(cpu, self.now, &mut due);
         for f in due.drain(..) {
-            let ns = self.path_ns(cpu, self.m.cost.kernel.hrtimer_cancel_ns);
+            let ns = self.path_ns(cpu, cost!(self, kernel.hrtimer_cancel_ns));
             self.charge_kernel(cpu, ns);
             match f {
                 HrtimerFn::WakeTask(p) => {
@@ -238,10 +237,10 @@ impl Simulator {
             self.timers.run_base(owner, b, jiffies, &mut expired);
         }
         for t in expired.drain(..) {
-            let mut ns = self.path_ns(cpu, self.m.cost.kernel.timer_expire_ns);
+            let mut ns = self.path_ns(cpu, cost!(self, kernel.timer_expire_ns));
             if owner != cpu {
                 // The callback's data was last written on the timer's own CPU.
-                ns += self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
+                ns += self.line_latency(cpu, owner) as Ns;
                 self.stats.counters.timer_remote_expiries += 1;
             }
             self.stats.counters.timer_expiries += 1;
@@ -274,8 +273,8 @@ impl Simulator {
         self.charge_tmigr(cpu, &cost);
         for (owner, t) in pulled {
             let lock = self.base_lock_ns(cpu, owner);
-            let ns = self.path_ns(cpu, self.m.cost.kernel.timer_expire_ns) + lock as Ns
-                + self.m.cost.cacheline.at(self.m.distance(cpu, owner)) as Ns;
+            let ns = self.path_ns(cpu, cost!(self, kernel.timer_expire_ns)) + lock as Ns
+                + self.line_latency(cpu, owner) as Ns;
             self.charge_kernel(cpu, ns);
             self.stats.counters.timer_expiries += 1;
             self.stats.counters.timer_remote_expiries += 1;
@@ -328,8 +327,7 @@ impl Simulator {
     pub(crate) fn mod_timer_from(&mut self, cpu: usize, t: TimerId, delay_jiffies: u64, in_idle: bool) -> Ns {
         let j = self.jiffies_at(self.now);
         let expires = j + delay_jiffies;
-        let k = &self.m.cost.kernel;
-        let (path, per_cpu, switch) = (k.mod_timer_ns, k.nohz_target_per_cpu_ns, k.timer_base_switch_ns);
+        let (path, per_cpu, switch) = (cost!(self, kernel.mod_timer_ns), cost!(self, kernel.nohz_target_per_cpu_ns), cost!(self, kernel.timer_base_switch_ns));
         let home = self.timers.list[t].cpu;
         let mut ns = self.path_ns(cpu, path) as f64 + self.base_lock_ns(cpu, home);
         if self.timers.try_same_bucket(t, expires, j).is_some() {
@@ -423,7 +421,7 @@ impl Simulator {
     pub(crate) fn add_timer_on(&mut self, cpu: usize, t: TimerId, target: usize, delay_jiffies: u64) -> Ns {
         let j = self.jiffies_at(self.now);
         let home = self.timers.list[t].cpu;
-        let mut ns = self.path_ns(cpu, self.m.cost.kernel.mod_timer_ns) as f64 + self.base_lock_ns(cpu, home);
+        let mut ns = self.path_ns(cpu, cost!(self, kernel.mod_timer_ns)) as f64 + self.base_lock_ns(cpu, home);
         if target != home {
             ns += self.base_lock_ns(cpu, target);
         }
@@ -438,7 +436,7 @@ impl Simulator {
     /// timer_delete() from `cpu`. Returns the kernel time it took.
     pub(crate) fn del_timer(&mut self, cpu: usize, t: TimerId) -> Ns {
         let home = self.timers.list[t].cpu;
-        let ns = self.path_ns(cpu, self.m.cost.kernel.del_timer_ns) as f64 + self.base_lock_ns(cpu, home);
+        let ns = self.path_ns(cpu, cost!(self, kernel.del_timer_ns)) as f64 + self.base_lock_ns(cpu, home);
         self.timers.del_timer(t);
         ns as Ns
     }
@@ -457,8 +455,7 @@ impl Simulator {
             return;
         }
         let d = self.m.distance(from, target);
-        let k = &self.m.cost.kernel;
-        let (entry, exit) = (k.irq_entry_ns, k.irq_exit_ns);
+        let (entry, exit) = (cost!(self, kernel.irq_entry_ns), cost!(self, kernel.irq_exit_ns));
         if self.rqs[target].curr.is_some() {
             self.send_ipi(from, target);
             self.stats.counters.timer_ipis += 1;
@@ -469,11 +466,11 @@ impl Simulator {
         let polling = self.polling_idle(target, self.now);
         let arrive = if polling {
             self.stats.counters.wake_idle_without_ipi += 1;
-            self.now + self.m.cost.cacheline.at(d) as Ns
+            self.now + self.line_at(d) as Ns
         } else {
             self.send_ipi(from, target);
             self.stats.counters.timer_ipis += 1;
-            self.now + self.m.cost.ipi_latency_ns(d) as Ns
+            self.now + self.ipi_latency_ns(d) as Ns
         };
         let start = self.idle_irq_arrive(target, arrive, false) + if polling { 0 } else { self.path_ns(target, entry) };
         self.irq_until[target] = self.irq_until[target].max(start);

@@ -82,6 +82,9 @@ pub struct GroupSums {
 /// Every group's sums, each (CPU, level)'s groups, and per-CPU state.
 #[derive(Clone, Debug, Default)]
 pub struct LoadSums {
+    /// The line distances the scan prices include (bit = `Distance as u8`): what a pass
+    /// reads of the cost table, with `miss_parallelism`.
+    pub(crate) scan_distances: u8,
     groups: Vec<GroupSums>,
     /// The group list of each (CPU, level), as an index into `lists`: group ids in the
     /// domain's group order, one list per span (the domains share their group lists).
@@ -170,12 +173,17 @@ impl LoadSums {
                     .collect()
             })
             .collect();
+        let distances = std::cell::Cell::new(0u8);
         let scan_lines_ns = (0..m.nr_cpus())
             .map(|cpu| {
                 m.domains[cpu]
                     .iter()
                     .map(|sd| {
-                        let at = |c: CpuId| m.cost.cacheline.at(m.distance(cpu, c));
+                        let at = |c: CpuId| {
+                            let d = m.distance(cpu, c);
+                            distances.set(distances.get() | 1 << d as u8);
+                            m.cost.cacheline.at(d)
+                        };
                         let total: f64 = sd.span.iter().map(|c| LB_LINES_PER_CPU * at(c)).sum();
                         (total, sd.span.iter().map(at).fold(0.0, f64::max))
                     })
@@ -195,6 +203,7 @@ impl LoadSums {
             cpu_load_avg: vec![0; m.nr_cpus()],
             cpu_llc: m.cpus.iter().map(|c| c.llc as u32).collect(),
             scan_lines_ns,
+            scan_distances: distances.get(),
             miss_parallelism: m.cost.miss_parallelism,
             llc_busy: vec![0; m.llc_span.len()],
             // Every CPU went idle at boot with its siblings idle.

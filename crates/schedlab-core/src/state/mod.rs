@@ -274,6 +274,10 @@ pub(crate) struct RunStats {
     pub(crate) user_hists: Vec<(String, UserHistogram)>,
     /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
     pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
+    /// The cost-table leaves the run read (`cost!`, `sched/pricing.rs`).
+    pub(crate) cost_reads: crate::cost::CostReads,
+    /// The idle states whose wake the run paid, per idle driver (bit = state index).
+    pub(crate) idle_wake_reads: Vec<std::cell::Cell<u64>>,
 }
 
 /// The periodic tick and NOHZ: its period and phase, the do_timer duty, stopped ticks,

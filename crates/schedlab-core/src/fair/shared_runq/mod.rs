@@ -90,8 +90,12 @@ impl Simulator {
         // The nodes were last written under this lock, by its last holder.
         let node = self.swq.shards[s].lock.last_cpu().map_or(0, |last| self.line_ns(last, cpu));
         let hold = CRITICAL_SECTION_NS + (lines + extra) * node;
-        let m = &self.m;
-        let a = self.swq.shards[s].lock.acquire(at, cpu, hold, |last| m.cost.cacheline.at(m.distance(last, cpu)) as Ns);
+        let (m, reads) = (&self.m, &self.stats.cost_reads);
+        let a = self.swq.shards[s].lock.acquire(at, cpu, hold, |last| {
+            let d = m.distance(last, cpu);
+            reads.note_line(d);
+            m.cost.cacheline.at(d) as Ns
+        });
         self.spinlocks.cpu_free[cpu] = a.start + hold;
         self.srq_charge(cpu, a.spin + hold);
     }
@@ -161,7 +165,7 @@ impl Simulator {
         if due > at {
             return None;
         }
-        let hold = self.path_ns(src, self.m.cost.kernel.schedule_ns + self.m.cost.context_switch_ns);
+        let hold = self.path_ns(src, cost!(self, kernel.schedule_ns) + cost!(self, context_switch_ns));
         // Its hold, then the hand-over of its lock's line.
         Some((due + hold).saturating_sub(at) + self.line_ns(src, cpu))
     }
@@ -223,7 +227,7 @@ impl Simulator {
         let pi = self.line_ns(self.tasks[p].woken_from.unwrap_or(src), cpu);
         self.lock_clock_advance(cpu, pi);
         let at = self.now.max(self.spinlocks.cpu_free[cpu]);
-        let relock_hold = self.path_ns(cpu, self.m.cost.context_switch_ns);
+        let relock_hold = self.path_ns(cpu, cost!(self, context_switch_ns));
         if let Some(wait) = self.srq_src_runs_first(p, src, cpu, at) {
             // task_on_cpu(): src switched to p while we waited for its lock.
             self.spinlocks.rq[src].record_wait(cpu, wait, 0);
