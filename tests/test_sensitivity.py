@@ -190,8 +190,8 @@ def test_reproduce_rejects_a_bands_file_that_is_not_a_study_before_running_anyth
 
 
 def test_constants_read_by_the_engine_replace_screening(monkeypatch):
-    """When results carry engine.constants_read, exactly those are varied and nothing is
-    screened (the core may add the field; here a stand-in run adds it)."""
+    """When results carry engine.constants_read, only those are screened and varied (the
+    core records it; here a stand-in run sets it, to hold the study to the list)."""
     import schedlab.sensitivity.study as study
 
     real = study.run_raw
@@ -208,9 +208,10 @@ def test_constants_read_by_the_engine_replace_screening(monkeypatch):
                            progress=lambda phase, done, total: phases.append((phase, total)) if done == 0 else None)
     assert d.read_by_engine and [c.key for c in d.kept] == ["context_switch_ns"]  # l1d_kib: zero-width band
     assert d.screened_out == len(d.constants) - 1
-    # No screening runs; the Morris points (2 trajectories x 2 points x 2 configs, fewer
-    # where SALib's grid repeats a point: a repeated run is run once).
+    # Screening runs of the one constant read with a band (2 edges x 2 configs), not of the
+    # machine's 40-odd others; the Morris points (2 trajectories x 2 points x 2 configs,
+    # fewer where SALib's grid repeats a point: a repeated run is run once).
     p = dict(phases)
-    assert p["nominal"] == 4 and p["screening"] == 0 and 0 < p["morris"] <= 8
+    assert p["nominal"] == 4 and p["screening"] == 4 and 0 < p["morris"] <= 8
     elapsed = next(r for r in rows if r.metric == "sim_seconds")
     assert elapsed.top[0]["key"] == "context_switch_ns" and elapsed.band_width > 0

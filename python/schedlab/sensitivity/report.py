@@ -18,8 +18,8 @@ def _g(v: Any) -> str:
 def _designs_lines(doc: dict) -> list[str]:
     out = []
     for d in doc.get("designs", []):
-        how = ("as the runs read them" if d["constants_read_by_engine"]
-               else f"{d['screened_out']} screened out (moved no published figure)")
+        how = (f"{d['screened_out']} screened out (not read by the runs, or moved no published figure)"
+               if d["constants_read_by_engine"] else f"{d['screened_out']} screened out (moved no published figure)")
         out.append(f"- {d['experiment']} on {d['machine']}: {len(d['varied'])} constants varied, {how}; "
                    f"{len(d['not_varied'])} not varied (zero-width band, set by the experiment or differing between "
                    f"core types); {len(d['seeds'])} seeds")

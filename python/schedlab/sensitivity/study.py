@@ -5,9 +5,11 @@ verdict of ``schedlab reproduce`` runs them):
 
 1. **nominal**: every seed at the preset's constants: the seed spread (p5..p95), and the
    reference figure of the first seed;
-2. **screening** (unless the runs say which constants they read, ``engine.constants_read``):
-   the first seed with each constant of non-zero band at its low and at its high edge, the
-   others nominal; a constant that changes no published figure is screened out;
+2. **screening**: the first seed with each candidate constant of non-zero band at its low
+   and at its high edge, the others nominal; a constant that changes no published figure
+   is screened out. The candidates are the constants the runs read
+   (``engine.constants_read``: a constant a run did not read cannot move it), or every
+   constant of the machine for results that do not say;
 3. **Morris**: ``trajectories`` x (k + 1) points over the k constants kept (SALib), first
    seed: the elementary effects (mu*, the three that move a figure most) and, with the
    screening's edge points, the constant band: min..max of the figure over the design.
@@ -62,7 +64,8 @@ class Design:
     not_varied: dict[str, str]  # key -> why (zero-width band, set by the experiment, ...)
     kept: list[Constant] = field(default_factory=list)
     screened_out: int = 0
-    read_by_engine: bool = False  # constants from engine.constants_read, no screening
+    read_by_engine: bool = False  # candidates from engine.constants_read, not every constant
+    candidates: list[Constant] = field(default_factory=list)  # screened at their band's edges
 
     @property
     def ref_seed(self) -> int:
@@ -208,11 +211,13 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             d.kept = [c for c in d.constants if c.key in read]
             d.screened_out = len(d.constants) - len(d.kept)
 
+    # Each candidate at its band's edges, one at a time: the screening (a constant that
+    # moves no published figure is dropped) and the tornado. The candidates are the
+    # constants the runs read when the engine says, else all of them.
     screen: dict[tuple[int, str, str], list[Planned]] = {}
     for i, d in enumerate(designs):
-        if d.read_by_engine:
-            continue
-        for c in d.constants:
+        d.candidates = list(d.kept) if d.read_by_engine else list(d.constants)
+        for c in d.candidates:
             for edge, x in (("low", c.low), ("high", c.high)):
                 screen[(i, c.key, edge)] = _planned(d, {c.key: _cost_value(c, x)}, quick, 1)
     ex.run("screening", [(p.scenario.json, designs[i].ref_seed) for (i, _, _), ps in screen.items() for p in ps])
@@ -220,8 +225,6 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
     ref_rows = {i: rows_of(d, nominal[i], ex.results, [d.ref_seed]) for i, d in enumerate(designs)}
     screen_rows = {k: rows_of(designs[k[0]], ps, ex.results, [designs[k[0]].ref_seed]) for k, ps in screen.items()}
     for i, d in enumerate(designs):
-        if d.read_by_engine:
-            continue
         published = [k for k, r in ref_rows[i].items() if r.published is not None] or list(ref_rows[i])
 
         def moves(c: Constant) -> bool:
@@ -233,7 +236,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
                         return True
             return False
 
-        d.kept = [c for c in d.constants if moves(c)]
+        d.kept = [c for c in d.candidates if moves(c)]
         d.screened_out = len(d.constants) - len(d.kept)
 
     morris: dict[int, tuple[np.ndarray, list[list[Planned]]]] = {}
@@ -278,7 +281,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
                 sr_noise = None
             verdict = consistency(r.published, p5, p95, y0, lo, hi)
             sr = SensRow(d.exp.name, d.machine, r.config, r.metric, r.unit, r.published, r.simulated_mean, p5, p95,
-                         r.n_seeds, y0, lo, hi, len(pts) + 2 * len(d.kept) * (not d.read_by_engine), len(d.kept),
+                         r.n_seeds, y0, lo, hi, len(pts) + 2 * len(d.candidates), len(d.kept),
                          d.screened_out, top, verdict.consistent,
                          [verdict.low, verdict.high] if verdict.low is not None else None,
                          within_seed_noise=sr_noise)
