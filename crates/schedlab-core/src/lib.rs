@@ -54,6 +54,7 @@ pub mod metrics;
 pub mod mm;
 pub mod provenance;
 pub mod rng;
+pub mod rt;
 mod sched;
 pub mod state;
 pub mod scenario;
