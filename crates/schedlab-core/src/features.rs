@@ -86,6 +86,10 @@ sched_features! {
     SIS_CLUSTER = Since(6, 7), "select_idle_cpu scans the target's cluster before the rest of the LLC, and keeps an idle prev/recent CPU of another cluster as fallback (8881e1639f1f, 22165f61d0c4)";
     MISFIT = Since(4, 20), "asymmetric capacity: a task too big for its CPU (util x 1.25 > capacity) is a misfit that balance and the nohz kick move to a bigger CPU at once (3b1baa6496e6)";
     SIS_ASYM_CAPACITY = Since(5, 7), "asymmetric capacity: wakeups look for an idle CPU the task fits (select_idle_capacity, b7a331615d25)";
+    ENERGY_AWARE = Since(5, 0), "EAS: on a machine with an Energy Model and asymmetric capacities, a wakeup picks the CPU whose performance domain's estimated energy grows least, while the root domain is not overutilized (732cd75b8c92; sysctl kernel.sched_energy_aware)";
+    UTIL_EST = Since(4, 17), "util_est: a task's utilization estimate (ewma of its util_avg at each sleep) and the per-rq sum of enqueued estimates, read by schedutil and EAS (7f65ea42eb00)";
+    UTIL_EST_FASTUP = Since(5, 5), "util_est: a larger sample replaces the ewma at once (b8c96361402a); a switch 5.5-6.7, permanent from 6.8 (7736ae55ba6d removed the switch)";
+    UCLAMP = Since(5, 3), "utilization clamping: per-task and per-cgroup util_min/util_max, max-aggregated per rq, clamp the util schedutil and EAS read (69842cba9ace; CONFIG_UCLAMP_TASK)";
     SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";
     SHARED_RUNQ_STEAL = Always(false), "v1 only: a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";
     SHARED_RUNQ_V2 = Always(false), "shared_runq v2 (2023-07): pulled at the top of newidle_balance before its gates, head-only pop if allowed on this CPU";

@@ -12,6 +12,7 @@
 //! | [`fair`] | kernel/sched/fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
 //! | [`bandwidth`] | fair.c CFS bandwidth control |
 //! | [`cpuidle`] | drivers/cpuidle: idle states, the menu and teo governors |
+//! | [`eas`] | fair.c's energy-aware half: util_est, uclamp, schedutil, find_energy_efficient_cpu() |
 //! | [`energy_model`] | kernel/power/energy_model.c: power per operating point |
 //! | [`timers`] | kernel/time: timer wheel, hrtimers, timer migration (push vs pull) |
 //! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
@@ -32,6 +33,7 @@ pub mod bandwidth;
 pub mod cost;
 pub mod cpumask;
 pub mod cpuidle;
+pub mod eas;
 pub mod energy_model;
 pub mod engine;
 pub mod error;
