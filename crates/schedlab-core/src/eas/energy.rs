@@ -9,11 +9,12 @@
 //! Text read: fair.c at the 5.8-era revision (feec with the 6 % margin: "pick the best
 //! CPU ... if it saves at least 6 % of the energy used by prev_cpu", fits_capacity() on
 //! the clamped util, per-pd compute_energy()). The 6.x rules are re-expressed from the
-//! commits: b812fc9768e0 (5.18, "Remove the energy margin in feec()": the cheapest
-//! candidate wins outright), 3e8c6c9aac42 (5.18, the energy_env busy times, the pd's
-//! busy time capped at the pd's capacity), 48d5e9daa8b7 / 244226035a1f (6.2,
-//! util_fits_cpu() with its -1 "fits but not the uclamp_min hint" result and the
-//! fits-first candidate ordering).
+//! commits: b812fc9768e0 (6.0, "sched/fair: Remove the energy margin in feec()": the
+//! cheapest candidate wins outright), 3e8c6c9aac42 (6.0, "Remove task_util from effective
+//! utilization in feec()": the energy_env busy times, the pd's busy time capped at the
+//! pd's capacity), 244226035a1f (6.2, "sched/uclamp: Fix fits_capacity() check in
+//! feec()": util_fits_cpu() with its -1 "fits but not the uclamp_min hint" result and
+//! the fits-first candidate ordering; backported to 5.10/5.15 stable).
 //! Model: a snapshot of per-CPU utilization, capacity, rq clamps and performance domain
 //! stands for the root domain at the wakeup; every CPU of the snapshot is in
 //! sd_asym_cpucapacity and online. No thermal pressure (actual capacity = original), no
@@ -116,17 +117,17 @@ pub struct TaskSnap {
 /// Which kernel's selection rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FeecRules {
-    /// 5.0 to 5.17: fits_capacity() filter; prev_cpu kept unless the best saves more than
+    /// 5.0 to 5.19: fits_capacity() filter; prev_cpu kept unless the best saves more than
     /// (prev_delta + base_energy) / 16 (the "6 %" margin, >> 4).
     Margin,
-    /// 5.18+ (6.2's util_fits_cpu() ordering): the cheapest candidate that fits best.
+    /// 6.0+ (with 6.2's util_fits_cpu() ordering): the cheapest candidate that fits best.
     V6,
 }
 
 impl FeecRules {
     /// The rules a kernel version has.
     pub fn of(v: crate::kernel::KernelVersion) -> FeecRules {
-        if v >= crate::kernel::KernelVersion::new(5, 18) {
+        if v >= crate::kernel::KernelVersion::new(6, 0) {
             FeecRules::V6
         } else {
             FeecRules::Margin
@@ -220,9 +221,8 @@ impl EasSnapshot {
             return None;
         }
         let p_min = if self.uclamp_used { p.uclamp.min } else { 0 };
-        if super::util_est::task_util_est(p.util_avg, &super::util_est::UtilEst { enqueued: 0, ewma: p.util_est }, super::util_est::UtilEstForm::Simplified) == 0
-            && p_min == 0
-        {
+        // task_util_est() == 0 and no uclamp_min: nothing to place by energy.
+        if p.util_avg.max(p.util_est) == 0 && p_min == 0 {
             return Some(p.prev_cpu);
         }
         Some(match rules {
@@ -248,7 +248,7 @@ impl EasSnapshot {
                     continue;
                 }
                 if cpu == p.prev_cpu {
-                    prev_delta = self.compute_energy(pd, p, Some(cpu)) - base_pd;
+                    prev_delta = self.compute_energy(pd, p, Some(cpu)).saturating_sub(base_pd);
                     best_delta = best_delta.min(prev_delta);
                 }
                 if spare > max_spare {
@@ -257,7 +257,7 @@ impl EasSnapshot {
                 }
             }
             if let Some(c) = max_spare_cpu.filter(|&c| c != p.prev_cpu) {
-                let cur = self.compute_energy(pd, p, Some(c)) - base_pd;
+                let cur = self.compute_energy(pd, p, Some(c)).saturating_sub(base_pd);
                 if cur < best_delta {
                     best_delta = cur;
                     best_cpu = c;
@@ -280,11 +280,11 @@ impl EasSnapshot {
         for pd in 0..self.pds.len() {
             let (mut max_spare, mut max_spare_cpu, mut max_fits) = (-1i64, None, -1i32);
             let mut prev_spare = -1i64;
-            let mut pd_cap_of_cpu = 0;
+            // cpu_actual_cap: one value per domain here (no thermal pressure).
+            let pd_cap_of_cpu = self.pds[pd].scale_cpu;
             for cpu in self.pd_cpus(pd).filter(|&c| p.allowed[c]) {
                 let util = self.cpu_util(cpu, p, Some(cpu));
                 let cap = self.cpus[cpu].capacity;
-                pd_cap_of_cpu = cap;
                 let (mut umin, mut umax) = (p_min, p_max);
                 if let (true, Some(rq)) = (self.uclamp_used, self.cpus[cpu].uclamp) {
                     umin = umin.max(rq.min);
@@ -309,7 +309,9 @@ impl EasSnapshot {
             }
             let base = self.compute_energy(pd, p, None);
             if prev_spare > -1 {
-                prev_delta = self.compute_energy(pd, p, Some(p.prev_cpu)) - base;
+                // Energy with p never falls below the base here (util only grows), so the
+                // kernel's "CPU utilization has changed" bail-out cannot trigger.
+                prev_delta = self.compute_energy(pd, p, Some(p.prev_cpu)).saturating_sub(base);
                 prev_cap = pd_cap_of_cpu;
                 best_delta = best_delta.min(prev_delta);
             }
@@ -317,7 +319,7 @@ impl EasSnapshot {
             if max_fits < best_fits || (max_fits < 0 && pd_cap_of_cpu <= best_cap) {
                 continue;
             }
-            let cur = self.compute_energy(pd, p, Some(c)) - base;
+            let cur = self.compute_energy(pd, p, Some(c)).saturating_sub(base);
             if max_fits > 0 && best_fits > 0 && cur >= best_delta {
                 continue;
             }

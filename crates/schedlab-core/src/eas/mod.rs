@@ -10,8 +10,10 @@
 //! em_pd_get_efficient_state()), kernel/power/energy_model.c (em_compute_costs()).
 //! Text read (search tools, torvalds/linux as stored): fair.c and cpufreq_schedutil.c at
 //! the 5.8-era revision the index holds (feec with the 6 % margin, schedutil_cpu_util());
-//! the 6.x forms named in each module (margin removed, util_fits_cpu(), util_est
-//! simplified in 6.8) are re-expressed from the commits that changed them, each named.
+//! the 6.x forms named in each module (margin removed in 6.0, util_fits_cpu() in 6.2,
+//! util_est simplified in 6.8) are re-expressed from the commits that changed them, each
+//! named (their hashes and titles checked against the mailing-list text the search tools
+//! hold; their code was not read).
 //! Model: no `Simulator` here. Each function takes the numbers the kernel reads
 //! (utilizations, capacities, clamps, the EM table) and returns what the kernel would
 //! decide; the engine glue feeds them from the runqueues and tasks.

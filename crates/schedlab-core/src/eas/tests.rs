@@ -170,6 +170,15 @@ fn uclamp_min_1024_runs_at_a_big_cpus_top_opp() {
     let s = with_blocked(s, &p);
     let cpu = s.find_energy_efficient_cpu(&p, false, FeecRules::V6).unwrap();
     assert!(cpu >= 6, "chose {cpu}");
+    // Its energy estimate on the X1 is at the top OPP's cost: the busy time (50) at
+    // cost 650 x 1056^2 x 2802 / 10^6 = 2_030_997 uW (per unit of the top capacity).
+    let top = s.pds[2].states.last().unwrap().cost;
+    assert_eq!(top, 2_030_997);
+    assert_eq!(s.compute_energy(2, &p, Some(6)), top * 50 / 1024);
+    // Without the clamp the same placement asks the X1's lowest OPP.
+    let mut unclamped = s.clone();
+    unclamped.uclamp_used = false;
+    assert_eq!(unclamped.compute_energy(2, &p, Some(6)), s.pds[2].states[0].cost * 50 / 1024);
     // Frequency: the rq's clamp min 1024 lifts util 50 to 1024, x 1.25 is past the top.
     let x1 = &s.pds[2];
     let mut pol = SugovPolicy::new(x1.table_khz(), 2, 0, Governor::Schedutil);
@@ -401,7 +410,7 @@ proptest! {
 
     /// feec against the exhaustive search over the allowed CPUs the task fits.
     ///
-    /// 5.18+ rules: the energy of feec's choice equals the exhaustive minimum. Within a
+    /// 6.0+ rules: the energy of feec's choice equals the exhaustive minimum. Within a
     /// performance domain every CPU has the same capacity and the busy time does not
     /// depend on which CPU takes the task, so the domain's energy depends only on the
     /// OPP, i.e. on max(util with p on the destination, the others' util without p);
@@ -411,7 +420,7 @@ proptest! {
     /// Across domains feec compares the exact deltas. Ties may pick another CPU of
     /// equal energy. When no allowed CPU fits, feec keeps prev_cpu.
     ///
-    /// 5.0-5.17 rules: prev_cpu is kept unless the best saves more than
+    /// 5.0-5.19 rules: prev_cpu is kept unless the best saves more than
     /// (prev_delta + base_energy) / 16, so the choice's energy exceeds the minimum by at
     /// most that, and only when the choice is prev_cpu.
     #[test]
@@ -445,4 +454,20 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn the_features_carry_their_kernel_versions() {
+    use crate::features::{Feature, Features};
+    use crate::kernel::KernelVersion;
+    use crate::topology::Arch;
+    let f = |a, b| Features::defaults(KernelVersion::new(a, b), Arch::Arm64);
+    assert!(!f(4, 19).has(Feature::ENERGY_AWARE) && f(5, 0).has(Feature::ENERGY_AWARE));
+    assert!(!f(4, 14).has(Feature::UTIL_EST) && f(4, 17).has(Feature::UTIL_EST));
+    assert!(!f(5, 4).has(Feature::UTIL_EST_FASTUP) && f(5, 5).has(Feature::UTIL_EST_FASTUP));
+    // 6.8 removed the switch and kept the behaviour: on.
+    assert!(f(6, 8).has(Feature::UTIL_EST_FASTUP));
+    assert!(!f(5, 2).has(Feature::UCLAMP) && f(5, 3).has(Feature::UCLAMP));
+    assert_eq!(FeecRules::of(KernelVersion::new(5, 19)), FeecRules::Margin);
+    assert_eq!(FeecRules::of(KernelVersion::new(6, 0)), FeecRules::V6);
 }

@@ -5,15 +5,18 @@
 //! _task_util_est(), task_util_est(), cpu_util(); kernel/sched/pelt.h
 //! cfs_se_util_change() (clears UTIL_AVG_UNCHANGED when util_avg moves).
 //! Two forms, selected by `UtilEstForm`:
-//! - `Split` (4.17 to 6.7, 7f65ea42eb00 .. ): `struct util_est { enqueued, ewma }`; the
-//!   task's estimate is max(ewma, enqueued); UTIL_EST_FASTUP (5.5, b8c96361402a) lets the
-//!   ewma jump up to a larger sample instead of averaging towards it; 5.10+ skips samples
-//!   above the CPU's capacity (the task had no idle time, so its util is not its demand);
-//!   5.13 (b89997aa88f0) updates when the sample moved by the margin even if the ewma did
+//! - `Split` (4.17 to 6.7, 7f65ea42eb00 "sched/fair: Add util_est on top of PELT"):
+//!   `struct util_est { enqueued, ewma }`; the task's estimate is max(ewma, enqueued);
+//!   UTIL_EST_FASTUP (5.5, b8c96361402a "Implement faster ramp-up EWMA on utilization
+//!   increases") lets the ewma jump up to a larger sample instead of averaging towards
+//!   it; later 5.x skip samples above the CPU's capacity (the task had no idle time, so
+//!   its util is not its demand) and (5.13, "sched/pelt: Fix task util_est update
+//!   filtering") write the sample back when it moved by the margin even if the ewma did
 //!   not.
 //! - `Simplified` (6.8+, 11137d384996 "sched/fair: Simplify util_est" and 7736ae55ba6d
 //!   "Remove SCHED_FEAT(UTIL_EST_FASTUP, true)"): one value, the ewma; an increase resets
 //!   it to the sample (fast-up made permanent), only decreases are averaged.
+//!
 //! Model: the sample is the task's util_avg at the dequeue that puts it to sleep, passed
 //! in by the caller; `util_avg_changed` stands for the UTIL_AVG_UNCHANGED flag being
 //! clear (PELT updated util_avg since the task was enqueued).
