@@ -1,28 +1,24 @@
 //! schedlab-core: a deterministic discrete-event simulator of the Linux kernel's
 //! per-CPU scheduling machinery on modeled multicore machines.
 //!
-//! The module list is the architecture:
+//! The module list is the architecture, from the top floor down (a module imports only
+//! those below it; `docs/architecture.md` has the picture):
 //!
 //! | module | kernel counterpart |
 //! |---|---|
-//! | [`engine`] | the passage of time: one event queue, ticks, timers, the run loop |
-//! | [`topology`] | arch topology, sched domains (kernel/sched/topology.c) |
-//! | [`cost`] | hardware latencies the mechanisms pay |
-//! | [`task`], [`rq`] | task_struct, struct rq |
-//! | [`fair`] | kernel/sched/fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
-//! | [`bandwidth`] | fair.c CFS bandwidth control |
-//! | [`cpuidle`] | drivers/cpuidle: idle states, the menu and teo governors |
-//! | [`energy_model`] | kernel/power/energy_model.c: power per operating point |
-//! | [`timers`] | kernel/time: timer wheel, hrtimers, timer migration (push vs pull) |
-//! | [`mm`] | rseq mm_cid (kernel/sched/core.c, sched.h), TLB shootdown on reclaim (mm/rmap.c) |
-//! | [`provenance`] | (none: where each hardware figure comes from, its kind and band) |
-//! | [`features`] | kernel/sched/features.h |
-//! | [`kernel`] | version profiles and sysctl/debugfs tunables |
-//! | [`workload`] | task programs and benchmark generators |
-//! | [`ipc`] | pipes, futex words, mutexes and barriers of task programs (fs/pipe.c, kernel/futex) |
-//! | [`metrics`], [`trace`] | schedstat/cpu.stat counters, sched tracepoints |
-//! | [`scenario`] | the run description (TOML/JSON) |
+//! | [`api`], [`bench`] | (the entry points: load, check, run; the speed suite) |
+//! | [`engine`] | the passage of time: the event loop, building a run, its result |
+//! | `sched` (private), [`fair`] | kernel/sched/core.c, idle.c; fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
+//! | [`state`] | sched.h: the run's data (task_struct, struct rq, cfs_rq, sched_avg, the event queue, pipes/futexes/mutexes) |
 //! | [`interchange`] | rt-app JSON in and out, ftrace / perf script traces in and replayed |
+//! | [`workload`] | task programs and benchmark generators |
+//! | [`bandwidth`], [`mm`] | fair.c CFS bandwidth control; rseq mm_cid, TLB shootdown on reclaim (mm/rmap.c) |
+//! | [`scenario`] | the run description (TOML/JSON) |
+//! | [`metrics`], [`features`] | schedstat/cpu.stat counters; kernel/sched/features.h |
+//! | [`topology`], [`kernel`] | arch topology, sched domains (topology.c); version profiles and tunables |
+//! | [`timers`], [`cpuidle`], [`lock`], [`trace`] | kernel/time; drivers/cpuidle; spinlocks as cache lines; sched tracepoints |
+//! | [`eas`], [`rt`] | fair.c's energy-aware half, rt.c/cpupri.c/deadline.c: pure rules, not yet called by the engine |
+//! | [`cost`], [`time`], [`cpumask`], [`rng`], [`energy_model`], [`provenance`], [`error`] | hardware latencies; time; CPU masks; seeded streams; power per OPP; where each figure comes from; errors |
 
 #![warn(missing_docs)]
 
@@ -42,6 +38,7 @@ pub mod bandwidth;
 pub mod cost;
 pub mod cpumask;
 pub mod cpuidle;
+pub mod eas;
 pub mod energy_model;
 pub mod engine;
 pub mod error;
