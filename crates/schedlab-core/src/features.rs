@@ -70,6 +70,8 @@ sched_features! {
     DELAY_DEQUEUE = Since(6, 12), "EEVDF: a task that sleeps while not eligible stays queued, competing, until it is picked (152e11f6df29)";
     DELAY_ZERO = Since(6, 12), "EEVDF: a delayed task's positive lag is dropped when it leaves or is woken (152e11f6df29)";
     RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
+    PREEMPT_SHORT = Since(6, 12), "EEVDF: update_curr() reschedules a current task whose slice protection is over once it is not eligible (did_preempt_short(), 85e511df3cec; the shorter-slice wakeup override is moot: schedlab gives every task the base slice)";
+    RESCHED_NEXT_SLICE = Since(6, 18), "EEVDF: update_curr() reschedules as soon as the current task's protected slice is over, eligible or not, and the pick decides (6.18 fair.c: resched || !protect_slice(curr); 74eec63661d4 began it)";
     PELT = Since(3, 8), "per-entity load tracking: load, runnable and util averages drive load balance, wake_affine and group shares (off: instantaneous queued weights)";
     FAIR_GROUP_SCHED = Always(true), "cgroups are scheduling entities: a cfs_rq per group and CPU, weighted by cpu.shares/cpu.weight (off: every task on its CPU's root runqueue)";
     WAKEUP_PREEMPTION = Always(true), "a waking task may preempt the current one";

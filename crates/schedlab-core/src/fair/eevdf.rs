@@ -91,6 +91,19 @@ impl Simulator {
         }
     }
 
+    /// update_curr()'s second reason to reschedule, for running entity `e` of `c`:
+    /// others are queued and its protected slice is over; before 6.18 only once it
+    /// is no longer eligible either (did_preempt_short()).
+    pub(crate) fn resched_next_slice(&self, c: usize, e: EntityId) -> bool {
+        if self.fg.cfs[c].nr_queued <= 1 || self.se(e).protected {
+            return false;
+        }
+        if self.feat.has(Feature::RESCHED_NEXT_SLICE) {
+            return true;
+        }
+        self.feat.has(Feature::PREEMPT_SHORT) && !self.entity_eligible(c, e)
+    }
+
     /// pick_eevdf(): the eligible entity of cfs_rq `c` with the earliest deadline; with
     /// `include_curr` the running one competes (and RUN_TO_PARITY may keep it).
     pub(crate) fn pick_eevdf(&self, c: usize, include_curr: bool) -> Option<EntityId> {

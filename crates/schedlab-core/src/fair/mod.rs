@@ -161,6 +161,9 @@ impl Simulator {
             self.update_min_vruntime(q);
             if self.policy() == FairPolicy::Eevdf && on_rq {
                 self.update_deadline(q, e, cpu);
+                if self.resched_next_slice(q, e) {
+                    self.resched_curr(cpu, cpu);
+                }
             }
             match self.parent_entity(e, cpu) {
                 Some(pe) => e = pe,
@@ -467,14 +470,18 @@ impl Simulator {
         self.put_prev_entities(cpu, p);
     }
 
-    /// set_next_entity(): `e` leaves the tree and runs at its level.
-    fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize) {
+    /// set_next_entity(): `e` leaves the tree and runs at its level. `first`: `e` was
+    /// not running there before this pick, so its slice protection starts now
+    /// (set_protect_slice()).
+    fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize, first: bool) {
         self.update_load_avg(c, e, cpu);
         self.tree_remove(c, e);
         self.fg.cfs[c].curr = Some(e);
         let se = self.se_mut(e);
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        se.protected = true;
+        if first {
+            se.protected = true;
+        }
     }
 
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
@@ -509,10 +516,24 @@ impl Simulator {
                 c = e & !GROUP_SE;
             }
         };
+        // pick_next_task_fair() puts and sets only the part of the hierarchy that
+        // changes (prev != p, is_same_group()): an entity that stays current, the
+        // task itself picked again or a shared group, keeps its protection as it was.
+        let prev = self.rqs[cpu].curr;
         let mut e = next;
         loop {
             let c = self.cfs_of(e, cpu);
-            self.set_next_entity(c, e, cpu);
+            let stays = prev.is_some_and(|p| {
+                let mut x = Some(p);
+                while let Some(y) = x {
+                    if y == e {
+                        return true;
+                    }
+                    x = self.parent_entity(y, cpu);
+                }
+                false
+            });
+            self.set_next_entity(c, e, cpu, !stays);
             match self.parent_entity(e, cpu) {
                 Some(pe) => e = pe,
                 None => break,
