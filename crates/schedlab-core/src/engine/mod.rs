@@ -1,8 +1,10 @@
-//! The simulator: state of one run and its event loop.
+//! The simulator's event loop: building a run, advancing it one event at a time, and
+//! closing its books.
 //!
 //! Mirrors: the passage of time in a kernel: hrtimers, the tick, IPIs and the
-//! interleaving of CPUs. The scheduling logic itself lives in `sched` (core.c) and
-//! `fair` (fair.c), as `impl Simulator` blocks over this state.
+//! interleaving of CPUs. The run's data is `crate::state` (the kernel's sched.h); the
+//! scheduling logic lives in `sched` (core.c) and `fair` (fair.c), as `impl Simulator`
+//! blocks over it.
 //! Model: one event queue for the whole machine; an idle CPU has no pending event at
 //! all (NOHZ idle: its tick is stopped); a busy CPU has its tick and the end of its
 //! current task's step. Same scenario and seed give bit-identical results.
