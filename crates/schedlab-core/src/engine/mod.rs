@@ -26,7 +26,7 @@ use crate::scenario::Scenario;
 use crate::time::Ns;
 use crate::state::events::EventKind;
 
-pub use crate::state::{Counters, Group, Simulator, Template, UserHistogram, PID_MAX_LIMIT};
+pub use crate::state::Simulator;
 
 impl Simulator {
     /// Builds a run from a scenario (validated again here) and a seed.

@@ -35,16 +35,6 @@ const MIGRATION_LINES: f64 = 3.0;
 const CFS_B_HOLD_CYCLES: f64 = 100.0;
 
 impl Simulator {
-    /// A cache line's move from `from` to `to`, ns (nothing on the same CPU).
-    #[inline]
-    pub(crate) fn line_ns(&self, from: usize, to: usize) -> Ns {
-        if from == to {
-            0
-        } else {
-            self.line_latency(from, to) as Ns
-        }
-    }
-
     /// When `cpu`'s next lock operation of this event starts.
     #[inline]
     fn lock_at(&self, cpu: usize) -> Ns {

@@ -20,6 +20,16 @@ impl Simulator {
         self.line_at(self.m.distance(a, b))
     }
 
+    /// A cache line's move from `from` to `to`, ns (nothing on the same CPU).
+    #[inline]
+    pub(crate) fn line_ns(&self, from: usize, to: usize) -> crate::time::Ns {
+        if from == to {
+            0
+        } else {
+            self.line_latency(from, to) as crate::time::Ns
+        }
+    }
+
     /// An IPI's flight at distance `d` (`CostTable::ipi_latency_ns`).
     pub(crate) fn ipi_latency_ns(&self, d: Distance) -> f64 {
         self.stats.cost_reads.note(key_index("kernel.ipi_delivery_ns"));

@@ -37,7 +37,6 @@ use rq::Rq;
 use task::{Program, Task};
 
 pub use crate::state::ipc::{Barrier, Channel, Mutex};
-pub use crate::scenario::PID_MAX_LIMIT;
 
 /// A latency histogram of `record` steps with its completions per 100 ms.
 #[derive(Default)]
