@@ -125,8 +125,9 @@ def test_without_rights_nothing_is_compared_and_it_exits_0(monkeypatch, cli):
 
 
 def test_host_facts_parse():
-    assert vh.kernel_profile("6.18.44-fc-v657") == "6.18"
-    assert vh.kernel_profile("5.15.0-91-generic") == "5.15"
+    assert vh.kernel_profile("6.18.44-fc-v657") == "6.18.44"
+    assert vh.kernel_profile("5.15.0-91-generic") == "5.15.0"
+    assert vh.kernel_profile("6.19-rc3") == "6.19"
     acc = vh.cgroup_access()
     assert (acc.version is None) == (acc.base is None) and acc.reason
 

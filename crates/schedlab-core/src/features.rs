@@ -27,6 +27,9 @@ pub enum FeatureDefault {
     SinceByArch((u32, u32), (u32, u32)),
     /// On for v < first.0 and for second.0 <= v < second.1 (bandwidth slice expiry).
     BeforeOrBetween((u32, u32), ((u32, u32), (u32, u32))),
+    /// On from mainline version `.0`, and in the stable series `.1` (major, minor) from
+    /// sublevel `.1.2` on: a change backported to a stable tree.
+    SinceWithStable((u32, u32), ((u32, u32), u32)),
 }
 
 impl FeatureDefault {
@@ -42,6 +45,9 @@ impl FeatureDefault {
                 Arch::Arm64 => v >= at(arm),
             },
             FeatureDefault::BeforeOrBetween(before, (lo, hi)) => v < at(before) || (v >= at(lo) && v < at(hi)),
+            FeatureDefault::SinceWithStable(mainline, ((a, b), sublevel)) => {
+                v >= at(mainline) || ((v.major, v.minor) == (a, b) && v.sublevel_or_zero() >= sublevel)
+            }
         }
     }
 }
@@ -98,7 +104,7 @@ sched_features! {
     SHARED_RUNQ_DISCARD = Always(false), "v3 review (K Prateek Nayak, David Vernet, Aug 2023): the pop drops shard entries whose task is already on a CPU and takes the next, under the shard lock, instead of a task_rq_lock() round trip that fails and retries";
     SHARED_RUNQ_SHARD_16 = Always(false), "v3 review (K Prateek Nayak): shards of 16 CPUs instead of SHARED_RUNQ_SHARD_SZ = 6 (overrides the shared_runq_shard_sz tunable)";
     SHARED_RUNQ_V4 = Always(false), "shared_runq v4 (2023-12): enqueue only onto a non-empty rq, pull after the rd->overload gate ignoring avg_idle, skip <= LLC domains";
-    NI_RANDOM = Since(6, 19), "newidle balance runs a domain with probability = its recent success ratio (Peter Zijlstra, Nov 2025, 'Proportional newidle balance')";
+    NI_RANDOM = SinceWithStable((6, 19), ((6, 18), 35)), "newidle balance runs a domain with probability = its recent success ratio (Peter Zijlstra, Nov 2025, 'Proportional newidle balance'); backported to 6.18 stable: 6.18.2's features.h lacks it (gfunkmonk/linux-6.18.2), 6.18.35's has it (leftymods/linux-6.18.y), so the first stable carrying it lies in 6.18.3..6.18.35 and 6.18.35 is the earliest known";
     TIMER_PULL = Since(6, 9), "timers stay local; idle CPUs' global timers are pulled by a migrator (timer_migration.c)";
     BW_SLICE_EXPIRY = BeforeOrBetween((3, 16), ((4, 18), (5, 4))), "per-CPU bandwidth slices expire at the period boundary";
     BW_EXPIRY_INVERTED = Between((3, 16), (4, 18)), "3.16-4.17 bug: the expiry test was inverted, so leftovers were extended a tick at a time instead";
@@ -191,5 +197,13 @@ mod tests {
         assert!(Features::defaults(KernelVersion::new(5, 4), Arch::X86_64).has(Feature::TLB_BATCH));
         assert!(FEATURE_TABLE.len() < 64);
         assert_eq!(Features::lookup("SWQUEUE"), Some(Feature::SHARED_RUNQ));
+    }
+
+    #[test]
+    fn a_stable_backport_is_on_from_its_sublevel_and_in_later_mainline() {
+        let on = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::NI_RANDOM);
+        assert!(!on("6.18") && !on("6.18.2") && !on("6.18.34"));
+        assert!(on("6.18.35") && on("6.18.44") && on("6.19"));
+        assert!(!on("6.17.99"), "another stable series does not carry it");
     }
 }

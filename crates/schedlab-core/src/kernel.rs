@@ -9,36 +9,65 @@ use serde::{Deserialize, Serialize};
 
 use crate::time::Ns;
 
-/// A mainline kernel version (major.minor).
+/// A kernel version: a mainline release (major.minor), or a stable release of one
+/// (major.minor.sublevel) where a stable backport changes behaviour.
+///
+/// Ordering: "6.18" (the mainline release, sublevel 0) < "6.18.35" < "6.19". A profile
+/// without a sublevel is the mainline release, so stable backports are off in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct KernelVersion {
     /// Major number.
     pub major: u32,
     /// Minor number.
     pub minor: u32,
+    /// Stable sublevel (the Makefile's SUBLEVEL), when the profile names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sublevel: Option<u32>,
 }
 
 impl KernelVersion {
-    /// Creates a version.
+    /// Creates a mainline version.
     pub const fn new(major: u32, minor: u32) -> Self {
-        Self { major, minor }
+        Self { major, minor, sublevel: None }
     }
 
-    /// Parses "6.5" (a trailing ".N" patch level or "-suffix" is ignored).
+    /// Creates a stable version.
+    pub const fn stable(major: u32, minor: u32, sublevel: u32) -> Self {
+        Self { major, minor, sublevel: Some(sublevel) }
+    }
+
+    /// The stable sublevel, 0 for the mainline release.
+    pub fn sublevel_or_zero(self) -> u32 {
+        self.sublevel.unwrap_or(0)
+    }
+
+    /// Parses "6.5" or "6.18.35" (a "-suffix" such as "-fc-v782" is ignored).
     pub fn parse(text: &str) -> Result<Self, String> {
         let core = text.trim().split(['-', '+']).next().unwrap_or("");
         let mut parts = core.split('.');
         let num = |p: Option<&str>| p.and_then(|s| s.parse::<u32>().ok());
-        match (num(parts.next()), num(parts.next())) {
-            (Some(major), Some(minor)) if (3..=7).contains(&major) => Ok(Self { major, minor }),
-            _ => Err(format!("'{text}' is not a kernel version like \"6.5\" (3.x to 7.x)")),
+        let bad = || format!("'{text}' is not a kernel version like \"6.5\" or \"6.18.35\" (3.x to 7.x)");
+        let (Some(major), Some(minor)) = (num(parts.next()), num(parts.next())) else { return Err(bad()) };
+        if !(3..=7).contains(&major) {
+            return Err(bad());
         }
+        let sublevel = match parts.next() {
+            None => None,
+            Some(s) => Some(s.parse::<u32>().map_err(|_| bad())?),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(Self { major, minor, sublevel })
     }
 }
 
 impl std::fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
+        match self.sublevel {
+            Some(s) => write!(f, "{}.{}.{}", self.major, self.minor, s),
+            None => write!(f, "{}.{}", self.major, self.minor),
+        }
     }
 }
 
@@ -276,6 +305,19 @@ mod tests {
         assert_eq!(k.tunables.sched_base_slice_ns, 2_800_000);
         assert_eq!(k.policy, FairPolicy::Eevdf);
         assert!(KernelVersion::parse("banana").is_err());
+    }
+
+    #[test]
+    fn a_stable_sublevel_orders_between_its_mainline_release_and_the_next() {
+        let v = |s: &str| KernelVersion::parse(s).unwrap();
+        assert_eq!(v("6.18.44-fc-v782"), KernelVersion::stable(6, 18, 44));
+        assert_eq!(v("6.18").to_string(), "6.18");
+        assert_eq!(v("6.18.35").to_string(), "6.18.35");
+        assert!(v("6.18") < v("6.18.0") && v("6.18.0") < v("6.18.35"));
+        assert!(v("6.18.35") < v("6.18.44") && v("6.18.44") < v("6.19"));
+        for bad in ["6.18.x", "6.18.1.2", "6", "2.6.32"] {
+            assert!(KernelVersion::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

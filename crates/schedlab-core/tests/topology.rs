@@ -582,8 +582,9 @@ fn sysfs_idle_states_and_the_host_kernel() {
     let e = sysfs::read_tree(&t.cpu(), Some(&t.node()), Arch::X86_64).unwrap_err();
     assert!(e.contains("state0/latency") && e.contains("exit latency in us") && e.contains("'soon'"), "{e}");
 
-    assert_eq!(sysfs::profile_of_release("6.18.44-fc-v782").as_deref(), Some("6.18"));
-    assert_eq!(sysfs::profile_of_release("5.4.0-150-generic").as_deref(), Some("5.4"));
+    assert_eq!(sysfs::profile_of_release("6.18.44-fc-v782").as_deref(), Some("6.18.44"));
+    assert_eq!(sysfs::profile_of_release("5.4.0-150-generic").as_deref(), Some("5.4.0"));
+    assert_eq!(sysfs::profile_of_release("6.19-rc3").as_deref(), Some("6.19"));
     assert_eq!(sysfs::profile_of_release("linux"), None);
     assert_eq!(sysfs::config_hz("# CONFIG_HZ_1000 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"), Some(250));
 }

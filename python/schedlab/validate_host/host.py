@@ -29,7 +29,7 @@ class CgroupAccess:
 @dataclass
 class HostInfo:
     kernel_release: str
-    profile: str  # "6.18": what schedlab's kernel profile is called
+    profile: str  # "6.18.44": what schedlab's kernel profile is called (sublevel kept)
     hz: Optional[int]
     hz_source: str
     nr_cpus: int
@@ -42,9 +42,12 @@ class HostInfo:
 
 
 def kernel_profile(release: str) -> str:
-    """'6.18.44-fc-v657' -> '6.18' (schedlab profiles are major.minor)."""
-    m = re.match(r"(\d+)\.(\d+)", release)
-    return f"{m.group(1)}.{m.group(2)}" if m else release
+    """'6.18.44-fc-v657' -> '6.18.44': the stable sublevel is kept, since stable
+    backports change scheduler features (NI_RANDOM came to 6.18 in a stable release)."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
+    if not m:
+        return release
+    return ".".join(g for g in m.groups() if g is not None)
 
 
 def config_hz(release: str) -> tuple[Optional[int], str]:

@@ -209,7 +209,7 @@ fn read_cpuidle(dir: &Path, driver_file: &Path) -> Result<crate::cpuidle::IdleDr
 pub struct HostKernel {
     /// `uname -r`.
     pub release: String,
-    /// Its major.minor, as a profile ("6.18").
+    /// Its version as a profile, stable sublevel kept ("6.18.44").
     pub profile: String,
     /// CONFIG_HZ, where the kernel's configuration can be read.
     pub hz: Option<u32>,
@@ -225,11 +225,10 @@ pub fn host_kernel() -> Result<HostKernel, String> {
     Ok(HostKernel { hz: config.as_deref().and_then(config_hz), release, profile })
 }
 
-/// "6.18.44-fc-v782" -> "6.18".
+/// "6.18.44-fc-v782" -> "6.18.44": stable backports change features (NI_RANDOM), so
+/// the sublevel is kept.
 pub fn profile_of_release(release: &str) -> Option<String> {
-    let mut it = release.split(['.', '-']);
-    let (major, minor) = (it.next()?.parse::<u32>().ok()?, it.next()?.parse::<u32>().ok()?);
-    Some(format!("{major}.{minor}"))
+    crate::kernel::KernelVersion::parse(release).ok().map(|v| v.to_string())
 }
 
 /// CONFIG_HZ=N of a kernel configuration.
