@@ -29,6 +29,11 @@ impl Simulator {
     pub fn check_invariants(&self) -> Result<(), String> {
         self.swq.check(|p| self.tasks[p].state)?;
         let mut seen = vec![0u32; self.tasks.len()];
+        // Delayed-dequeue tasks stay in rq->nr_running until the pick dequeues them.
+        let mut delayed = vec![0usize; self.rqs.len()];
+        for t in self.tasks.iter().filter(|t| t.sched_delayed) {
+            delayed[t.cpu] += 1;
+        }
         for (cpu, rq) in self.rqs.iter().enumerate() {
             let mut nr = 0;
             for &p in &rq.queue {
@@ -87,7 +92,7 @@ impl Simulator {
                 }
             }
             let load = self.fg.cfs[root].load;
-            if nr != rq.nr_running || load != rq.load {
+            if nr + delayed[cpu] != rq.nr_running || load != rq.load {
                 let states: Vec<_> = rq.queue.iter().map(|&p| (p, self.tasks[p].state)).collect();
                 return Err(format!(
                     "CPU {cpu}: nr_running {} load {} but tasks say {nr} / {load} (queue {states:?}, curr {:?})",

@@ -9,10 +9,13 @@
 //! (ttwu_runnable -> requeue_delayed_entity(): no CPU selection; DELAY_ZERO re-places an
 //! entity whose lag became positive at zero lag).
 //! Model: only tasks are delayed (group entities are dequeued when empty, as before
-//! 6.12); a delayed task is not counted as runnable (nr_running, h_nr_running, PELT
-//! runnable: 6.13's h_nr_runnable) and is not on the cfs_tasks list, so load balance
-//! does not move it, but its weight stays in its cfs_rq's load and its entity in the
-//! tree.
+//! 6.12); a delayed task is not counted as runnable in its cfs_rqs (h_nr_running and
+//! PELT runnable: 6.13's h_nr_runnable) and is not on the cfs_tasks list, so load
+//! balance does not move it, but its weight stays in its cfs_rq's load, its entity in
+//! the tree, and it stays in rq->nr_running: dequeue_entities() returns before
+//! sub_nr_running() when the task's own entity is delayed (6.12 to 6.18 alike), so
+//! the CPU still counts it for idle_cpu(), rd->overload, sum_nr_running and the nohz
+//! kick until the pick dequeues it (read at 6.18.35, dequeue_entities()).
 
 use crate::state::timeline::EntityId;
 use crate::state::Simulator;
@@ -23,7 +26,8 @@ use crate::state::task::{TaskId, TaskState};
 impl Simulator {
     /// dequeue_entity(DEQUEUE_SLEEP) with DELAY_DEQUEUE: whether the running task `p`,
     /// going to sleep, stays queued instead because it is not eligible. If so it is
-    /// marked delayed and no longer counts as runnable.
+    /// marked delayed and no longer counts as runnable in its cfs_rqs (it does in
+    /// rq->nr_running until it is dequeued).
     pub(crate) fn try_delay_dequeue(&mut self, cpu: usize, p: TaskId) -> bool {
         if self.policy() != FairPolicy::Eevdf || !self.feat.has(Feature::DELAY_DEQUEUE) {
             return false;
@@ -35,7 +39,6 @@ impl Simulator {
         self.update_load_avg(c, p, cpu);
         self.tasks[p].sched_delayed = true;
         self.add_h_nr_running(cpu, p, -1);
-        self.add_nr_running(cpu, -1);
         true
     }
 
@@ -43,6 +46,7 @@ impl Simulator {
     /// (DEQUEUE_SLEEP | DEQUEUE_DELAYED), its lag clipped to 0 under DELAY_ZERO.
     pub(crate) fn finish_delayed_dequeue(&mut self, cpu: usize, p: TaskId) {
         self.dequeue_levels(cpu, p);
+        self.add_nr_running(cpu, -1);
         self.tasks[p].sched_delayed = false;
         if self.feat.has(Feature::DELAY_ZERO) && self.tasks[p].se.vlag > 0 {
             self.tasks[p].se.vlag = 0;
@@ -66,7 +70,8 @@ impl Simulator {
         self.tasks[p].sched_delayed = false;
         self.tasks[p].state = TaskState::Runnable;
         self.add_h_nr_running(cpu, p, 1);
-        self.readd_queued(cpu, p);
+        self.list_add(cpu, p);
+        self.wc_waiting(cpu, p, 1);
         if self.bw_requeue_throttled(cpu, p) {
             self.throttle_task(cpu, p);
         }
@@ -117,6 +122,10 @@ mod tests {
             if t.sched_delayed {
                 assert!(t.se.on_rq && matches!(t.state, TaskState::Sleeping | TaskState::Blocked));
                 assert_eq!(s.rqs[0].load, s.tasks[hog].se.weight + t.se.weight, "its weight stays in the load");
+                // dequeue_entities() returned before sub_nr_running(): the CPU counts it,
+                // so the root domain sees this CPU overloaded.
+                assert_eq!(s.rqs[0].nr_running, 2, "a delayed task stays in rq->nr_running");
+                assert!(s.rqs[0].overloaded);
                 delayed += !was as u32;
             } else if was && t.state != TaskState::Runnable && t.state != TaskState::Running {
                 // Dequeued at a pick: it was eligible (lag >= 0), clipped to 0.
