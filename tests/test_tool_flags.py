@@ -75,3 +75,31 @@ def test_schbench_auto_rps_settles_on_a_rate(cli):
     # 2 CPUs half busy with requests of ~5.6 ms (-F 256 -n 5) and a 100 us sleep: about
     # one CPU's worth, 1 / 5.7 ms = 175 requests a second.
     assert 120 <= int(m.group(1)) <= 230, m.group(0)
+
+
+def _ct(cli, *flags: str) -> str:
+    r = cli("cyclictest", "-l", "300", *SMALL, *flags)
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_cyclictest_prints_a_line_per_thread_and_a_histogram_that_sums_to_the_cycles(cli):
+    out = _ct(cli, "-t", "2", "-p", "80", "-h", "400")
+    stats = re.findall(r"^T: ?(\d+) \(\s*(\d+)\) P:(\d+) I:(\d+) C:\s*(\d+) Min:\s*(\d+) Act:\s*(\d+) Avg:\s*(\d+) Max:\s*(\d+)$", out, re.M)
+    assert [(t[0], t[2], t[3], t[4]) for t in stats] == [("0", "80", "1000", "300"), ("1", "79", "1000", "300")]
+    rows = [line.split() for line in out.splitlines() if re.match(r"^\d{6} ", line)]
+    assert len(rows) == 400 and [r[0] for r in rows[:2]] == ["000000", "000001"]
+    totals = [sum(int(r[1 + j]) for r in rows) for j in range(2)]
+    overflows = [int(x) for x in re.search(r"^# Histogram Overflows: (.*)$", out, re.M).group(1).split()]
+    # Every cycle is counted once: in a 1-us bin below -h, or as an overflow.
+    assert [t + o for t, o in zip(totals, overflows)] == [300, 300]
+    for t in stats:
+        mn, avg, mx = int(t[5]), int(t[7]), int(t[8])
+        assert mn <= avg <= mx
+
+
+def test_cyclictest_distance_spreads_the_intervals_unless_a_histogram_is_asked(cli):
+    assert re.findall(r"I:(\d+)", _ct(cli, "-t", "3")) == ["1000", "1500", "2000"]
+    assert re.findall(r"I:(\d+)", _ct(cli, "-t", "3", "-h", "10")) == ["1000", "1000", "1000"]
+    r = cli("cyclictest", "--policy", "rr", *SMALL)
+    assert r.exit_code == 2 and "needs a priority" in r.output

@@ -7,6 +7,10 @@
   runtime 30 (s) (N total samples)``, the 50/90/99/99.9th lines with the 99th starred,
   ``min=, max=``; the same for request latencies; the RPS percentiles 20/50/90 with the
   50th starred; ``average rps:``; ``sched delay: message X (usec) worker Y (usec)``).
+- :func:`cyclictest_text`: rt-tests cyclictest's closing output: with ``-h``, the 1-µs
+  histogram (``%06d`` then a count per thread), ``# Total:``, ``# Min/Avg/Max Latencies:``
+  and ``# Histogram Overflows:``; then a ``T: i (tid) P: I: C: Min: Act: Avg: Max:`` line
+  per thread. schedlab keeps no last sample, so ``Act:`` shows the thread's median.
 
 Percentile values are the simulator's HDR histogram quantiles in µs; the per-line sample
 counts are the samples between consecutive percentiles, as schbench prints them.
@@ -14,7 +18,7 @@ counts are the samples between consecutive percentiles, as schbench prints them.
 
 from __future__ import annotations
 
-__all__ = ["hackbench_text", "schbench_text"]
+__all__ = ["hackbench_text", "schbench_text", "cyclictest_text"]
 
 
 def hackbench_text(raw: dict, params: dict) -> str:
@@ -82,4 +86,30 @@ def schbench_text(raw: dict, pipe: int = 0, rps_goal: int | None = None) -> str:
         lines.append(f"final rps goal was {rps_goal}")
     lines.append(f"sched delay: message {int(wl.get('sched_delay_message_us', 0))} (usec) "
                  f"worker {int(wl.get('sched_delay_worker_us', 0))} (usec)")
+    return "\n".join(lines) + "\n"
+
+
+def cyclictest_text(raw: dict, threads: list[dict], histogram_us: int) -> str:
+    """cyclictest's report from the per-thread ``timer_histogram`` histograms.
+
+    ``threads``: per thread, ``{"hist": name, "tid": pid, "prio": P, "interval_us": I}``.
+    Latencies are in whole µs, truncated as cyclictest's ``calcdiff()`` truncates."""
+    hists = [raw["histograms"].get(t["hist"], {"count": 0}) for t in threads]
+    lines: list[str] = []
+    if histogram_us:
+        bins = [dict((int(us), int(n)) for us, n in h.get("us_bins", [])) for h in hists]
+        lines.append("# Histogram")
+        for us in range(histogram_us):
+            lines.append(f"{us:06d} " + "\t".join(f"{b.get(us, 0):06d}" for b in bins))
+        totals = [sum(n for us, n in b.items() if us < histogram_us) for b in bins]
+        over = [sum(n for us, n in b.items() if us >= histogram_us) for b in bins]
+        lines.append("# Total:" + "".join(f" {t:09d}" for t in totals))
+        lines.append("# Min Latencies:" + "".join(f" {int(h.get('min_ns', 0)) // 1000:05d}" for h in hists))
+        lines.append("# Avg Latencies:" + "".join(f" {int(h.get('mean_ns', 0)) // 1000:05d}" for h in hists))
+        lines.append("# Max Latencies:" + "".join(f" {int(h.get('max_ns', 0)) // 1000:05d}" for h in hists))
+        lines.append("# Histogram Overflows:" + "".join(f" {o:05d}" for o in over))
+    for i, (t, h) in enumerate(zip(threads, hists)):
+        us = lambda k: int(h.get(k, 0)) // 1000  # noqa: E731
+        lines.append(f"T:{i:2d} ({t['tid']:5d}) P:{t['prio']:2d} I:{t['interval_us']} C:{int(h.get('count', 0)):7d} "
+                     f"Min:{us('min_ns'):7d} Act:{us('p50_ns'):5d} Avg:{us('mean_ns'):5d} Max:{us('max_ns'):8d}")
     return "\n".join(lines) + "\n"

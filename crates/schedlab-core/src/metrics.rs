@@ -145,6 +145,11 @@ pub struct HistogramSummary {
     pub max_ns: u64,
     /// (upper bound ns, count) for non-empty buckets, log-spaced.
     pub buckets: Vec<(u64, u64)>,
+    /// (us, count) in 1-us bins, non-empty ones only (a task's `timer_histogram`:
+    /// cyclictest's -h histogram). A sample of v ns counts in bin floor(v / 1000),
+    /// to the histogram's 3 significant digits (exact below 1 ms).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub us_bins: Vec<(u64, u64)>,
 }
 
 /// A latency histogram (HDR, 3 significant digits, up to an hour).
@@ -163,6 +168,19 @@ impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, ns: Ns) {
         self.hist.saturating_record(ns.max(1));
+    }
+
+    /// The samples in 1-us bins (non-empty ones), as cyclictest's histogram counts them.
+    pub fn us_bins(&self) -> Vec<(u64, u64)> {
+        let mut bins: Vec<(u64, u64)> = Vec::new();
+        for v in self.hist.iter_recorded() {
+            let us = self.hist.lowest_equivalent(v.value_iterated_to()) / 1000;
+            match bins.last_mut() {
+                Some((b, n)) if *b == us => *n += v.count_at_value(),
+                _ => bins.push((us, v.count_at_value())),
+            }
+        }
+        bins
     }
 
     /// Returns the percentile summary.
@@ -188,6 +206,7 @@ impl LatencyHistogram {
             p999_ns: h.value_at_quantile(0.999),
             max_ns: h.max(),
             buckets,
+            us_bins: Vec::new(),
         }
     }
 }

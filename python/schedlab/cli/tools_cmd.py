@@ -1,4 +1,4 @@
-"""``schedlab hackbench`` and ``schedlab schbench``: the benchmarks with their own flags,
+"""``schedlab hackbench``, ``schedlab schbench`` and ``schedlab cyclictest``: the benchmarks with their own flags,
 run once on a simulated machine, printed as the tools print. Registered on the ``app`` of
 :mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`)."""
 
@@ -12,7 +12,7 @@ import typer
 
 from .base import app, errors, fail
 
-__all__ = ["hackbench", "schbench"]
+__all__ = ["hackbench", "schbench", "cyclictest"]
 
 
 def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List[str]]) -> dict:
@@ -147,6 +147,72 @@ def schbench(
 
 
 PIPE_TRANSFER_BUFFER = 1024 * 1024  # schbench.c: the largest -p
+
+POLICIES = {"other": "SCHED_OTHER", "normal": "SCHED_OTHER", "batch": "SCHED_BATCH", "idle": "SCHED_IDLE",
+            "fifo": "SCHED_FIFO", "rr": "SCHED_RR"}
+
+
+@app.command()
+def cyclictest(
+    threads: int = typer.Option(1, "-t", "--threads", min=1, help="Measurement threads."),
+    interval: int = typer.Option(1000, "-i", "--interval", min=1, help="Base interval of the threads, µs."),
+    distance: int = typer.Option(500, "-d", "--distance", min=0, help="Distance of the threads' intervals, µs (0 with -h, as cyclictest)."),
+    loops: int = typer.Option(0, "-l", "--loops", min=0, help="Cycles per thread (0: until -D)."),
+    duration: float = typer.Option(10.0, "-D", "--duration", help="Simulated seconds to run when -l is 0."),
+    priority: int = typer.Option(0, "-p", "--priority", min=0, max=99, help="Priority of the highest thread (SCHED_FIFO unless --policy)."),
+    policy: Optional[str] = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
+    histogram: int = typer.Option(0, "-h", "--histogram", min=0, help="Print a 1-µs histogram up to this many µs."),
+    laptop: bool = typer.Option(False, "--laptop", help="Leave /dev/cpu_dma_latency alone: idle states stay on (cyclictest otherwise writes 0, capping them)."),
+    machine: str = MACHINE,
+    profile: str = PROFILE,
+    feature: Optional[List[str]] = FEATURE,
+    tunable: Optional[List[str]] = TUNABLE,
+    seed: int = SEED,
+    json_out: bool = JSON,
+) -> None:
+    """rt-tests cyclictest on a simulated machine: timer wakeup latency per thread, printed as cyclictest prints it (-q)."""
+    from ..api import run
+    from ..reproduce.registry import machine_spec
+    from ..toolfmt import cyclictest_text
+
+    name = (policy or ("fifo" if priority else "other")).lower()
+    if name not in POLICIES:
+        fail(f"--policy {policy}: expected one of {', '.join(POLICIES)}")
+    rt = name in ("fifo", "rr")
+    if rt and priority == 0:
+        fail(f"--policy {name}: needs a priority 1..99 (-p)")
+    if histogram:
+        distance = 0  # cyclictest: -h sets every interval to -i
+    kernel = _kernel(profile, feature, tunable)
+    if not laptop:
+        # set_latency_target(): cyclictest holds /dev/cpu_dma_latency at 0 while it runs.
+        kernel["tunables"].setdefault("cpuidle_latency_req_ns", 0)
+    tasks, meta = [], []
+    for i in range(threads):
+        period_us = interval + i * distance
+        cycles = loops or max(1, int(duration * 1e6 // period_us))
+        prio = max(1, priority - i) if rt else 0  # cyclictest: thread i runs at -p minus i
+        task = {"name": f"cyclictest-{i}", "timer_histogram": f"T{i}",
+                "program": [{"loop": {"count": cycles, "body": [{"periodic": {"period": f"{period_us}us"}}]}}]}
+        if name != "other" and name != "normal":
+            task["sched_attr"] = {"policy": POLICIES[name], **({"priority": prio} if rt else {})}
+        tasks.append(task)
+        meta.append({"hist": f"T{i}", "prio": prio, "interval_us": period_us})
+    doc = {"name": "cyclictest", "machine": machine_spec(machine), "kernel": kernel, "tasks": tasks,
+           "run": {"until": "workload_done"}}
+    with errors():
+        res = run(doc, seed=seed)
+    if json_out:
+        sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
+        return
+    if res.raw["engine"]["stopped_by"] not in ("workload_done", "duration"):
+        sys.stderr.write(f"warning: the run stopped by {res.raw['engine']['stopped_by']}\n")
+    pids = {t["name"]: t["pid"] for t in res.raw["tasks"]}
+    for i, m in enumerate(meta):
+        m["tid"] = pids.get(f"cyclictest-{i}", 0)
+    capped = "idle states on (--laptop)" if laptop else "/dev/cpu_dma_latency set to 0us"
+    sys.stdout.write(f"# schedlab cyclictest: {machine}, profile {profile}, seed {seed}, {capped}\n")
+    sys.stdout.write(cyclictest_text(res.raw, meta, histogram))
 
 
 def _busy_pct(raw: dict) -> float:

@@ -270,6 +270,10 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 sim.tasks[tid].timer_slack_ns = slack.0;
             }
             sim.tasks[tid].cputime_poll_ns = t.cputime_poll.map_or(0, |d| d.0);
+            if let Some(h) = &t.timer_histogram {
+                let name = if t.count > 1 { format!("{h}-{copy}") } else { h.clone() };
+                sim.tasks[tid].timer_hist = Some(crate::state::task::intern(&mut names.histograms, &name));
+            }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
@@ -301,6 +305,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     }
     sim.ipc.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
     sim.stats.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
+    for h in sim.tasks.iter().filter_map(|t| t.timer_hist) {
+        sim.stats.user_hists[h].1.us_bins = true;
+    }
     sim.ipc.chan_scoped = vec![false; names.channels.len()];
     for (name, &i) in &names.channels {
         sim.ipc.chan_scoped[i] = name.starts_with('@');
@@ -460,6 +467,7 @@ impl Simulator {
             cputime_poll_ns: 0,
             hrtimer: None,
             timer_due: None,
+            timer_hist: None,
             wheel_timer: None,
             wheel_timer_fired: false,
             waiting_on: None,

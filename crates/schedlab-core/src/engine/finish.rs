@@ -182,7 +182,11 @@ impl Simulator {
         // After a warm-up, complete bins of the measured window only.
         let first_bin = self.measure.from.div_ceil(100_000_000) as usize;
         for (name, h) in &self.stats.user_hists {
-            histograms.insert(name.clone(), h.hist.summary());
+            let mut summary = h.hist.summary();
+            if h.us_bins {
+                summary.us_bins = h.hist.us_bins();
+            }
+            histograms.insert(name.clone(), summary);
             let mut rates = crate::metrics::LatencyHistogram::default();
             for &n in h.per_100ms.iter().take(last_bin).skip(first_bin) {
                 rates.record(n * 10);

@@ -543,6 +543,7 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         start: (delay > 0).then_some(Duration(delay)),
         timer_slack: ext.timer_slack,
         cputime_poll: None,
+        timer_histogram: None,
         sched_attr: (!a.sched.is_empty()).then_some(a.sched),
         pid: None,
         program,

@@ -550,6 +550,11 @@ pub struct TaskSpec {
     /// runs out is seen at once rather than at the next tick (validate-host's probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cputime_poll: Option<Duration>,
+    /// Record this task's timer wakeup latencies (how late its user code runs after a
+    /// timed sleep's due time, as cyclictest measures) in a histogram of this name,
+    /// reported under `histograms.NAME` (copies: `NAME-N`) with 1-us bins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_histogram: Option<String>,
     /// sched_setattr() attributes schedlab keeps but does not model (RT and deadline
     /// policies, uclamp): an imported rt-app thread's, written back on export.
     #[serde(default, skip_serializing_if = "Option::is_none")]

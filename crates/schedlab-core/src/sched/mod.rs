@@ -349,6 +349,9 @@ impl Simulator {
             // cyclictest's measure: user code runs again at now + overhead.
             let back = now + t.overhead_ns;
             self.stats.timer_latency.record(back.saturating_sub(due));
+            if let Some(h) = t.timer_hist {
+                self.stats.user_hists[h].1.record_at(back.saturating_sub(due), now);
+            }
             self.stats.counters.early_timed_wakeups += (back < due) as u64;
         }
         t.se.exec_start = now;

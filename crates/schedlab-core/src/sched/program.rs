@@ -261,13 +261,7 @@ impl Simulator {
         let now = self.task_clock(c);
         let t = &self.tasks[c];
         let from = if since_message { t.msg_stamp } else { t.mark };
-        let h = &mut self.stats.user_hists[hist].1;
-        h.hist.record(now.saturating_sub(from));
-        let bin = (now / 100_000_000) as usize;
-        if h.per_100ms.len() <= bin {
-            h.per_100ms.resize(bin + 1, 0);
-        }
-        h.per_100ms[bin] += 1;
+        self.stats.user_hists[hist].1.record_at(now.saturating_sub(from), now);
         Flow::Next
     }
 

@@ -45,6 +45,20 @@ pub struct UserHistogram {
     pub hist: LatencyHistogram,
     /// Recordings per 100 ms of simulated time.
     pub per_100ms: Vec<u64>,
+    /// Report 1-us bins too (a task's `timer_histogram`, shown as cyclictest's -h).
+    pub us_bins: bool,
+}
+
+impl UserHistogram {
+    /// Records an interval completed at `now`.
+    pub fn record_at(&mut self, ns: crate::time::Ns, now: crate::time::Ns) {
+        self.hist.record(ns);
+        let bin = (now / 100_000_000) as usize;
+        if self.per_100ms.len() <= bin {
+            self.per_100ms.resize(bin + 1, 0);
+        }
+        self.per_100ms[bin] += 1;
+    }
 }
 
 /// A task template that `fork` instantiates.

@@ -199,7 +199,7 @@ pub struct Names {
     pub capacities: BTreeMap<usize, (u64, u64)>,
 }
 
-fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
+pub(crate) fn intern(map: &mut BTreeMap<String, usize>, name: &str) -> usize {
     let n = map.len();
     *map.entry(name.to_string()).or_insert(n)
 }
@@ -451,6 +451,8 @@ pub struct Task {
     pub hrtimer: Option<crate::timers::HrtimerKey>,
     /// When the current timed sleep was due to end (cyclictest-style latency).
     pub timer_due: Option<Ns>,
+    /// The user histogram its timer wakeup latencies also go to (`timer_histogram`).
+    pub timer_hist: Option<usize>,
     /// The task's schedule_timeout() timer.
     pub wheel_timer: Option<crate::timers::TimerId>,
     /// The schedule_timeout() timer fired (rather than an early wakeup).

@@ -119,6 +119,7 @@ pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpe
         start: None,
         timer_slack: None,
         cputime_poll: None,
+        timer_histogram: None,
         sched_attr: None,
         pid: None,
         program,
