@@ -241,10 +241,6 @@ impl Simulator {
         // A blocking task ran __schedule()'s path itself; otherwise the next task pays it.
         let mut pick_paid = false;
         if let Some(p) = prev {
-            // clear_tsk_need_resched(prev): this pass serves any resched still on its way.
-            if self.resched_pending[cpu] && self.q.cancel_cpu_event(cpu, EventKind::Resched { cpu: cpu as u32 }) {
-                self.resched_pending[cpu] = false;
-            }
             self.update_curr(cpu);
             pick_paid = self.tasks[p].blocking.is_some();
             match self.tasks[p].blocking.take() {
@@ -270,6 +266,14 @@ impl Simulator {
         let mut next = self.pick_next_task_fair(cpu);
         if next.is_none() && (self.swq_pull(cpu) || self.sched_balance_newidle(cpu)) {
             next = self.pick_next_task_fair(cpu);
+        }
+        if prev.is_some() {
+            // clear_tsk_need_resched(prev) after the pick, as __schedule() has it: this
+            // pass serves a resched still on its way, one raised by its own update_curr()
+            // or pick included.
+            if self.resched_pending[cpu] && self.q.cancel_cpu_event(cpu, EventKind::Resched { cpu: cpu as u32 }) {
+                self.resched_pending[cpu] = false;
+            }
         }
         self.switch_to(cpu, prev, next, pick_paid);
         if next.is_none() {

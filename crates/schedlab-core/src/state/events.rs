@@ -272,6 +272,11 @@ impl EventQueue {
     /// segment that was re-armed): popping it later would only drop it. Nothing if it
     /// is not pending (it may be the event being handled). Returns whether it was.
     pub fn cancel_cpu_event(&mut self, cpu: usize, kind: EventKind) -> bool {
+        // Due at this instant: it waits in the FIFO, not in the CPU's list.
+        if let Some(i) = self.now.iter().position(|k| *k == kind) {
+            self.now.remove(i);
+            return true;
+        }
         let Some(q) = self.cpus.get_mut(cpu) else { return false };
         let Some(i) = q.iter().rposition(|e| e.kind == kind) else { return false };
         q.remove(i);
@@ -355,6 +360,22 @@ mod tests {
         q.push_now(EventKind::Resched { cpu: 3 });
         assert_eq!(q.pop(), Some((10, EventKind::Resched { cpu: 3 })));
         assert_eq!(q.pop(), Some((10, EventKind::End)));
+        assert!(q.is_empty());
+    }
+
+    /// A reschedule posted for the current instant (a local resched_curr() with no
+    /// kernel time left) can be withdrawn like one posted for later: __schedule() clears
+    /// TIF_NEED_RESCHED after its pick, whenever it was set.
+    #[test]
+    fn an_event_due_now_can_be_withdrawn() {
+        let mut q = EventQueue::new(4);
+        q.push(10, EventClass::Tick, EventKind::End);
+        assert_eq!(q.pop(), Some((10, EventKind::End)));
+        q.push_now(EventKind::Resched { cpu: 1 });
+        q.push_now(EventKind::Resched { cpu: 2 });
+        assert!(q.cancel_cpu_event(1, EventKind::Resched { cpu: 1 }));
+        assert!(!q.cancel_cpu_event(1, EventKind::Resched { cpu: 1 }), "withdrawn once");
+        assert_eq!(q.pop(), Some((10, EventKind::Resched { cpu: 2 })));
         assert!(q.is_empty());
     }
 
