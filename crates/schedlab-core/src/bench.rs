@@ -300,12 +300,17 @@ pub fn select(only: &[String]) -> Result<Vec<&'static BenchCase>, String> {
 pub const HEAP_OPS: u64 = 20_000_000;
 
 /// Runs the cases whose names are in `only` (all if empty), calling `each` after each.
-pub fn run_suite(only: &[String], mut each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
+pub fn run_suite(only: &[String], each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
+    run_suite_with(only, &RunOptions::default(), each)
+}
+
+/// [`run_suite`] with run options (`--no-elision`: the A/B of the exact elision).
+pub fn run_suite_with(only: &[String], opts: &RunOptions, mut each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
     let cases = select(only)?;
     let heap_ns_per_op = time_bare_heap(1000, HEAP_OPS);
     let mut rows = Vec::new();
     for case in cases {
-        let row = run_case(case, heap_ns_per_op, &RunOptions::default());
+        let row = run_case(case, heap_ns_per_op, opts);
         each(&row);
         rows.push(row);
     }

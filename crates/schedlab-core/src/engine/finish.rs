@@ -201,6 +201,7 @@ impl Simulator {
             histograms.insert("touch_area".to_string(), touch);
         }
         let warnings = self.stationarity_warnings();
+        self.stats.events_by_kind[crate::state::events::EventKind::INLINE] = self.q.inline_pops();
         let mut result = RunResult {
             schema_version: SCHEMA_VERSION,
             scenario: self.scenario_name.clone(),

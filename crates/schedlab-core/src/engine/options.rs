@@ -19,6 +19,9 @@ pub struct RunOptions {
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Limits beyond the scenario's own (`run.max_events`); see [`Limits`].
     pub limits: Limits,
+    /// Queue every event, even one that will be popped next (the exact elision of
+    /// `state::events` off: the A/B check that it changes nothing but the speed).
+    pub no_elision: bool,
 }
 
 /// Where a run stops short of what its scenario asked, keeping a partial result (its
@@ -46,6 +49,7 @@ impl std::fmt::Debug for RunOptions {
             .field("trace", &self.trace)
             .field("check_invariants", &self.check_invariants)
             .field("limits", &self.limits)
+            .field("no_elision", &self.no_elision)
             .finish_non_exhaustive()
     }
 }

@@ -42,6 +42,11 @@ impl Simulation {
         Simulation { sim, max_sim: limits::sim_limit(None), ended: None }
     }
 
+    /// Turns the exact elision of events on (the default) or off (see `state::events`).
+    pub fn set_elision(&mut self, on: bool) {
+        self.sim.q.set_inline(on);
+    }
+
     /// Stops the run after `n` events at most (the lower of this and the scenario's
     /// `run.max_events`).
     pub fn limit_events(&mut self, n: u64) {
@@ -128,6 +133,7 @@ impl Simulation {
 /// limits, keeping the partial result.
 pub fn drive(mut sim: Simulation, opts: &RunOptions) -> Result<RunOutput, SimError> {
     let wall = std::time::Instant::now();
+    sim.set_elision(!opts.no_elision);
     if let Some(n) = opts.limits.max_events {
         sim.limit_events(n);
     }

@@ -12,6 +12,11 @@
 //! since those were a fifth of all pops on crowded machines. Events due at the
 //! current instant (a local resched) skip all this: they wait in a FIFO that is
 //! drained first, in the order they were posted.
+//! Exact elision (issue 36): an event pushed earlier than every pending one is the next
+//! to pop unless an earlier one comes after it, so it waits in a slot of its own, outside
+//! the lists and the tree, and is popped from there: same order, no list insert and no
+//! two walks of the tree. The slot always holds a key below the tree's head (an earlier
+//! push moves it into the tree), which is the guard.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -92,10 +97,14 @@ pub enum EventKind {
 impl EventKind {
     /// Names of the kinds, indexed by [`EventKind::index`], with the stale events a
     /// handler drops counted under names of their own (see `Simulator::dispatch`).
-    pub const NAMES: [&'static str; 12] = [
+    /// The last, `inline`, counts the events popped from the queue's head slot (exact
+    /// elision: no list or tree operation), already counted under their kind.
+    pub const NAMES: [&'static str; 13] = [
         "segment_end", "hrtimer", "timer_irq", "task_start", "tick", "bandwidth_timer", "bandwidth_csd", "resched",
-        "end", "segment_end_stale", "tick_stale", "hrtimer_stale",
+        "end", "segment_end_stale", "tick_stale", "hrtimer_stale", "inline",
     ];
+    /// Index of `inline` in [`EventKind::NAMES`].
+    pub const INLINE: usize = 12;
 
     /// The kind's index into [`EventKind::NAMES`].
     #[inline]
@@ -178,6 +187,12 @@ pub struct EventQueue {
     now: std::collections::VecDeque<EventKind>,
     now_time: Ns,
     seq: u64,
+    /// The pending event earliest of all when pushed (see the header), if any.
+    head: Option<Entry>,
+    /// Whether pushes may use `head` (off: every event goes through the tree).
+    inline: bool,
+    /// Events popped from `head`.
+    inline_pops: u64,
 }
 
 const SEQ_BITS: u32 = 62;
@@ -210,6 +225,9 @@ impl EventQueue {
             now: Default::default(),
             now_time: 0,
             seq: 0,
+            head: None,
+            inline: true,
+            inline_pops: 0,
         }
     }
 
@@ -255,6 +273,27 @@ impl EventQueue {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let key = (time as u128) << 64 | (class as u128) << SEQ_BITS | self.seq as u128;
+        let e = Entry { key, kind };
+        if self.inline {
+            match self.head {
+                None if key < self.tree[1].key() => {
+                    self.head = Some(e);
+                    return;
+                }
+                Some(h) if key < h.key => {
+                    self.head = Some(e);
+                    return self.insert(h);
+                }
+                _ => {}
+            }
+        }
+        self.insert(e);
+    }
+
+    /// Puts an entry in its source's list (or the machine's heap) and the tree.
+    #[inline]
+    fn insert(&mut self, e: Entry) {
+        let Entry { key, kind } = e;
         let s = self.source(&kind);
         match self.cpus.get_mut(s) {
             Some(q) => {
@@ -275,6 +314,11 @@ impl EventQueue {
         // Due at this instant: it waits in the FIFO, not in the CPU's list.
         if let Some(i) = self.now.iter().position(|k| *k == kind) {
             self.now.remove(i);
+            return true;
+        }
+        // The slot's entry is earlier than any in the lists: the one withdrawn first.
+        if self.head.is_some_and(|h| h.kind == kind && self.source(&kind) == cpu) {
+            self.head = None;
             return true;
         }
         let Some(q) = self.cpus.get_mut(cpu) else { return false };
@@ -300,6 +344,11 @@ impl EventQueue {
     pub fn pop(&mut self) -> Option<(Ns, EventKind)> {
         if let Some(kind) = self.now.pop_front() {
             return Some((self.now_time, kind));
+        }
+        if let Some(e) = self.head.take() {
+            self.inline_pops += 1;
+            self.now_time = (e.key >> 64) as Ns;
+            return Some((self.now_time, e.kind));
         }
         let top = self.tree[1];
         if top.key() == EMPTY {
@@ -328,18 +377,37 @@ impl EventQueue {
         if !self.now.is_empty() {
             return Some(self.now_time);
         }
+        if let Some(e) = self.head {
+            return Some((e.key >> 64) as Ns);
+        }
         let top = self.tree[1].key();
         (top != EMPTY).then_some((top >> 64) as Ns)
     }
 
     /// Returns the number of pending entries (stale ones included).
     pub fn len(&self) -> usize {
-        self.cpus.iter().map(Vec::len).sum::<usize>() + self.machine.len() + self.now.len()
+        self.cpus.iter().map(Vec::len).sum::<usize>() + self.machine.len() + self.now.len() + self.head.is_some() as usize
     }
 
     /// Tells whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.now.is_empty() && self.tree[1].key() == EMPTY
+        self.now.is_empty() && self.head.is_none() && self.tree[1].key() == EMPTY
+    }
+
+    /// Turns the exact elision of the head slot on or off (on by default); off moves an
+    /// event already in the slot to its list (the earliest there: the order is kept).
+    pub fn set_inline(&mut self, on: bool) {
+        self.inline = on;
+        if !on {
+            if let Some(e) = self.head.take() {
+                self.insert(e);
+            }
+        }
+    }
+
+    /// How many events were popped from the head slot, without a list or tree operation.
+    pub fn inline_pops(&self) -> u64 {
+        self.inline_pops
     }
 }
 
@@ -383,14 +451,18 @@ mod tests {
     /// withdrawn.
     #[test]
     fn matches_a_binary_heap_on_random_pushes() {
-        // A shallow tree and a deep, ragged one (the early stop of `fix` at every level).
-        matches_a_binary_heap(5);
-        matches_a_binary_heap(37);
+        // A shallow tree and a deep, ragged one (the early stop of `fix` at every level),
+        // with the head slot and without.
+        for inline in [true, false] {
+            matches_a_binary_heap(5, inline);
+            matches_a_binary_heap(37, inline);
+        }
     }
 
-    fn matches_a_binary_heap(nr_cpus: u32) {
+    fn matches_a_binary_heap(nr_cpus: u32, inline: bool) {
         let mut rng = crate::rng::Stream::new(3, "queue-test");
         let mut q = EventQueue::new(nr_cpus as usize);
+        q.set_inline(inline);
         let mut reference = std::collections::BinaryHeap::new();
         let (mut now, mut seq) = (0u64, 0u64);
         let (mut cancellable, mut cancelled) = (Vec::new(), std::collections::HashSet::new());
@@ -445,6 +517,8 @@ mod tests {
             assert_eq!(q.pop().map(|(t2, k2)| (t2, k2.clone_key())), Some((t, k)));
         }
         assert!(q.pop().is_none() && q.is_empty());
+        // The slot served pops when on (events pushed as the head), none when off.
+        assert_eq!(q.inline_pops() > 0, inline);
     }
 
     impl EventKind {
