@@ -233,6 +233,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         sched_rng: Vec::new(),
         queue_index: Default::default(),
         error: None,
+        eas: Default::default(),
         rqs,
         k,
         feat,
@@ -240,7 +241,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     };
 
     sim.setup_bandwidth(&all_groups)?;
-    // No cpufreq governor: every CPU runs at its top operating point throughout.
+    sim.setup_cpufreq(s.kernel.governor.into());
+    // Every CPU starts at its top operating point (and stays there under `performance`).
     for cpu in 0..nr {
         let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
         sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
@@ -270,6 +272,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 sim.tasks[tid].timer_slack_ns = slack.0;
             }
             sim.tasks[tid].cputime_poll_ns = t.cputime_poll.map_or(0, |d| d.0);
+            if let Some(a) = &t.sched_attr {
+                sim.set_task_uclamp(tid, a.util_min, a.util_max);
+            }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
