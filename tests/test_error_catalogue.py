@@ -222,7 +222,7 @@ CATALOGUE = [
          expected="error: No such option: --colour (see 'schedlab run -h')"),
     Case("unknown command", args=("simulate",), expected="error: No such command 'simulate'. (see 'schedlab -h')"),
     Case("unknown experiment", args=("reproduce", "no-such-experiment"),
-         expected="error: unknown experiment 'no-such-experiment': expected one of bandwidth-whatif, fibtest, "
+         expected="error: unknown experiment 'no-such-experiment': expected one of bandwidth-whatif, eas, fibtest, "
                   "fibtest-scaling, make-core, mm_cid, shared-runq, swap, swap-sweep, swqueue, timers, timers-dbench, "
                   "timers-ui"),
     Case("unknown machine", args=("machines", "no-such-machine"),

@@ -7,8 +7,9 @@
 //! `C x mV x mV x MHz / 1_000_000`.
 //! Model: dynamic power only, as the kernel's EM has it: static (leakage) power and the
 //! power of idle states are not in it, so a CPU in WFI or a power-down state costs 0 here.
-//! Without a cpufreq governor in the model a CPU runs at the top OPP (the frequency its
-//! capacity is computed at), so active time is charged at the top OPP's power.
+//! Under the default performance governor a CPU runs at the top OPP (the frequency its
+//! capacity is computed at), so active time is charged at the top OPP's power; under
+//! schedutil at the OPPs used (sched/cpufreq.rs).
 
 use serde::Serialize;
 

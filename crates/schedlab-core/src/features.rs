@@ -92,6 +92,10 @@ sched_features! {
     NEWIDLE_SD_COST_GATE = Since(5, 16), "newidle balance is skipped when avg_idle < sd->max_newidle_lb_cost (5.16+) instead of < sched_migration_cost";
     SCHED_CLUSTER = Since(5, 16), "the CLS sched-domain level: cores sharing cluster resources (Kunpeng 920's 4-core clusters) balanced as a level of their own (778c558f49a2)";
     SIS_CLUSTER = Since(6, 7), "select_idle_cpu scans the target's cluster before the rest of the LLC, and keeps an idle prev/recent CPU of another cluster as fallback (8881e1639f1f, 22165f61d0c4)";
+    ENERGY_AWARE = Since(5, 0), "EAS: a wakeup takes the CPU find_energy_efficient_cpu() finds cheapest in the Energy Model while no CPU is overutilized, and load balance stands aside (732cd75b8c92, sysctl kernel.sched_energy_aware); as in the kernel, only on a machine with an Energy Model whose policies run schedutil ([kernel] governor)";
+    UTIL_EST = Since(4, 17), "util_est: a task's utilization estimate kept across its sleeps, with each rq's sum of its enqueued tasks', read by EAS and schedutil (7f65ea42eb00)";
+    UTIL_EST_FASTUP = Between((5, 5), (6, 8)), "util_est: the ewma jumps up to a larger sample instead of averaging towards it (b8c96361402a; permanent in 6.8's simplified util_est, 7736ae55ba6d)";
+    UCLAMP = Since(5, 3), "uclamp: sched_setattr()'s util_min/util_max clamp what EAS and schedutil read of a task and its rq (69842cba9ace, CONFIG_UCLAMP_TASK)";
     MISFIT = Since(4, 20), "asymmetric capacity: a task too big for its CPU (util x 1.25 > capacity) is a misfit that balance and the nohz kick move to a bigger CPU at once (3b1baa6496e6)";
     SIS_ASYM_CAPACITY = Since(5, 7), "asymmetric capacity: wakeups look for an idle CPU the task fits (select_idle_capacity, b7a331615d25)";
     SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";

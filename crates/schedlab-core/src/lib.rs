@@ -17,7 +17,7 @@
 //! | [`metrics`], [`features`] | schedstat/cpu.stat counters; kernel/sched/features.h |
 //! | [`topology`], [`kernel`] | arch topology, sched domains (topology.c); version profiles and tunables |
 //! | [`timers`], [`cpuidle`], [`lock`], [`trace`] | kernel/time; drivers/cpuidle; spinlocks as cache lines; sched tracepoints |
-//! | [`eas`], [`rt`] | fair.c's energy-aware half, rt.c/cpupri.c/deadline.c: pure rules, not yet called by the engine |
+//! | [`eas`], [`rt`] | fair.c's energy-aware half (called by sched/cpufreq.rs and fair/energy.rs under schedutil), rt.c/cpupri.c/deadline.c (not yet called by the engine): pure rules |
 //! | [`cost`], [`time`], [`cpumask`], [`rng`], [`energy_model`], [`provenance`], [`error`] | hardware latencies; time; CPU masks; seeded streams; power per OPP; where each figure comes from; errors |
 
 #![warn(missing_docs)]

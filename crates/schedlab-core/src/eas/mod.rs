@@ -14,8 +14,8 @@
 //! util_est simplified in 6.8) are re-expressed from the commits that changed them, each
 //! named (their hashes and titles checked against the mailing-list text the search tools
 //! hold; their code was not read).
-//! Switches, to land in `features.rs` with the engine glue (a feature that changes
-//! nothing would mislead): ENERGY_AWARE 5.0+ (732cd75b8c92, sysctl
+//! Switches, in `features.rs` with the engine glue (sched/cpufreq.rs, fair/energy.rs):
+//! ENERGY_AWARE 5.0+ (732cd75b8c92, sysctl
 //! kernel.sched_energy_aware), UTIL_EST 4.17+ (7f65ea42eb00), UTIL_EST_FASTUP 5.5+
 //! (b8c96361402a; permanent from 6.8, 7736ae55ba6d removed the switch), UCLAMP 5.3+
 //! (69842cba9ace, CONFIG_UCLAMP_TASK).

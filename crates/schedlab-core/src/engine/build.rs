@@ -233,6 +233,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         sched_rng: Vec::new(),
         queue_index: Default::default(),
         error: None,
+        eas: Default::default(),
         rqs,
         k,
         feat,
@@ -240,7 +241,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     };
 
     sim.setup_bandwidth(&all_groups)?;
-    // No cpufreq governor: every CPU runs at its top operating point throughout.
+    sim.setup_cpufreq(s.kernel.governor.into());
+    // Every CPU starts at its top operating point (and stays there under `performance`).
     for cpu in 0..nr {
         let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;
         sim.trace_event(cpu, crate::trace::TraceEvent::CpuFrequency { khz });
@@ -273,6 +275,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             if let Some(h) = &t.timer_histogram {
                 let name = if t.count > 1 { format!("{h}-{copy}") } else { h.clone() };
                 sim.tasks[tid].timer_hist = Some(crate::state::task::intern(&mut names.histograms, &name));
+            }
+            if let Some(a) = &t.sched_attr {
+                sim.set_task_uclamp(tid, a.util_min, a.util_max);
             }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {

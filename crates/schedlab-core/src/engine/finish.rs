@@ -60,6 +60,9 @@ impl Simulator {
             let nj: f64 = self.rqs.iter().map(|r| r.stats.energy_nj()).sum();
             put("energy_cpu_mj", nj / 1e6);
         }
+        for (k, v) in self.cpufreq_summary() {
+            put(&k, v);
+        }
         put("cpu_busy_seconds", busy as f64 / 1e9);
         put("utilization", if self.now > 0 { busy as f64 / (self.now as f64 * self.m.nr_cpus() as f64) } else { 0.0 });
         put("context_switches", c.switches as f64);
@@ -142,7 +145,9 @@ impl Simulator {
                 }
             }
             self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
-            if let Some(pd) = self.m.perf_domain(cpu) {
+            if let Some(nj) = self.cpufreq_energy_nj(cpu) {
+                self.rqs[cpu].stats.energy_active_nj = nj;
+            } else if let Some(pd) = self.m.perf_domain(cpu) {
                 let stats = &mut self.rqs[cpu].stats;
                 stats.energy_active_nj = pd.active_power_mw() * stats.awake_ns() as f64 / 1000.0;
             }

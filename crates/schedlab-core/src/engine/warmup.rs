@@ -116,6 +116,7 @@ impl Simulator {
         for (g, b) in groups.iter().enumerate() {
             self.measure.usage_base[g] = b.usage_ns;
         }
+        self.cpufreq_flush();
         let mut summary = self.summary_map();
         let busy: Ns = cpus.iter().map(|c| c.busy_ns).sum();
         summary.insert("cpu_busy_seconds".to_string(), busy as f64 / 1e9);

@@ -10,7 +10,8 @@
 //! Model: a task's utilization is its PELT util_avg (util_est and uclamp are not
 //! modeled), synced to now for wakeups as sync_entity_load_avg() does. Without PELT
 //! there is no utilization and every task fits. Energy-aware placement
-//! (find_energy_efficient_cpu) is not modeled.
+//! (find_energy_efficient_cpu) is fair/energy.rs, under schedutil only; misfit keeps
+//! reading util_avg there too (the kernel's task_fits_cpu() reads util_est and uclamp).
 
 use crate::cpumask::CpuId;
 use crate::state::Simulator;
@@ -45,7 +46,7 @@ impl Simulator {
     }
 
     /// The task's utilization decayed to now (sync_entity_load_avg() for a sleeper).
-    fn task_util_synced(&self, p: TaskId) -> u64 {
+    pub(crate) fn task_util_synced(&self, p: TaskId) -> u64 {
         if !self.pelt_on() {
             return 0;
         }

@@ -316,6 +316,10 @@ impl Simulator {
         {
             return (0, cost);
         }
+        if self.eas_balance_stands_aside(cpu, level) {
+            self.balanced(cpu, level, idle);
+            return (0, cost);
+        }
         let tree = self.busiest_from_tree(cpu, level);
         let Some(plan) = self.find_busiest(cpu, level, tree, idle) else {
             self.balanced(cpu, level, idle);

@@ -14,6 +14,7 @@ pub mod asym;
 mod cfs;
 mod delay;
 mod eevdf;
+mod energy;
 pub mod balance;
 pub mod group;
 pub mod pelt;
@@ -274,11 +275,13 @@ impl Simulator {
         }
         self.add_h_nr_running(cpu, p, 1);
         self.readd_queued(cpu, p);
+        self.eas_enqueue(cpu, p);
     }
 
     /// dequeue_task_fair()'s walk: the task, then each group entity whose cfs_rq it
     /// leaves empty; the rest re-weighted. A queued (not running) task leaves the list.
     fn dequeue_entities(&mut self, cpu: usize, p: TaskId) {
+        self.eas_dequeue(p);
         if self.rqs[cpu].curr != Some(p) {
             self.list_del(cpu, p);
             self.wc_waiting(cpu, p, -1);
@@ -340,6 +343,13 @@ impl Simulator {
         if self.bw_enqueue(cpu, p) {
             self.throttle_task(cpu, p);
         }
+        if self.eas.schedutil {
+            // Not on a new task's first enqueue (its util is a guess).
+            if wakeup || self.tasks[p].se.sum_exec_runtime > 0 {
+                self.check_update_overutilized_status(cpu);
+            }
+            self.cpufreq_update_util(cpu, false);
+        }
     }
 
     /// Removes the running task `p` from the sums because it blocks (`sleep`) or exits;
@@ -347,15 +357,24 @@ impl Simulator {
     pub(crate) fn dequeue_task_fair(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         debug_assert_eq!(self.rqs[cpu].curr, Some(p));
         self.update_curr(cpu);
+        // util_est_dequeue() first, util_est_update() once the walk updated util_avg
+        // (4.17-6.11's order; a delayed task is sampled as it stands).
+        self.eas_dequeue(p);
         if sleep && self.try_delay_dequeue(cpu, p) {
+            self.eas_util_est_update(cpu, p);
             self.tasks[p].state = TaskState::Blocked;
             self.swq_remove(p);
+            self.cpufreq_update_util(cpu, false);
             return;
         }
         self.dequeue_entities(cpu, p);
+        if sleep {
+            self.eas_util_est_update(cpu, p);
+        }
         self.tasks[p].state = TaskState::Blocked;
         self.bw_dequeue(cpu, p);
         self.swq_remove(p);
+        self.cpufreq_update_util(cpu, false);
     }
 
     /// Takes a queued (not running) task off `cpu` for migration (detach_task).
@@ -363,6 +382,7 @@ impl Simulator {
         self.swq_remove(p);
         self.dequeue_entities(cpu, p);
         self.bw_dequeue(cpu, p);
+        self.cpufreq_update_util(cpu, false);
     }
 
     /// Takes a runnable task off the runqueue because its group is throttled here
@@ -401,6 +421,7 @@ impl Simulator {
         if self.bw_enqueue(dst, p) {
             self.throttle_task(dst, p);
         }
+        self.cpufreq_update_util(dst, false);
         if self.tasks[p].state == TaskState::Runnable {
             self.wakeup_preempt(dst, p, dst);
         }
@@ -570,6 +591,10 @@ impl Simulator {
             }
         }
         self.update_misfit_status(cpu, Some(p));
+        if self.eas.schedutil {
+            self.check_update_overutilized_status(cpu);
+            self.cpufreq_update_util(cpu, false);
+        }
         if preempt {
             self.resched_curr(cpu, cpu);
         }

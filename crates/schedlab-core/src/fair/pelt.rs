@@ -11,11 +11,11 @@
 //! table (y^32 = 1/2), exactly as accumulate_sum() does. Utilization is made
 //! capacity-invariant by weighting running time with the CPU's capacity (the kernel
 //! slows rq_clock_pelt instead; the steady state is the same, the decay of a small CPU's
-//! signals while busy is not). Frequency invariance is moot: schedlab runs at the top
-//! OPP. Attach/detach propagate to the group entities and cfs_rqs above at once (the
+//! signals while busy is not), and frequency-invariant the same way, by cur/max of its
+//! cluster under schedutil (`pelt_capacity`, sched/cpufreq.rs; at the top OPP otherwise). Attach/detach propagate to the group entities and cfs_rqs above at once (the
 //! kernel defers that to the next update, add_tg_cfs_propagate()): util and runnable by
 //! the same amount, load as the group entity's weight times the change in the fraction
-//! of time its cfs_rq had tasks (update_tg_cfs_load()). util_est is not modeled.
+//! of time its cfs_rq had tasks (update_tg_cfs_load()). util_est is sched/cpufreq.rs's.
 
 use crate::state::cfs_rq::is_group;
 use crate::state::timeline::{EntityId, GROUP_SE};
@@ -34,7 +34,7 @@ impl Simulator {
     /// __update_load_avg_cfs_rq() for cfs_rq `c` (on `cpu`), with the root's sums passed
     /// on to the load-balance group sums.
     fn update_cfs_rq_avg(&mut self, c: usize, cpu: usize) {
-        let cap = self.capacity(cpu);
+        let cap = self.pelt_capacity(cpu);
         let q = &mut self.fg.cfs[c];
         let before = q.avg;
         if q.avg.update_sum(self.now, q.load, q.h_nr_running as u64, q.curr.is_some(), cap) {
@@ -61,7 +61,7 @@ impl Simulator {
 
     /// __update_load_avg_se() for entity `e` on cfs_rq `c`.
     fn update_se_avg(&mut self, c: usize, e: EntityId, cpu: usize) {
-        let cap = self.capacity(cpu);
+        let cap = self.pelt_capacity(cpu);
         let on_rq = self.on_rq(e);
         let runnable = if is_group(e) {
             self.fg.cfs[e & !GROUP_SE].h_nr_running as u64

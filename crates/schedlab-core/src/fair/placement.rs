@@ -114,6 +114,10 @@ impl Simulator {
         if fork {
             return self.find_idlest_cpu(p, this_cpu, waker.is_some());
         }
+        // A wakeup (WF_TTWU) with EAS on and the root domain not overutilized.
+        if let Some(cpu) = self.find_energy_efficient_cpu(p, prev) {
+            return cpu;
+        }
         let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && self.tasks[p].cpus_allowed.test(this_cpu);
         let mut new_cpu = prev;
         if want_affine {

@@ -136,6 +136,37 @@ pub struct KernelSpec {
     /// Tunable overrides by kernel name.
     #[serde(default)]
     pub tunables: TunableOverrides,
+    /// The cpufreq governor of every policy: `performance` (the top OPP throughout, the
+    /// default) or `schedutil` (frequency from utilization; needed for EAS, as in the
+    /// kernel). Only a machine with an Energy Model has OPPs to choose from.
+    #[serde(default, skip_serializing_if = "GovernorSpec::is_performance")]
+    pub governor: GovernorSpec,
+}
+
+/// `[kernel] governor`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GovernorSpec {
+    /// The top OPP throughout.
+    #[default]
+    Performance,
+    /// cpufreq_schedutil.c.
+    Schedutil,
+}
+
+impl GovernorSpec {
+    fn is_performance(&self) -> bool {
+        *self == GovernorSpec::Performance
+    }
+}
+
+impl From<GovernorSpec> for crate::eas::schedutil::Governor {
+    fn from(g: GovernorSpec) -> Self {
+        match g {
+            GovernorSpec::Performance => crate::eas::schedutil::Governor::Performance,
+            GovernorSpec::Schedutil => crate::eas::schedutil::Governor::Schedutil,
+        }
+    }
 }
 
 fn default_profile() -> String {
@@ -152,7 +183,7 @@ impl KernelSpec {
 
 impl Default for KernelSpec {
     fn default() -> Self {
-        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default() }
+        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default(), governor: GovernorSpec::Performance }
     }
 }
 

@@ -7,8 +7,9 @@
 //! sched_priority, sched_runtime, sched_deadline, sched_period, sched_util_min,
 //! sched_util_max) as rt-app's JSON names them (scheduler-tools/rt-app doc/tutorial.txt:
 //! `policy`, `priority`, `dl-runtime`, `dl-period`, `dl-deadline`, `util_min`, `util_max`).
-//! Model: the engine reads none of these fields beyond what the importer turned into
-//! fair-class terms (nice); issues 34 and 35 model the RT and deadline classes and uclamp.
+//! Model: the engine reads util_min/util_max (uclamp, for EAS and schedutil) and, of the
+//! rest, only what the importer turned into fair-class terms (nice); issue 35 models the
+//! RT and deadline classes.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +34,7 @@ pub struct SchedAttrSpec {
     /// sched_deadline (rt-app `dl-deadline`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<Duration>,
-    /// sched_util_min (uclamp), 0..1024.
+    /// sched_util_min (uclamp), 0..1024: read by EAS and schedutil.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub util_min: Option<u32>,
     /// sched_util_max (uclamp), 0..1024.
@@ -48,7 +49,8 @@ impl SchedAttrSpec {
     }
 
     /// Whether it asks for something schedlab does not model: a policy outside the fair
-    /// class (SCHED_IDLE is approximated by nice 19), deadline parameters or uclamp.
+    /// class (SCHED_IDLE is approximated by nice 19) or deadline parameters. uclamp
+    /// (util_min/util_max) is modeled: EAS and schedutil read it (sched/cpufreq.rs).
     pub fn unmodeled(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         match self.policy.as_deref() {
@@ -59,9 +61,6 @@ impl SchedAttrSpec {
         }
         if self.runtime.is_some() || self.period.is_some() || self.deadline.is_some() {
             out.push("dl-runtime/period/deadline");
-        }
-        if self.util_min.is_some() || self.util_max.is_some() {
-            out.push("util_min/util_max");
         }
         out
     }

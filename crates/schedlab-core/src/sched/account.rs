@@ -18,6 +18,7 @@ impl Simulator {
         let Some(c) = self.rqs[cpu].curr else { return };
         let cap = self.capacity(cpu);
         let slowdown = self.smt_slowdown_milli(cpu);
+        let freq = self.freq_slowed(cpu);
         let t = &mut self.tasks[c];
         let delta = self.now.saturating_sub(t.progress_stamp);
         if delta == 0 {
@@ -27,9 +28,10 @@ impl Simulator {
         let overhead = delta.min(t.overhead_ns);
         t.overhead_ns -= overhead;
         let work_ns = delta - overhead;
-        let progress = match slowdown {
-            None => work_ns * cap / 1024,
-            Some(milli) => crate::time::mul_div(work_ns, cap * 1000, 1024 * milli),
+        let progress = match (slowdown, freq) {
+            (None, None) => work_ns * cap / 1024,
+            (Some(milli), None) => crate::time::mul_div(work_ns, cap * 1000, 1024 * milli),
+            (milli, Some((cur, max))) => crate::time::mul_div(work_ns, cap * 1000 * cur, 1024 * milli.unwrap_or(1000) * max),
         };
         let progress = progress.min(t.work_left);
         t.work_left -= progress;

@@ -10,6 +10,7 @@
 
 mod account;
 mod bandwidth;
+mod cpufreq;
 mod idle;
 mod ipc;
 mod locks;
@@ -380,11 +381,13 @@ impl Simulator {
         let Some(c) = rq.curr else { return };
         let t = &self.tasks[c];
         let cap = self.m.cpus[cpu].capacity as u64;
-        let run = match self.smt_slowdown_milli(cpu) {
-            None => (t.work_left * 1024).div_ceil(cap),
+        let run = match (self.smt_slowdown_milli(cpu), self.freq_slowed(cpu)) {
+            (None, None) => (t.work_left * 1024).div_ceil(cap),
             // The inverse of advance_progress's slowed rate, rounded up so that the step
             // is done when its end comes.
-            Some(milli) => crate::time::mul_div_ceil(t.work_left, 1024 * milli, cap * 1000),
+            (Some(milli), None) => crate::time::mul_div_ceil(t.work_left, 1024 * milli, cap * 1000),
+            // Below the top OPP (schedutil): capacity x cur/max.
+            (milli, Some((cur, max))) => crate::time::mul_div_ceil(t.work_left, 1024 * milli.unwrap_or(1000) * max, cap * 1000 * cur),
         };
         let end = match t.run_until {
             // A task with the throttle task_work pending stops at its return to user space.

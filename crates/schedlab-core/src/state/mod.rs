@@ -8,6 +8,7 @@
 pub mod busiest_tree;
 pub mod cfs_rq;
 pub mod conservation;
+pub mod cpufreq;
 pub mod events;
 pub mod idle;
 pub mod ipc;
@@ -228,6 +229,8 @@ pub struct Simulator {
     pub(crate) queue_index: crate::state::cfs_rq::QueueIndex,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) error: Option<SimError>,
+    /// util_est, uclamp, EAS's overutilized flag and the cpufreq policies (state/cpufreq.rs).
+    pub(crate) eas: crate::state::cpufreq::EasState,
 }
 
 /// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle

@@ -1,0 +1,259 @@
+//! The engine's side of cpufreq and of the per-task estimates: building the policies
+//! (one per performance domain), cpufreq_update_util() where the scheduler calls it, a
+//! frequency change re-timing the work running on the cluster, util_est and uclamp
+//! bookkeeping at enqueue and dequeue, and the energy of the OPPs actually used.
+//!
+//! Mirrors: kernel/sched/sched.h cpufreq_update_util() (called from enqueue_task_fair(),
+//! dequeue_task_fair(), the tick's update_load_avg() through cfs_rq_util_change(), and
+//! attach/detach at migrations), kernel/sched/fair.c util_est_enqueue(),
+//! util_est_dequeue(), util_est_update(), kernel/sched/core.c uclamp_rq_inc()/dec(),
+//! kernel/sched/topology.c build_perf_domains() (EAS needs schedutil on every policy).
+//! Model: fast switching (the new OPP applies at once). Work runs at capacity x cur/max
+//! of the top-OPP speed; PELT is frequency-invariant (sched/account.rs and fair/pelt.rs
+//! read `speed_of`). Energy: each CPU's busy time is charged at the power of the OPP its
+//! cluster ran at; the rest of its awake time (idle entry/exit, outside any idle state)
+//! at the same mix. Tasks carry their clamps from sched_attr's util_min/util_max.
+
+use crate::eas::energy::{FeecRules, PerfDomainCosts};
+use crate::eas::schedutil::{CpuUtilInput, Governor, SugovPolicy};
+use crate::eas::util_est::UtilEstForm;
+use crate::eas::Uclamp;
+use crate::features::Feature;
+use crate::state::cpufreq::{EasState, RATE_LIMIT_NS};
+use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
+use crate::time::Ns;
+
+impl Simulator {
+    /// Builds the policies when the machine has an Energy Model on every CPU and the
+    /// scenario asks for schedutil; otherwise the state stays empty (performance).
+    pub(crate) fn setup_cpufreq(&mut self, governor: Governor) {
+        let nr = self.m.nr_cpus();
+        if governor == Governor::Performance || nr == 0 || (0..nr).any(|c| self.m.perf_domain(c).is_none()) {
+            return;
+        }
+        let mut e = EasState { schedutil: true, ..Default::default() };
+        let mut pd_of_driver = vec![usize::MAX; self.m.idle_drivers.len()];
+        for cpu in 0..nr {
+            let d = self.m.cpu_idle_driver[cpu];
+            if pd_of_driver[d] == usize::MAX {
+                let em = self.m.perf_domain(cpu).expect("checked");
+                pd_of_driver[d] = e.pds.len();
+                e.pds.push(PerfDomainCosts::from_em(em, self.capacity(cpu)));
+                e.pd_names.push(em.name.clone());
+                e.pd_cpus.push(Vec::new());
+            }
+            e.pd_of_cpu.push(pd_of_driver[d]);
+            e.pd_cpus[pd_of_driver[d]].push(cpu);
+        }
+        for (pd, costs) in e.pds.iter().enumerate() {
+            e.policies.push(SugovPolicy::new(costs.table_khz(), e.pd_cpus[pd].len(), RATE_LIMIT_NS, Governor::Schedutil));
+        }
+        e.opp_busy = (0..nr).map(|c| vec![0; e.pds[e.pd_of_cpu[c]].states.len()]).collect();
+        e.busy_mark = vec![0; nr];
+        e.rq_util_est = vec![Default::default(); nr];
+        e.rq_clamps = vec![Vec::new(); nr];
+        e.feec = self.feat.has(Feature::ENERGY_AWARE);
+        e.util_est_on = self.feat.has(Feature::UTIL_EST);
+        e.fastup = self.feat.has(Feature::UTIL_EST_FASTUP);
+        e.form = Some(UtilEstForm::of(self.k.version));
+        e.rules = Some(FeecRules::of(self.k.version));
+        self.eas = e;
+    }
+
+    /// sched_setattr()'s util_min / util_max for task `p` (UCLAMP): recorded only where
+    /// something reads them (schedutil and EAS).
+    pub(crate) fn set_task_uclamp(&mut self, p: TaskId, min: Option<u32>, max: Option<u32>) {
+        if !self.eas.schedutil || !self.feat.has(Feature::UCLAMP) || (min.is_none() && max.is_none()) {
+            return;
+        }
+        let c = Uclamp { min: min.map_or(0, u64::from), max: max.map_or(crate::eas::SCHED_CAPACITY_SCALE, u64::from) };
+        self.eas.task(p).uclamp = c;
+        self.eas.uclamp_used = true;
+    }
+
+    /// The speed of work on `cpu` against the top OPP's: Some((cur, max)) kHz when its
+    /// cluster runs below the top.
+    #[inline]
+    pub(crate) fn freq_slowed(&self, cpu: usize) -> Option<(u64, u64)> {
+        self.eas.slowed(cpu)
+    }
+
+    /// The capacity PELT weighs running time with: capacity x cur/max
+    /// (arch_scale_freq_capacity(), update_rq_clock_pelt()).
+    #[inline]
+    pub(crate) fn pelt_capacity(&self, cpu: usize) -> u64 {
+        match self.freq_slowed(cpu) {
+            None => self.capacity(cpu),
+            Some((cur, max)) => crate::eas::schedutil::cap_scale(self.capacity(cpu), crate::eas::schedutil::arch_scale_freq_capacity(cur, max)),
+        }
+    }
+
+    /// util_est_enqueue() and uclamp_rq_inc() for `p` entering `cpu`'s runqueue.
+    pub(crate) fn eas_enqueue(&mut self, cpu: usize, p: TaskId) {
+        if !self.eas.schedutil {
+            return;
+        }
+        self.eas_dequeue(p);
+        let util = self.tasks[p].se.avg.util_avg;
+        let form = self.eas.form.expect("set with schedutil");
+        let on = self.eas.util_est_on;
+        let t = self.eas.task(p);
+        let est = if on { t.util_est.task_util_est(form) } else { 0 };
+        t.in_rq = Some((cpu, est));
+        t.util_at_enqueue = util;
+        let used = self.eas.uclamp_used;
+        if used {
+            let c = self.eas.task(p).uclamp;
+            self.eas.task(p).clamp_cpu = Some(cpu);
+            self.eas.rq_clamps[cpu].push(c);
+        }
+        self.eas.rq_util_est[cpu].enqueue(est);
+    }
+
+    /// util_est_dequeue() and uclamp_rq_dec() for `p` leaving its runqueue (idempotent).
+    pub(crate) fn eas_dequeue(&mut self, p: TaskId) {
+        if !self.eas.schedutil {
+            return;
+        }
+        let t = self.eas.task(p);
+        let (in_rq, clamp_cpu, c) = (t.in_rq.take(), t.clamp_cpu.take(), t.uclamp);
+        if let Some((cpu, est)) = in_rq {
+            self.eas.rq_util_est[cpu].dequeue(est);
+        }
+        if let Some(cpu) = clamp_cpu {
+            let v = &mut self.eas.rq_clamps[cpu];
+            if let Some(i) = v.iter().position(|&x| x == c) {
+                v.swap_remove(i);
+            }
+        }
+    }
+
+    /// util_est_update() at a dequeue to sleep of `p` from `cpu`.
+    pub(crate) fn eas_util_est_update(&mut self, cpu: usize, p: TaskId) {
+        if !self.eas.schedutil || !self.eas.util_est_on {
+            return;
+        }
+        let util = self.tasks[p].se.avg.util_avg;
+        let (form, fastup, cap) = (self.eas.form.expect("set"), self.eas.fastup, self.capacity(cpu));
+        let t = self.eas.task(p);
+        let changed = util != t.util_at_enqueue;
+        t.util_est.update(form, true, util, changed, cap, fastup);
+    }
+
+    /// cpufreq_update_util() on `cpu` (`from_io`: SCHED_CPUFREQ_IOWAIT): its policy
+    /// re-evaluates; a new OPP re-times the work running on the cluster.
+    pub(crate) fn cpufreq_update_util(&mut self, cpu: usize, from_io: bool) {
+        if !self.eas.schedutil {
+            return;
+        }
+        let pd = self.eas.pd_of_cpu[cpu];
+        let cpus = std::mem::take(&mut self.eas.pd_cpus[pd]);
+        let idx = cpus.iter().position(|&c| c == cpu).unwrap_or(0);
+        let inputs: Vec<CpuUtilInput> = cpus
+            .iter()
+            .map(|&c| {
+                let uclamp = if self.eas.uclamp_used { self.eas.rq_uclamp(c) } else { None };
+                CpuUtilInput { util: self.eas_cpu_util(c), capacity: self.capacity(c), uclamp }
+            })
+            .collect();
+        let (now, tick_ns) = (self.now, self.tick.period_ns);
+        let old = self.eas.policies[pd].cur_khz;
+        let changed = self.eas.policies[pd].update_shared(idx, now, tick_ns, from_io, &inputs);
+        if let Some(new) = changed {
+            // The work so far at the old speed, then every step end at the new one.
+            self.eas.policies[pd].cur_khz = old;
+            self.account_opp(pd, &cpus);
+            for &c in &cpus {
+                if self.rqs[c].curr.is_some() {
+                    self.advance_progress(c);
+                }
+            }
+            self.eas.policies[pd].cur_khz = new;
+            self.eas.freq_changes += 1;
+            for &c in &cpus {
+                if self.rqs[c].curr.is_some_and(|t| self.tasks[t].state == TaskState::Running) {
+                    self.arm_segment(c);
+                }
+                self.trace_event(c, crate::trace::TraceEvent::CpuFrequency { khz: new as u32 });
+            }
+        }
+        self.eas.pd_cpus[pd] = cpus;
+    }
+
+    /// Busy time since the last call charged to the OPP each CPU of `cpus` ran at.
+    fn account_opp(&mut self, pd: usize, cpus: &[usize]) {
+        let cur = self.eas.policies[pd].cur_khz;
+        let opp = self.eas.pds[pd].states.iter().position(|s| s.frequency_khz == cur).unwrap_or(0);
+        for &c in cpus {
+            let rq = &self.rqs[c];
+            let busy: Ns = rq.stats.busy_ns + if rq.curr.is_some() { self.now - rq.state_since } else { 0 };
+            self.eas.opp_busy[c][opp] += busy.saturating_sub(self.eas.busy_mark[c]);
+            self.eas.busy_mark[c] = busy;
+        }
+    }
+
+    /// At the end of a run: each CPU's active energy from its OPP residency (the awake
+    /// time outside tasks at the same mix), nJ; None under the performance governor.
+    pub(crate) fn cpufreq_energy_nj(&mut self, cpu: usize) -> Option<f64> {
+        if !self.eas.schedutil {
+            return None;
+        }
+        let pd = self.eas.pd_of_cpu[cpu];
+        self.account_opp(pd, &[cpu]);
+        let busy: Ns = self.eas.opp_busy[cpu].iter().sum();
+        let awake = self.rqs[cpu].stats.awake_ns();
+        let at_opps: f64 = self.eas.opp_busy[cpu]
+            .iter()
+            .zip(&self.eas.pds[pd].states)
+            .map(|(&ns, s)| s.power_uw as f64 / 1000.0 * ns as f64 / 1000.0)
+            .sum();
+        Some(if busy > 0 { at_opps * awake as f64 / busy as f64 } else {
+            // Awake without running a task: at the OPP the cluster is at.
+            let cur = self.eas.policies[pd].cur_khz;
+            let p = self.eas.pds[pd].states.iter().find(|s| s.frequency_khz == cur).map_or(0, |s| s.power_uw);
+            p as f64 / 1000.0 * awake as f64 / 1000.0
+        })
+    }
+
+    /// Every cluster's OPP residency brought up to now (the warm-up's baseline reads it).
+    pub(crate) fn cpufreq_flush(&mut self) {
+        for pd in 0..self.eas.pds.len() {
+            let cpus = std::mem::take(&mut self.eas.pd_cpus[pd]);
+            self.account_opp(pd, &cpus);
+            self.eas.pd_cpus[pd] = cpus;
+        }
+    }
+
+    /// Per-cluster figures for the summary (additive, so a warm-up subtracts them):
+    /// active energy (mJ, at finish), busy seconds, and busy seconds at each OPP used;
+    /// without a warm-up, `work_stretch`: the tasks' run time over their work (1 on an
+    /// X1 at its top OPP; the latency cost of smaller CPUs and lower OPPs).
+    pub(crate) fn cpufreq_summary(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        if !self.eas.schedutil {
+            return out;
+        }
+        for (pd, name) in self.eas.pd_names.iter().enumerate() {
+            let cpus = &self.eas.pd_cpus[pd];
+            let nj: f64 = cpus.iter().map(|&c| self.rqs[c].stats.energy_active_nj).sum();
+            out.push((format!("energy_active_{name}_mj"), nj / 1e6));
+            let busy: Ns = cpus.iter().map(|&c| self.rqs[c].stats.busy_ns).sum();
+            out.push((format!("busy_{name}_seconds"), busy as f64 / 1e9));
+            for (i, s) in self.eas.pds[pd].states.iter().enumerate() {
+                let ns: Ns = cpus.iter().map(|&c| self.eas.opp_busy[c][i]).sum();
+                if ns > 0 {
+                    out.push((format!("opp_busy_{name}_{}mhz_seconds", s.frequency_khz / 1000), ns as f64 / 1e9));
+                }
+            }
+        }
+        if self.measure.from == 0 {
+            let run: Ns = self.tasks.iter().map(|t| t.stats.run_ns).sum();
+            let work: Ns = self.tasks.iter().map(|t| t.stats.work_done_ns).sum();
+            out.push(("work_stretch".into(), run as f64 / work.max(1) as f64));
+        }
+        out.push(("cpufreq_changes".into(), self.eas.freq_changes as f64));
+        out.push(("eas_feec_placements".into(), self.eas.feec_placements as f64));
+        out
+    }
+}

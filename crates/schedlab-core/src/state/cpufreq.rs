@@ -1,0 +1,116 @@
+//! The energy-aware half's run state: per-task util_est and clamps, the per-rq util_est
+//! sums and clamp aggregation, the root domain's overutilized flag, one cpufreq policy
+//! per performance domain with its OPP residency (the behaviour is sched/cpufreq.rs and
+//! fair/energy.rs; the rules are eas/).
+//!
+//! Mirrors: include/linux/sched.h `struct util_est` and `uclamp_se` in task_struct;
+//! kernel/sched/sched.h `cfs_rq->avg.util_est`, `rq->uclamp[]`, `root_domain->pd` and
+//! `->overutilized`; kernel/sched/cpufreq_schedutil.c `struct sugov_policy` per policy.
+//! Model: nothing here is allocated or read unless the machine has an Energy Model and
+//! the scenario asks for schedutil (`[kernel] governor`): with the performance governor,
+//! the default, every CPU stays at its top OPP as before and no result moves.
+
+use crate::eas::energy::{FeecRules, PerfDomainCosts, RootDomainOverutilized};
+use crate::eas::schedutil::SugovPolicy;
+use crate::eas::util_est::{RqUtilEst, UtilEst, UtilEstForm};
+use crate::eas::Uclamp;
+use crate::time::Ns;
+
+/// rate_limit_us when the driver declares no transition latency: cpufreq.c
+/// cpufreq_policy_transition_delay_us() returns LATENCY_MULTIPLIER (1000) us then.
+/// Declared (kernel default); gs101's cpufreq driver value was not found.
+pub const RATE_LIMIT_NS: Ns = 1_000_000;
+
+/// A task's energy-aware state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TaskEas {
+    /// p->se.avg.util_est.
+    pub(crate) util_est: UtilEst,
+    /// The estimate util_est_enqueue() added to a CPU's sum, while it is there.
+    pub(crate) in_rq: Option<(usize, u64)>,
+    /// util_avg at that enqueue (UTIL_AVG_UNCHANGED is clear when it moved).
+    pub(crate) util_at_enqueue: u64,
+    /// uclamp_eff_value(p, MIN / MAX) (sched_setattr's util_min / util_max).
+    pub(crate) uclamp: Uclamp,
+    /// Counted in its CPU's clamp aggregation.
+    pub(crate) clamp_cpu: Option<usize>,
+}
+
+/// The energy-aware state of a run.
+#[derive(Debug, Default)]
+pub(crate) struct EasState {
+    /// schedutil drives the clusters' frequencies (an EM and `governor = "schedutil"`).
+    pub(crate) schedutil: bool,
+    /// sched_energy_enabled(): ENERGY_AWARE, an EM and schedutil on every policy (the
+    /// kernel's build_perf_domains() refuses EAS under any other governor).
+    pub(crate) feec: bool,
+    /// UTIL_EST (read by feec and schedutil only).
+    pub(crate) util_est_on: bool,
+    /// UTIL_EST_FASTUP.
+    pub(crate) fastup: bool,
+    /// The util_est form of the profile.
+    pub(crate) form: Option<UtilEstForm>,
+    /// feec's rules of the profile.
+    pub(crate) rules: Option<FeecRules>,
+    /// uclamp_is_used(): some task set a clamp (UCLAMP on).
+    pub(crate) uclamp_used: bool,
+    /// The performance domains (one per core type with an EM), with their costs.
+    pub(crate) pds: Vec<PerfDomainCosts>,
+    /// Each domain's EM name (core type).
+    pub(crate) pd_names: Vec<String>,
+    /// Each CPU's domain.
+    pub(crate) pd_of_cpu: Vec<usize>,
+    /// Each domain's CPUs.
+    pub(crate) pd_cpus: Vec<Vec<usize>>,
+    /// One policy per domain.
+    pub(crate) policies: Vec<SugovPolicy>,
+    /// Per CPU, per OPP of its domain: busy time spent at it.
+    pub(crate) opp_busy: Vec<Vec<Ns>>,
+    /// Per CPU: its busy time when `opp_busy` was last brought up to date.
+    pub(crate) busy_mark: Vec<Ns>,
+    /// Per CPU: Σ of the enqueued tasks' estimates.
+    pub(crate) rq_util_est: Vec<RqUtilEst>,
+    /// Per CPU: the clamps of its runnable tasks (max-aggregated when read).
+    pub(crate) rq_clamps: Vec<Vec<Uclamp>>,
+    /// rd->overutilized.
+    pub(crate) rd: RootDomainOverutilized,
+    /// Per task.
+    pub(crate) tasks: Vec<TaskEas>,
+    /// Frequency changes made.
+    pub(crate) freq_changes: u64,
+    /// Wakeups feec placed.
+    pub(crate) feec_placements: u64,
+}
+
+impl EasState {
+    /// The per-task record (tasks forked later grow the table).
+    #[inline]
+    pub(crate) fn task(&mut self, p: usize) -> &mut TaskEas {
+        if p >= self.tasks.len() {
+            self.tasks.resize(p + 1, TaskEas::default());
+        }
+        &mut self.tasks[p]
+    }
+
+    /// The task's clamps (none recorded: no clamp).
+    #[inline]
+    pub(crate) fn uclamp_of(&self, p: usize) -> Uclamp {
+        self.tasks.get(p).map_or(Uclamp::NONE, |t| t.uclamp)
+    }
+
+    /// The rq's aggregated clamps (None: no runnable task with a record).
+    pub(crate) fn rq_uclamp(&self, cpu: usize) -> Option<Uclamp> {
+        crate::eas::uclamp_rq_aggregate(self.rq_clamps.get(cpu)?.iter().copied())
+    }
+
+    /// The running frequency of `cpu`'s domain against its top one, when below the top.
+    #[inline]
+    pub(crate) fn slowed(&self, cpu: usize) -> Option<(u64, u64)> {
+        if !self.schedutil {
+            return None;
+        }
+        let p = &self.policies[self.pd_of_cpu[cpu]];
+        let max = p.max_khz();
+        (p.cur_khz != max).then_some((p.cur_khz, max))
+    }
+}
