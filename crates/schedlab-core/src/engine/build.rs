@@ -233,6 +233,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         sched_rng: Vec::new(),
         queue_index: Default::default(),
         error: None,
+        rtc: crate::state::rt_rq::ClassState::new(nr),
         rqs,
         k,
         feat,
@@ -270,6 +271,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 sim.tasks[tid].timer_slack_ns = slack.0;
             }
             sim.tasks[tid].cputime_poll_ns = t.cputime_poll.map_or(0, |d| d.0);
+            if let Some(a) = &t.sched_attr {
+                sim.set_sched_attr(tid, a).map_err(|e| ScenarioError::new(format!("tasks[{i}].sched_attr"), format!("task '{}': {e}", sim.tasks[tid].stats.name)))?;
+            }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());
@@ -481,6 +485,7 @@ impl Simulator {
             woken: false,
             start_on: false,
             rseq: false,
+            sched: Default::default(),
         });
         self.rngs.push(Stream::for_task(self.seed, tid));
         self.live_tasks += 1;
@@ -554,4 +559,37 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
 /// The largest pid the scenario's tasks give, if any gives one.
 fn task_specs_max_pid(s: &Scenario) -> Option<usize> {
     s.tasks.iter().filter_map(|t| t.pid).max()
+}
+
+impl Simulator {
+    /// sched_setattr() at creation: the task's policy and class parameters; a deadline
+    /// task is admitted against the root domain's bandwidth (the error is EBUSY's reason).
+    fn set_sched_attr(&mut self, tid: usize, a: &crate::scenario::SchedAttrSpec) -> Result<(), String> {
+        use crate::state::task::SchedPolicy;
+        let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
+        let policy = [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
+        let s = &mut self.tasks[tid].sched;
+        s.policy = policy;
+        s.rt_priority = ca.rt_priority;
+        s.dl_reclaim = ca.reclaim;
+        s.dl = ca.dl.map(|p| crate::rt::deadline::DlEntity::new(p, 0));
+        if s.is_rt_or_dl() {
+            self.rtc.in_use = true;
+        }
+        if policy == SchedPolicy::Deadline {
+            let before = self.rtc.dl_bw.total_bw;
+            self.dl_admit(tid).map_err(|_| {
+                let t = &self.k.tunables;
+                format!(
+                    "refused with EBUSY as sched_setattr(): its bandwidth {:.3} on top of the {:.3} admitted exceeds the root domain's {} CPUs x sched_rt_runtime_us / sched_rt_period_us ({} / {})",
+                    a.class_attr().ok().and_then(|c| c.dl).map_or(0.0, |p| p.runtime as f64 / p.period as f64),
+                    before as f64 / crate::rt::deadline::BW_UNIT as f64,
+                    self.m.nr_cpus(),
+                    t.sched_rt_runtime_us,
+                    t.sched_rt_period_us
+                )
+            })?;
+        }
+        Ok(())
+    }
 }

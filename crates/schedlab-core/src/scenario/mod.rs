@@ -550,8 +550,9 @@ pub struct TaskSpec {
     /// runs out is seen at once rather than at the next tick (validate-host's probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cputime_poll: Option<Duration>,
-    /// sched_setattr() attributes schedlab keeps but does not model (RT and deadline
-    /// policies, uclamp): an imported rt-app thread's, written back on export.
+    /// sched_setattr() attributes: the task's policy (SCHED_FIFO/RR with its priority,
+    /// SCHED_DEADLINE with its runtime/deadline/period) and, kept for export only,
+    /// uclamp; an imported rt-app thread's, written back on export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_attr: Option<SchedAttrSpec>,
     /// The pid the task has in results and traces (a replayed trace keeps its own);
@@ -826,6 +827,9 @@ impl Scenario {
         }
         if t.program.is_empty() {
             return Err(ScenarioError::new(field("program"), "expected at least one step"));
+        }
+        if let Some(a) = &t.sched_attr {
+            a.class_attr().map_err(|(f, msg)| ScenarioError::new(field(&format!("sched_attr.{f}")), msg))?;
         }
         if let Some(d) = t.cputime_poll {
             // One event a poll: below 100 ns a run would be all polls.

@@ -18,6 +18,7 @@ pub mod mm;
 pub mod named_timers;
 pub mod pelt;
 pub mod rq;
+pub mod rt_rq;
 pub mod shared_runq;
 pub mod task;
 pub mod timeline;
@@ -214,6 +215,9 @@ pub struct Simulator {
     pub(crate) queue_index: crate::state::cfs_rq::QueueIndex,
     pub(crate) reporter: Option<Reporter>,
     pub(crate) error: Option<SimError>,
+    /// The RT and deadline classes (state/rt_rq.rs; the behaviour is sched/rt.rs and
+    /// sched/deadline.rs).
+    pub(crate) rtc: crate::state::rt_rq::ClassState,
 }
 
 /// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle
