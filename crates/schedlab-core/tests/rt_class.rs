@@ -148,3 +148,34 @@ fn an_rt_app_fifo_thread_runs_in_the_rt_class() {
     let (rt, other) = (common::run_ns(&r, "rt"), common::run_ns(&r, "other"));
     assert!(rt.abs_diff(1900 * MS) <= 2 * MS && other.abs_diff(100 * MS) <= 2 * MS, "rt {rt} other {other}");
 }
+
+/// Priority inversion on one CPU: a fair task holds a mutex when an RT hog at priority
+/// 10 arrives, then a FIFO task at priority 50 blocks on the mutex. With priority
+/// inheritance (rt-app's pi_enabled) the holder runs at 50, over the hog, releases the
+/// lock and the waiter gets it within the holder's 10 ms; without, the hog starves the
+/// holder and the waiter waits for good. (No throttling or fair server, which would let
+/// the holder crawl on.)
+#[test]
+fn a_fifo_waiter_on_a_mutex_held_by_a_fair_task_boosts_it() {
+    let waited = |pi: bool| {
+        let r = run_checked(
+            &format!(
+                "[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.12\"\nfeatures = {{ DL_SERVER = false }}\n\
+                 [rt_app]\npi_enabled = {pi}\n\
+                 [[tasks]]\nname = \"holder\"\nprogram = [{{ lock = \"m\" }}, {{ run = \"10ms\" }}, {{ unlock = \"m\" }}, {{ run = \"100s\" }}]\n\
+                 [[tasks]]\nname = \"hog\"\nstart = \"1ms\"\nsched_attr = {{ policy = \"SCHED_FIFO\", priority = 10 }}\nprogram = [{{ run = \"100s\" }}]\n\
+                 [[tasks]]\nname = \"waiter\"\nstart = \"2ms\"\nsched_attr = {{ policy = \"SCHED_FIFO\", priority = 50 }}\n\
+                 program = [{{ lock = \"m\" }}, {{ run = \"1ms\" }}, {{ unlock = \"m\" }}, {{ sleep = \"100s\" }}]\n\
+                 [run]\nduration_s = 1\n"
+            ),
+            1,
+        );
+        let t = |n: &str| r.tasks.iter().find(|t| t.name == n).unwrap().clone();
+        (t("waiter").work_done_ns, t("holder").run_ns)
+    };
+    let (work, holder) = waited(true);
+    assert_eq!(work, MS, "with PI the waiter got the lock and ran its 1 ms");
+    assert!(holder > 9 * MS && holder < 12 * MS, "the boosted holder ran its critical section: {holder}");
+    let (work, holder) = waited(false);
+    assert_eq!(work, 0, "without PI the waiter never gets the lock (holder ran {holder})");
+}

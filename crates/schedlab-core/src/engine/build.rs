@@ -290,6 +290,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         }
     }
     check_waits_are_signalled(&sim.programs, &names, template_specs.len(), &task_specs)?;
+    // rt-app's global pi_enabled (PTHREAD_PRIO_INHERIT mutexes), in the kept global object.
+    sim.rtc.pi_enabled = s.rt_app.as_ref().and_then(|g| g.get("pi_enabled")).and_then(|v| v.as_bool()).unwrap_or(false);
     sim.arm_kernel_timers(&kernel_timers);
     sim.start_watchdogs();
     // CPUs with nothing to run at boot enter the idle loop.

@@ -14,7 +14,8 @@
 //! semaphores keep them, as in pthreads. SCHED_FIFO / SCHED_RR (`priority` 1..99, 10 by
 //! default as rt-app's DEFAULT_THREAD_PRIORITY) and SCHED_DEADLINE (`dl-runtime`,
 //! `dl-period`, `dl-deadline`, checked as sched_setattr() would) run in their classes
-//! (issue 35); what schedlab cannot model (uclamp, NUMA binding, priority inheritance, a
+//! (issue 35); `global.pi_enabled` gives the
+//! mutexes priority inheritance; what schedlab cannot model (uclamp, NUMA binding, a
 //! phase's change of policy) is kept out with a note.
 //! A `"schedlab"` key adds what rt-app lacks: the machine, the kernel, the run, CFS
 //! bandwidth of task groups (`"taskgroups": {"/tg1": {"cpu_max": "50000 100000"}}`),
@@ -356,11 +357,8 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
                 }
                 cx.note(format!("global.calibration: run times are µs on the calibration CPU (capacity {}); the calibration itself is not simulated", cx.calib_cap));
             }
-            "pi_enabled" => {
-                if matches!(v.value, Value::Bool(true)) {
-                    cx.note("global.pi_enabled: priority inheritance is not modeled (kept for export)".into());
-                }
-            }
+            // Read by the run from the kept global object (sched/pi.rs).
+            "pi_enabled" => {}
             "mem_buffer_size" => cx.mem_buffer = cx.int(v, &field)?.max(1) as u64,
             "lock_pages" | "logdir" | "log_basename" | "log_size" | "ftrace" | "gnuplot" | "io_device" | "cumulative_slack" => {}
             other => cx.note(format!("global.{other} ignored")),

@@ -68,6 +68,7 @@ impl Simulator {
                 self.update_curr(cpu);
                 if cls == SchedClass::Rt {
                     self.dequeue_task_rt(cpu, p);
+                    self.pi_blocked(p);
                 } else {
                     self.dequeue_task_dl(cpu, p);
                 }

@@ -15,6 +15,7 @@ mod deadline;
 mod idle;
 mod ipc;
 mod locks;
+mod pi;
 mod pricing;
 pub(crate) mod mm;
 pub(crate) mod program;

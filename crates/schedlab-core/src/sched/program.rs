@@ -82,7 +82,11 @@ impl Simulator {
                 Insn::Lock(l) => self.step_lock(c, cpu, l),
                 Insn::Unlock(l) => {
                     self.release_lock(c, cpu, l);
-                    Flow::Next
+                    if self.pi_unboost(c, cpu) {
+                        Flow::Stops // back in the fair class: schedule() picks
+                    } else {
+                        Flow::Next
+                    }
                 }
                 Insn::Yield => {
                     self.syscall_entry(c, cpu);

@@ -89,6 +89,8 @@ pub struct ClassState {
     pub rt_throttles: u64,
     /// Fair-server runs (it picked a fair task over RT).
     pub server_picks: u64,
+    /// Mutexes inherit priority (rt-app's global pi_enabled).
+    pub pi_enabled: bool,
 }
 
 impl ClassState {
