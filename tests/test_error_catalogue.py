@@ -134,7 +134,9 @@ CATALOGUE = [
                   " `sched_base_slice_ns`, `migration_cost_ns`, `sched_migration_cost_ns`, `nr_migrate`, "
                   "`sched_nr_migrate`, `sched_cfs_bandwidth_slice_us`, `busy_factor`, `cpuidle_governor`, "
                   "`cpuidle_max_state`, `cpuidle_latency_req_ns`, `timer_slack_ns`, `timer_migration`, `nohz_full`, "
-                  "`watchdog_thresh`, `tlb_batch_min_cpus`, `kpti`, `arm64_repeat_tlbi`, `shared_runq_shard_sz`"),
+                  "`watchdog_thresh`, `tlb_batch_min_cpus`, `kpti`, `arm64_repeat_tlbi`, `sched_rt_runtime_us`, "
+                  "`sched_rt_period_us`, `sched_rr_timeslice_ms`, `fair_server_runtime_ns`, `fair_server_period_ns`, "
+                  "`shared_runq_shard_sz`"),
     # -- tasks -------------------------------------------------------------------------------------
     Case("affinity to no CPU of the machine", ok('[[tasks]]\nname = "t"\naffinity = "7"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:12: tasks[0].affinity: no CPU of '7' exists on this machine"),
@@ -210,6 +212,22 @@ CATALOGUE = [
          expected="error: bad.toml:3:8: machine.cost: cost 'cache.llc_kib' must be a whole number up to 2^53, got 1e30"),
     Case("clock reads too often", ok('[[tasks]]\nname = "t"\ncputime_poll = "10ns"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:16: tasks[0].cputime_poll: 10 ns: expected at least 100ns"),
+    Case("RT priority outside 1..99",
+         ok('[[tasks]]\nname = "t"\nsched_attr = { policy = "SCHED_FIFO", priority = 120 }\nprogram = [{ run = "1ms" }]\n'),
+         expected="error: bad.toml:5:50: tasks[0].sched_attr.priority: 120 for SCHED_FIFO: expected 1..99 "
+                  "(EINVAL as sched_setattr())"),
+    Case("deadline bandwidth over the limit",
+         "[machine]\ntopo = { cores = 1 }\n[[tasks]]\nname = \"a\"\ncount = 2\n"
+         "sched_attr = { policy = \"SCHED_DEADLINE\", runtime = \"40ms\", period = \"100ms\" }\nprogram = [{ run = \"1ms\" }]\n"
+         "[[tasks]]\nname = \"c\"\nsched_attr = { policy = \"SCHED_DEADLINE\", runtime = \"40ms\", period = \"100ms\" }\n"
+         "program = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n",
+         expected="error: bad.toml:10:14: tasks[1].sched_attr: task 'c': refused with EBUSY as sched_setattr(): its "
+                  "bandwidth 0.400 on top of the 0.800 admitted exceeds the root domain's 1 CPUs x sched_rt_runtime_us "
+                  "/ sched_rt_period_us (950000 / 1000000)"),
+    Case("RT runtime beyond its period",
+         ok("[kernel]\ntunables = { sched_rt_runtime_us = 2000000 }\n"),
+         expected="error: bad.toml:4:12: kernel.tunables: kernel.tunables.sched_rt_runtime_us = 2000000 of "
+                  "sched_rt_period_us = 1000000: expected -1 or 0..period, and a positive period (EINVAL as the sysctl)"),
     # -- command-line options ----------------------------------------------------------------------
     Case("seed out of range", ok(), args=("--seed", "-1"),
          expected="error: Invalid value for '--seed' / '-s': Input should be greater than or equal to 0 "
@@ -256,6 +274,10 @@ CATALOGUE = [
          expected="error: bad.json:3: tasks.t.run: negative duration -5 \u00b5s: expected \u00b5s >= 0"),
     Case("rt-app: broken JSON", '{\n  "tasks": {\n    "t": { "run": 1000,, }\n  }\n}\n', file_name="bad.json",
          expected="error: bad.json:3: json: expected a \"key\" or '}' in an object"),
+    Case("rt-app: RT priority outside 1..99",
+         '{\n  "tasks": {\n    "t": { "loop": 1, "policy": "SCHED_FIFO", "priority": 0, "run": 1000 }\n  }\n}\n',
+         file_name="bad.json",
+         expected="error: bad.json:3: tasks.t.priority: 0 for SCHED_FIFO: expected 1..99 (EINVAL as sched_setattr())"),
     Case("trace: event line missing a field", args=("trace-info", "bad.trace"),
          scenario="# tracer: nop\n   bash-12 [000] 1.000000: sched_switch: prev_comm=a prev_pid=1\nthis is garbage\n",
          file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),

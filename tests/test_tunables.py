@@ -30,7 +30,9 @@ def test_every_listed_name_and_alias_sets_the_effective_value():
 
     written = {"hz": 250, "tick_phase_ns": 1234, "cpuidle_governor": "teo", "cpuidle_max_state": 1,
                "cpuidle_latency_req_ns": 5000, "timer_migration": 0, "nohz_full": "1-3", "kpti": 1,
-               "arm64_repeat_tlbi": 0, "tlb_batch_min_cpus": 4}
+               "arm64_repeat_tlbi": 0, "tlb_batch_min_cpus": 4,
+               # a period must hold its runtime (the sysctl's and debugfs's own checks)
+               "sched_rt_period_us": 2_000_000, "fair_server_period_ns": 2_000_000_000}
     expected = {"cpuidle_governor": "teo", "timer_migration": False, "kpti": True, "arm64_repeat_tlbi": False}
     listed = table("6.6", 8)
     assert all(t["doc"] for t in listed.values())

@@ -120,6 +120,8 @@ sched_features! {
     MM_CID = Since(6, 4), "rseq concurrency IDs with per-CPU lazy put and the 100 ms compaction";
     MM_CID_CACHE_LOCAL = Since(6, 13), "mm_cid: reuse the CPU's recent cid and spread up to min(nr_cpus_allowed, mm_users)";
     TLB_BATCH = SinceByArch((4, 3), (6, 5)), "reclaim defers TLB flushes and waits once per batch (try_to_unmap_flush)";
+    RT_THROTTLING = Before(6, 12), "RT throttling of the root rt_rq: RT tasks get sched_rt_runtime_us of every sched_rt_period_us, then wait for the period timer (sched_rt_runtime_exceeded(), do_sched_rt_period_timer()); without RT group scheduling it went in 6.12 with the fair server (5f6bd380c7bd, 'sched/rt: Remove default bandwidth control')";
+    DL_SERVER = Since(6, 12), "the fair deadline server: a per-CPU SCHED_DEADLINE entity (fair_server runtime/period, 50 ms / 1 s) that runs fair tasks starved by RT, deferred to its zero-laxity time (63ba8422f876 'sched/deadline: Introduce deadline servers', a110a81c52a9 'sched/deadline: Deferrable dl server')";
 }
 
 /// The set of features in force for one run.

@@ -220,6 +220,16 @@ tunables! {
         "arm64 KPTI (kernel unmapped at EL0): every user TLB flush issues a second TLBI for the user ASID. None = off: every arm64 CPU of the presets reports CSV3 or is on the kernel's kpti_safe_list; a KASLR kernel on CPUs without E0PD (kaslr_requires_kpti, e.g. Android GKI on Cortex-A78/X1) runs with it on.";
     arm64_repeat_tlbi: Option<bool>, written SysctlBool, unit "", default |_| None, set |b| Ok(Some(b.0)),
         "ARM64_WORKAROUND_REPEAT_TLBI (TLBI; DSB ISH; TLBI for every TLBI, and no batched flush in 6.5+). None = as the kernel decides: on if any CPU has an erratum the profile's kernel works around (Cortex-A76 #1286807; Cortex-A55 #2441007 and Cortex-A510 #2441009 from 6.1).";
+    sched_rt_runtime_us: i64, written i64, unit "us", default |_| 950_000, set same,
+        "kernel.sched_rt_runtime_us sysctl (core.c sysctl_sched_rt_runtime: 950000): RT time allowed per rt period (RT throttling, before 6.12) and the deadline admission limit; -1 is no limit (RUNTIME_INF).";
+    sched_rt_period_us: u64, written u64, unit "us", default |_| 1_000_000, set same,
+        "kernel.sched_rt_period_us sysctl (core.c sysctl_sched_rt_period: 1000000).";
+    sched_rr_timeslice_ms: u64, written u64, unit "ms", default |_| 100, set same,
+        "kernel.sched_rr_timeslice_ms sysctl: SCHED_RR's slice (RR_TIMESLICE, include/linux/sched/rt.h: 100 ms).";
+    fair_server_runtime_ns: Ns, written Ns, unit "ns", default |_| 50_000_000, set same,
+        "debugfs sched/fair_server/cpuN/runtime: the fair deadline server's runtime per period (deadline.c fair_server_init(): 50 ms; 6.12+).";
+    fair_server_period_ns: Ns, written Ns, unit "ns", default |_| 1_000_000_000, set same,
+        "debugfs sched/fair_server/cpuN/period: the fair deadline server's period (1 s; 6.12+).";
     shared_runq_shard_sz: usize, written usize, unit "CPUs", default |_| 6, set same,
         "CPUs per shard of the shared runqueue (the series' #define SHARED_RUNQ_SHARD_SZ 6, 'would likely work better as a configurable knob via debugfs').";
 }
@@ -275,6 +285,18 @@ impl KernelConfig {
         }
         if t.shared_runq_shard_sz == 0 {
             return Err("kernel.tunables.shared_runq_shard_sz must be at least 1".into());
+        }
+        if t.sched_rt_period_us == 0 || t.sched_rt_runtime_us < -1 || t.sched_rt_runtime_us > t.sched_rt_period_us as i64 {
+            return Err(format!(
+                "kernel.tunables.sched_rt_runtime_us = {} of sched_rt_period_us = {}: expected -1 or 0..period, and a positive period (EINVAL as the sysctl)",
+                t.sched_rt_runtime_us, t.sched_rt_period_us
+            ));
+        }
+        if t.sched_rr_timeslice_ms == 0 {
+            return Err("kernel.tunables.sched_rr_timeslice_ms must be positive".into());
+        }
+        if t.fair_server_period_ns == 0 || t.fair_server_runtime_ns > t.fair_server_period_ns {
+            return Err("kernel.tunables.fair_server_runtime_ns: expected 0..fair_server_period_ns and a positive period".into());
         }
         if t.sched_cfs_bandwidth_slice_us == 0 {
             return Err("kernel.tunables.sched_cfs_bandwidth_slice_us must be positive".into());

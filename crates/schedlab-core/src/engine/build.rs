@@ -234,6 +234,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         queue_index: Default::default(),
         error: None,
         eas: Default::default(),
+        rtc: crate::state::rt_rq::ClassState::new(nr),
         rqs,
         k,
         feat,
@@ -278,6 +279,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             }
             if let Some(a) = &t.sched_attr {
                 sim.set_task_uclamp(tid, a.util_min, a.util_max);
+                sim.set_sched_attr(tid, a).map_err(|e| ScenarioError::new(format!("tasks[{i}].sched_attr"), format!("task '{}': {e}", sim.tasks[tid].stats.name)))?;
             }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
@@ -295,6 +297,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         }
     }
     check_waits_are_signalled(&sim.programs, &names, template_specs.len(), &task_specs)?;
+    // rt-app's global pi_enabled (PTHREAD_PRIO_INHERIT mutexes), in the kept global object.
+    sim.rtc.pi_enabled = s.rt_app.as_ref().and_then(|g| g.get("pi_enabled")).and_then(|v| v.as_bool()).unwrap_or(false);
     sim.arm_kernel_timers(&kernel_timers);
     sim.start_watchdogs();
     // CPUs with nothing to run at boot enter the idle loop.
@@ -494,6 +498,7 @@ impl Simulator {
             woken: false,
             start_on: false,
             rseq: false,
+            sched: Default::default(),
         });
         self.rngs.push(Stream::for_task(self.seed, tid));
         self.live_tasks += 1;
@@ -567,4 +572,41 @@ fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: 
 /// The largest pid the scenario's tasks give, if any gives one.
 fn task_specs_max_pid(s: &Scenario) -> Option<usize> {
     s.tasks.iter().filter_map(|t| t.pid).max()
+}
+
+impl Simulator {
+    /// sched_setattr() at creation: the task's policy and class parameters; a deadline
+    /// task is admitted against the root domain's bandwidth (the error is EBUSY's reason).
+    fn set_sched_attr(&mut self, tid: usize, a: &crate::scenario::SchedAttrSpec) -> Result<(), String> {
+        use crate::state::task::SchedPolicy;
+        let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
+        let policy = [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
+        let s = &mut self.tasks[tid].sched;
+        s.policy = policy;
+        s.rt_priority = ca.rt_priority;
+        s.dl_reclaim = ca.reclaim;
+        s.dl = ca.dl.map(|p| crate::rt::deadline::DlEntity::new(p, 0));
+        if s.is_rt_or_dl() {
+            self.rtc.in_use = true;
+            // RT and deadline tasks sleep with no timer slack: hrtimer_nanosleep() and
+            // select_estimate_accuracy() drop it for rt_task()/dl_task() (3.x-6.10), and
+            // since 6.11 (ed4fb6d7ef68) sched_setscheduler() sets timer_slack_ns to 0.
+            self.tasks[tid].timer_slack_ns = 0;
+        }
+        if policy == SchedPolicy::Deadline {
+            let before = self.rtc.dl_bw.total_bw;
+            self.dl_admit(tid).map_err(|_| {
+                let t = &self.k.tunables;
+                format!(
+                    "refused with EBUSY as sched_setattr(): its bandwidth {:.3} on top of the {:.3} admitted exceeds the root domain's {} CPUs x sched_rt_runtime_us / sched_rt_period_us ({} / {})",
+                    a.class_attr().ok().and_then(|c| c.dl).map_or(0.0, |p| p.runtime as f64 / p.period as f64),
+                    before as f64 / crate::rt::deadline::BW_UNIT as f64,
+                    self.m.nr_cpus(),
+                    t.sched_rt_runtime_us,
+                    t.sched_rt_period_us
+                )
+            })?;
+        }
+        Ok(())
+    }
 }

@@ -113,6 +113,7 @@ impl Simulator {
         for (name, n) in &self.mm.counts {
             summary.insert(name.to_string(), *n as f64);
         }
+        summary.extend(self.class_summary());
         summary
     }
 

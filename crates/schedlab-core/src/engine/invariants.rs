@@ -86,7 +86,7 @@ impl Simulator {
                 if t.cpu != cpu {
                     return Err(format!("task {c} running on CPU {cpu} but task_cpu is {}", t.cpu));
                 }
-                if t.state == TaskState::Running {
+                if t.state == TaskState::Running && !t.sched.is_rt_or_dl() {
                     seen[c] += 1;
                     nr += 1;
                 }
@@ -103,6 +103,7 @@ impl Simulator {
             }
         }
         self.check_fair()?;
+        self.check_class_invariants()?;
         self.timers.check()?;
         self.mm.check(|cpu| self.rqs[cpu].curr)?;
         if let Some(e) = &self.bw.violation {
@@ -123,6 +124,9 @@ impl Simulator {
             }
         }
         for (p, t) in self.tasks.iter().enumerate() {
+            if t.sched.is_rt_or_dl() {
+                continue; // on the rt_rq or dl_rq (check_class_invariants())
+            }
             let expected = matches!(t.state, TaskState::Runnable | TaskState::Running | TaskState::Throttled) as u32;
             if seen[p] != expected {
                 return Err(format!("task {p} ({:?}) found on {} runqueues", t.state, seen[p]));

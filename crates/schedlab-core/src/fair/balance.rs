@@ -417,6 +417,9 @@ impl Simulator {
     /// Active balance: the stopper pushes `src`'s running task to an idle `dst`.
     fn active_balance(&mut self, src: CpuId, dst: CpuId) -> bool {
         let Some(p) = self.rqs[src].curr else { return false };
+        if self.tasks[p].sched.is_rt_or_dl() {
+            return false; // the stopper moves fair tasks only (RT has push/pull)
+        }
         if !self.rqs[dst].is_idle() || !self.tasks[p].cpus_allowed.test(dst) || self.rqs[src].nr_running != 1 {
             return false;
         }

@@ -179,6 +179,9 @@ impl Simulator {
             queued[c] += 1;
         };
         for (p, t) in self.tasks.iter().enumerate() {
+            if t.sched.is_rt_or_dl() {
+                continue; // not the fair class's (sched/class.rs checks them)
+            }
             let runnable = matches!(t.state, TaskState::Running | TaskState::Runnable);
             if t.se.on_rq != (runnable || t.sched_delayed) || (t.sched_delayed && runnable) {
                 return Err(format!("task {p} in state {:?} has on_rq = {}, delayed = {}", t.state, t.se.on_rq, t.sched_delayed));

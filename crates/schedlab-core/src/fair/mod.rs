@@ -336,10 +336,16 @@ impl Simulator {
     /// a wakeup is placed here, others by the caller.
     pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, wakeup: bool) {
         debug_assert_eq!(self.tasks[p].cpu, cpu);
+        if self.rtc.in_use && self.enqueue_task_class(cpu, p, wakeup) {
+            return;
+        }
         if wakeup {
             self.update_curr(cpu);
         }
         self.enqueue_task_fair(cpu, p, wakeup);
+        if self.rtc.in_use {
+            self.dl_server_start(cpu);
+        }
         if self.bw_enqueue(cpu, p) {
             self.throttle_task(cpu, p);
         }
@@ -603,6 +609,9 @@ impl Simulator {
     /// Decides whether woken/new `p` on `cpu` preempts the current task (wakeup_preempt),
     /// comparing the two at the first level they share (find_matching_se).
     pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, from_cpu: usize) {
+        if self.class_wakeup_preempt(cpu, p, from_cpu).is_some() {
+            return; // a class above fair is involved (sched/class.rs)
+        }
         let Some(c) = self.rqs[cpu].curr else {
             self.resched_curr(cpu, from_cpu);
             return;

@@ -11,8 +11,12 @@
 //! become set_affinity / set_group steps when they change. `run` is work calibrated on
 //! the calibration CPU (its capacity scales it), `runtime` wall-clock spinning, `timer`
 //! rt-app's own periodic timer. Condition variables lose signals nobody waits for,
-//! semaphores keep them, as in pthreads. What schedlab cannot model (RT and deadline
-//! policies, uclamp, NUMA binding, priority inheritance) is kept out with a note.
+//! semaphores keep them, as in pthreads. SCHED_FIFO / SCHED_RR (`priority` 1..99, 10 by
+//! default as rt-app's DEFAULT_THREAD_PRIORITY) and SCHED_DEADLINE (`dl-runtime`,
+//! `dl-period`, `dl-deadline`, checked as sched_setattr() would) run in their classes
+//! (issue 35); `global.pi_enabled` gives the
+//! mutexes priority inheritance; what schedlab cannot model (uclamp, NUMA binding, a
+//! phase's change of policy) is kept out with a note.
 //! A `"schedlab"` key adds what rt-app lacks: the machine, the kernel, the run, CFS
 //! bandwidth of task groups (`"taskgroups": {"/tg1": {"cpu_max": "50000 100000"}}`),
 //! per-task process/footprint, and any schedlab step as an event `"schedlab.STEP"`.
@@ -353,11 +357,8 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
                 }
                 cx.note(format!("global.calibration: run times are µs on the calibration CPU (capacity {}); the calibration itself is not simulated", cx.calib_cap));
             }
-            "pi_enabled" => {
-                if matches!(v.value, Value::Bool(true)) {
-                    cx.note("global.pi_enabled: priority inheritance is not modeled (kept for export)".into());
-                }
-            }
+            // Read by the run from the kept global object (sched/pi.rs).
+            "pi_enabled" => {}
             "mem_buffer_size" => cx.mem_buffer = cx.int(v, &field)?.max(1) as u64,
             "lock_pages" | "logdir" | "log_basename" | "log_size" | "ftrace" | "gnuplot" | "io_device" | "cumulative_slack" => {}
             other => cx.note(format!("global.{other} ignored")),
@@ -421,7 +422,22 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &st
             }
         }
         Some("SCHED_IDLE") => a.nice = Some(19),
-        Some(_) => kept.priority = None, // an RT priority: nothing the fair class uses
+        Some(_) => {
+            // The RT and deadline classes: checked as sched_setattr() would.
+            kept.priority = None;
+            // A thread's own attributes (a phase's are kept for export only).
+            let check = SchedAttrSpec { policy: policy.clone(), ..a.sched.clone() };
+            let own = a.sched.policy.is_some() || a.sched.priority.is_some() || a.sched.runtime.is_some();
+            if let (true, false, Err((f, msg))) = (own, path.contains(".phases."), check.class_attr()) {
+                let key = match f {
+                    "priority" => "priority",
+                    "runtime" => "dl-runtime",
+                    _ => "policy",
+                };
+                let n = node.get(key).unwrap_or(node);
+                return Err(cx.err(n, &format!("{path}.{key}"), msg));
+            }
+        }
     }
     if policy.as_deref() == Some("SCHED_IDLE") {
         cx.unmodeled.entry("SCHED_IDLE (as nice 19)".into()).or_default().push(thread.to_string());
@@ -473,6 +489,11 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
     let default_policy = cx.default_policy.clone();
     let a = attrs(cx, node, &path, name, &default_policy)?;
     let thread_policy = a.sched.policy.clone().unwrap_or(default_policy);
+    let mut a = a;
+    if a.sched.policy.is_none() && matches!(thread_policy.as_str(), "SCHED_FIFO" | "SCHED_RR" | "SCHED_DEADLINE") {
+        // global.default_policy in force: the engine reads the thread's own attributes.
+        a.sched.policy = Some(thread_policy.clone());
+    }
     let delay = match node.get("delay") {
         Some(d) => cx.us(d, &format!("{path}.delay"))?,
         None => 0,
@@ -510,6 +531,9 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
             }
             if !pa.sched.is_empty() {
                 // rt-app sets these at the phase's start; schedlab keeps them for export.
+                if pa.sched.priority.is_some() && matches!(thread_policy.as_str(), "SCHED_FIFO" | "SCHED_RR") && pa.sched.priority != a.sched.priority {
+                    cx.note(format!("{ppath}.priority: a phase's own RT priority is not modeled: the thread keeps its own"));
+                }
                 if pa.nice.is_some() && pa.nice != a.nice {
                     cx.note(format!("{ppath}.priority: a phase's own priority is not modeled: the thread keeps nice {}", a.nice.unwrap_or(0)));
                 }

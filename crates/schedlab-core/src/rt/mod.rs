@@ -6,8 +6,8 @@
 //!
 //! Mirrors: kernel/sched/rt.c, cpupri.c, deadline.c (issue 35). The engine's side (the
 //! class order in the pick, preemption across classes, push/pull, RT throttling and the
-//! fair deadline server) is not wired yet: an rt-app file's RT and deadline policies
-//! still run as fair tasks, with a note.
+//! fair deadline server) is sched/class.rs, sched/rt.rs and sched/deadline.rs over
+//! state/rt_rq.rs.
 
 pub mod cpupri;
 pub mod deadline;

@@ -65,6 +65,24 @@ impl RtPrioArray {
         self.highest_prio().and_then(|p| self.queues[p].front().copied())
     }
 
+    /// Tasks queued at `prio`.
+    pub fn queue_len(&self, prio: usize) -> usize {
+        self.queues[prio].len()
+    }
+
+    /// Every queued task, highest priority first, each level in queue order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut bits = self.bitmap;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let p = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                p
+            })
+        })
+        .flat_map(move |p| self.queues[p].iter().copied())
+    }
+
     /// Tasks queued.
     pub fn len(&self) -> usize {
         self.queues.iter().map(VecDeque::len).sum()

@@ -586,8 +586,9 @@ pub struct TaskSpec {
     /// reported under `histograms.NAME` (copies: `NAME-N`) with 1-us bins.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_histogram: Option<String>,
-    /// sched_setattr() attributes schedlab keeps but does not model (RT and deadline
-    /// policies, uclamp): an imported rt-app thread's, written back on export.
+    /// sched_setattr() attributes: the task's policy (SCHED_FIFO/RR with its priority,
+    /// SCHED_DEADLINE with its runtime/deadline/period) and its uclamp (util_min,
+    /// util_max); an imported rt-app thread's, written back on export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_attr: Option<SchedAttrSpec>,
     /// The pid the task has in results and traces (a replayed trace keeps its own);
@@ -862,6 +863,9 @@ impl Scenario {
         }
         if t.program.is_empty() {
             return Err(ScenarioError::new(field("program"), "expected at least one step"));
+        }
+        if let Some(a) = &t.sched_attr {
+            a.class_attr().map_err(|(f, msg)| ScenarioError::new(field(&format!("sched_attr.{f}")), msg))?;
         }
         if let Some(d) = t.cputime_poll {
             // One event a poll: below 100 ns a run would be all polls.

@@ -7,9 +7,8 @@
 //! sched_priority, sched_runtime, sched_deadline, sched_period, sched_util_min,
 //! sched_util_max) as rt-app's JSON names them (scheduler-tools/rt-app doc/tutorial.txt:
 //! `policy`, `priority`, `dl-runtime`, `dl-period`, `dl-deadline`, `util_min`, `util_max`).
-//! Model: the engine reads util_min/util_max (uclamp, for EAS and schedutil) and, of the
-//! rest, only what the importer turned into fair-class terms (nice); issue 35 models the
-//! RT and deadline classes.
+//! Model: the engine reads the policy, the RT priority and the deadline parameters
+//! (`class_attr()`, issue 35) and util_min/util_max (uclamp, for EAS and schedutil).
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +39,27 @@ pub struct SchedAttrSpec {
     /// sched_util_max (uclamp), 0..1024.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub util_max: Option<u32>,
+    /// SCHED_FLAG_RECLAIM (GRUB) for a SCHED_DEADLINE task; rt-app has no key for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reclaim: bool,
 }
+
+/// A task's class as the engine reads it from its sched_setattr() attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassAttr {
+    /// Index of the policy in [`POLICY_NAMES`].
+    pub policy: usize,
+    /// sched_priority (1..99) of SCHED_FIFO / SCHED_RR, else 0.
+    pub rt_priority: u32,
+    /// SCHED_DEADLINE's checked parameters.
+    pub dl: Option<crate::rt::deadline::DlParams>,
+    /// SCHED_FLAG_RECLAIM.
+    pub reclaim: bool,
+}
+
+/// The policies in include/uapi/linux/sched.h order (SCHED_NORMAL = 0 ... SCHED_DEADLINE = 6,
+/// SCHED_ISO (4) reserved and left out).
+pub const POLICY_NAMES: [&str; 6] = ["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"];
 
 impl SchedAttrSpec {
     /// Whether nothing is set.
@@ -48,21 +67,50 @@ impl SchedAttrSpec {
         *self == SchedAttrSpec::default()
     }
 
-    /// Whether it asks for something schedlab does not model: a policy outside the fair
-    /// class (SCHED_IDLE is approximated by nice 19) or deadline parameters. uclamp
-    /// (util_min/util_max) is modeled: EAS and schedutil read it (sched/cpufreq.rs).
+    /// Whether it asks for something schedlab does not model: deadline parameters outside
+    /// SCHED_DEADLINE (SCHED_IDLE is approximated by nice 19 by the importer).
     pub fn unmodeled(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
-        match self.policy.as_deref() {
-            Some("SCHED_FIFO") => out.push("SCHED_FIFO (at nice 0)"),
-            Some("SCHED_RR") => out.push("SCHED_RR (at nice 0)"),
-            Some("SCHED_DEADLINE") => out.push("SCHED_DEADLINE (at nice 0)"),
-            _ => {}
-        }
-        if self.runtime.is_some() || self.period.is_some() || self.deadline.is_some() {
-            out.push("dl-runtime/period/deadline");
+        let dl = self.policy.as_deref() == Some("SCHED_DEADLINE");
+        if !dl && (self.runtime.is_some() || self.period.is_some() || self.deadline.is_some()) {
+            out.push("dl-runtime/period/deadline (outside SCHED_DEADLINE)");
         }
         out
+    }
+}
+
+impl SchedAttrSpec {
+    /// The class the attributes ask for, checked as sched_setattr() would
+    /// (`__checkparam_dl()`, `valid_policy()`, sched_priority 1..99 for FIFO/RR): Err is
+    /// (the field under `sched_attr`, what was expected); sched_setattr() returns EINVAL.
+    pub fn class_attr(&self) -> Result<ClassAttr, (&'static str, String)> {
+        let name = self.policy.as_deref().unwrap_or("SCHED_OTHER");
+        let policy = POLICY_NAMES.iter().position(|&p| p == name).ok_or_else(|| {
+            ("policy", format!("unknown policy '{name}': expected one of {}", POLICY_NAMES.join(", ")))
+        })?;
+        let mut out = ClassAttr { policy, rt_priority: 0, dl: None, reclaim: self.reclaim };
+        match name {
+            "SCHED_FIFO" | "SCHED_RR" => {
+                // rt-app's DEFAULT_THREAD_PRIORITY (src/rt-app_parse_config.c) where none is given.
+                let p = self.priority.unwrap_or(10);
+                if !(1..=99).contains(&p) {
+                    return Err(("priority", format!("{p} for {name}: expected 1..99 (EINVAL as sched_setattr())")));
+                }
+                out.rt_priority = p as u32;
+            }
+            "SCHED_DEADLINE" => {
+                let (Some(r), Some(d)) = (self.runtime, self.deadline.or(self.period)) else {
+                    return Err(("runtime", "SCHED_DEADLINE needs runtime and deadline (or period)".into()));
+                };
+                let params = crate::rt::deadline::DlParams { runtime: r.0, deadline: d.0, period: self.period.map_or(0, |p| p.0) };
+                out.dl = Some(params.check().map_err(|e| ("runtime", format!("{e} (EINVAL as sched_setattr())")))?);
+            }
+            _ => {}
+        }
+        if self.reclaim && out.dl.is_none() {
+            return Err(("reclaim", "SCHED_FLAG_RECLAIM is for SCHED_DEADLINE only".into()));
+        }
+        Ok(out)
     }
 }
 

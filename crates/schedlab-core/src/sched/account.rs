@@ -53,8 +53,7 @@ impl Simulator {
         t.stats.run_ns += delta;
         let group = t.group;
         self.account_group_usage(group, delta);
-        self.update_curr_fair(cpu, c, delta);
-        self.bw_account(cpu, c, delta);
+        self.update_curr_class(cpu, c, delta);
     }
 
     fn account_group_usage(&mut self, mut g: usize, delta: Ns) {

@@ -171,6 +171,7 @@ impl Simulator {
         }
         self.syscall_entry(c, cpu);
         self.block_in_call(c, cpu);
+        self.pi_boost(l, cpu);
         Flow::Stops
     }
 

@@ -11,12 +11,16 @@
 mod account;
 mod bandwidth;
 mod cpufreq;
+mod class;
+mod deadline;
 mod idle;
 mod ipc;
 mod locks;
+mod pi;
 mod pricing;
 pub(crate) mod mm;
 pub(crate) mod program;
+mod rt;
 mod timer;
 
 use crate::state::events::{EventClass, EventKind};
@@ -73,7 +77,7 @@ impl Simulator {
             self.wakeup_preempt(prev, p, this_cpu);
             return;
         }
-        let cpu = self.select_task_rq_fair(p, prev, this_cpu, waker, sync, false);
+        let cpu = self.select_task_rq(p, prev, this_cpu, waker, sync, false);
         let wakelist = self.ttwu_queue_cond(this_cpu, cpu);
         self.trace_event(this_cpu, TraceEvent::Waking { pid: p + 1, target_cpu: cpu, from_irq: waker.is_none() });
         if cpu != prev {
@@ -94,7 +98,7 @@ impl Simulator {
         if self.tasks[p].state != TaskState::Runnable {
             return; // its group is throttled here: it waits for runtime, not for a CPU
         }
-        if cpu == prev {
+        if cpu == prev && !self.tasks[p].sched.is_rt_or_dl() {
             self.swq_enqueue(p, cpu, this_cpu);
         }
         self.wakeup_preempt(cpu, p, this_cpu);
@@ -136,7 +140,7 @@ impl Simulator {
         let cpu = if self.tasks[p].start_on {
             self.tasks[p].cpu
         } else {
-            self.select_task_rq_fair(p, self.tasks[p].cpu, this_cpu, parent, false, true)
+            self.select_task_rq(p, self.tasks[p].cpu, this_cpu, parent, false, true)
         };
         self.tasks[p].cpu = cpu;
         self.tasks[p].data_cpu = cpu;
@@ -145,7 +149,9 @@ impl Simulator {
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
         t.stats.start_ns = self.now;
-        self.place_new_entity(cpu, p);
+        if !self.tasks[p].sched.is_rt_or_dl() {
+            self.place_new_entity(cpu, p);
+        }
         self.activate_task(cpu, p, false);
         self.trace_event(this_cpu, TraceEvent::WakeupNew { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state == TaskState::Runnable {
@@ -162,7 +168,10 @@ impl Simulator {
         let d = self.m.distance(src, dst);
         self.stats.counters.migrations[d as usize] += 1;
         self.tasks[p].stats.nr_migrations += 1;
-        self.migrate_entity(p, src, dst);
+        match self.class_of(p) {
+            crate::state::task::SchedClass::Fair => self.migrate_entity(p, src, dst),
+            crate::state::task::SchedClass::Dl | crate::state::task::SchedClass::Rt => {}
+        }
         self.mm_migrate(p, src, dst);
         self.tasks[p].cpu = dst;
         self.trace_event(dst, TraceEvent::Migrate { pid: p + 1, orig_cpu: src, dest_cpu: dst });
@@ -249,22 +258,19 @@ impl Simulator {
                 Some(TaskState::Exited) => self.do_exit(p, cpu),
                 // deactivate_task() of a task that set itself sleeping.
                 Some(state) => {
-                    self.dequeue_task_fair(cpu, p, true);
+                    self.dequeue_task(cpu, p, true);
                     self.tasks[p].state = state;
                 }
                 None => {}
             }
             if self.tasks[p].state == TaskState::Running {
-                self.put_prev_task(cpu, p);
+                self.put_prev_task_class(cpu, p);
             } else {
-                if self.tasks[p].state != TaskState::Exited {
-                    // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
-                    self.bw_put_prev(cpu, p);
-                }
-                self.put_prev_entities(cpu, p);
+                self.put_prev_gone(cpu, p);
             }
         }
-        let mut next = self.pick_next_task_fair(cpu);
+        self.put_prev_balance(cpu, prev);
+        let mut next = self.pick_next_task(cpu);
         if next.is_none() && (self.swq_pull(cpu) || self.sched_balance_newidle(cpu)) {
             next = self.pick_next_task_fair(cpu);
         }
@@ -277,6 +283,7 @@ impl Simulator {
             }
         }
         self.switch_to(cpu, prev, next, pick_paid);
+        self.after_pick(cpu, next);
         if next.is_none() {
             // pick_next_task_idle() -> set_next_task_idle().
             self.update_idle_core(cpu);
@@ -508,7 +515,7 @@ impl Simulator {
         if let Some(c) = self.rqs[cpu].curr {
             self.mm_tick(cpu, c);
         }
-        self.task_tick_fair(cpu);
+        self.task_tick(cpu);
         self.trigger_load_balance(cpu);
         if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].tick_armed {
             self.arm_tick(cpu);

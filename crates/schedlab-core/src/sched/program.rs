@@ -62,7 +62,9 @@ impl Simulator {
                     Flow::Stops
                 }
                 Insn::Poll(d) => {
-                    let slack = select_estimate_accuracy(d, self.tasks[c].nice, self.tasks[c].timer_slack_ns);
+                    // select_estimate_accuracy(): an RT or deadline task polls with no slack.
+                    let t = &self.tasks[c];
+                    let slack = if t.sched.is_rt_or_dl() { 0 } else { select_estimate_accuracy(d, t.nice, t.timer_slack_ns) };
                     self.sleep_slack(c, cpu, d, slack);
                     Flow::Stops
                 }
@@ -82,11 +84,19 @@ impl Simulator {
                 Insn::Lock(l) => self.step_lock(c, cpu, l),
                 Insn::Unlock(l) => {
                     self.release_lock(c, cpu, l);
-                    Flow::Next
+                    if self.pi_unboost(c, cpu) {
+                        Flow::Stops // back in the fair class: schedule() picks
+                    } else {
+                        Flow::Next
+                    }
                 }
                 Insn::Yield => {
                     self.syscall_entry(c, cpu);
-                    self.yield_task_fair(cpu, c);
+                    if self.is_rt(c) {
+                        self.yield_task_rt(cpu, c);
+                    } else if !self.tasks[c].sched.is_rt_or_dl() {
+                        self.yield_task_fair(cpu, c);
+                    }
                     self.syscall_exit(c, cpu);
                     Flow::Stops // schedule() puts it back and picks
                 }
@@ -295,6 +305,22 @@ impl Simulator {
     /// `group` if given (sched_setaffinity's migration_cpu_stop, sched_move_task); the
     /// caller then schedules `cpu`.
     fn move_running_task(&mut self, c: TaskId, cpu: usize, dst: usize, group: Option<usize>) {
+        if self.tasks[c].sched.is_rt_or_dl() {
+            // The RT and deadline classes: off this CPU's queue, onto the other's.
+            self.dequeue_task(cpu, c, false);
+            if let Some(g) = group {
+                self.tasks[c].group = g;
+                self.tasks[c].stats.group = self.groups[g].name.clone();
+            }
+            self.set_task_cpu(c, dst);
+            self.tasks[c].state = TaskState::Runnable;
+            self.tasks[c].runnable_since = self.now;
+            self.activate_task(dst, c, false);
+            if dst != cpu {
+                self.wakeup_preempt(dst, c, cpu);
+            }
+            return;
+        }
         self.dequeue_task_fair(cpu, c, false);
         // put_prev_task() before the change (sched_move_task, __set_cpus_allowed_ptr):
         // the old hierarchy's levels stop holding it as curr.
@@ -491,7 +517,10 @@ impl Simulator {
         if let Some(t) = self.tasks[c].wheel_timer {
             self.timers.del_timer(t);
         }
-        self.dequeue_task_fair(cpu, c, false);
+        self.dequeue_task(cpu, c, false);
+        if self.is_dl(c) {
+            self.dl_exit(c);
+        }
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;
         t.stats.exit_ns = Some(self.now);

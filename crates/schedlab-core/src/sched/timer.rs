@@ -100,7 +100,7 @@ impl Simulator {
         self.push_hrtimer_event(key);
     }
 
-    fn push_hrtimer_event(&mut self, key: HrtimerKey) {
+    pub(crate) fn push_hrtimer_event(&mut self, key: HrtimerKey) {
         self.q.push(key.hard, EventClass::Timer, EventKind::Hrtimer { cpu: key.cpu as u32, seq: key.seq });
     }
 
@@ -199,6 +199,18 @@ impl Simulator {
                     // timestamp) is folded into the expiry's cost.
                     self.stats.counters.hrtimer_expiries += 1;
                     self.arm_watchdog(cpu, self.now + self.tick.watchdog_period);
+                }
+                HrtimerFn::RtPeriod => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.rt_period_timer(cpu);
+                }
+                HrtimerFn::DlTask(p) => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.dl_task_timer(p);
+                }
+                HrtimerFn::DlServer => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.dl_server_timer(cpu);
                 }
             }
         }

@@ -19,6 +19,7 @@ pub mod mm;
 pub mod named_timers;
 pub mod pelt;
 pub mod rq;
+pub mod rt_rq;
 pub mod shared_runq;
 pub mod task;
 pub mod timeline;
@@ -231,6 +232,9 @@ pub struct Simulator {
     pub(crate) error: Option<SimError>,
     /// util_est, uclamp, EAS's overutilized flag and the cpufreq policies (state/cpufreq.rs).
     pub(crate) eas: crate::state::cpufreq::EasState,
+    /// The RT and deadline classes (state/rt_rq.rs; the behaviour is sched/rt.rs and
+    /// sched/deadline.rs).
+    pub(crate) rtc: crate::state::rt_rq::ClassState,
 }
 
 /// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle

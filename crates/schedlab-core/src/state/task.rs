@@ -487,8 +487,90 @@ pub struct Task {
     pub mark: Ns,
     /// Send time of the message the task last took from a channel.
     pub msg_stamp: Ns,
+    /// Scheduling policy and its class parameters (sched_setattr()).
+    pub sched: SchedParams,
     /// Statistics.
     pub stats: crate::metrics::TaskStats,
+}
+
+/// A task's policy (include/uapi/linux/sched.h SCHED_*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SchedPolicy {
+    /// SCHED_NORMAL (SCHED_OTHER): the fair class.
+    #[default]
+    Normal,
+    /// SCHED_BATCH: fair, never preempts on wakeup.
+    Batch,
+    /// SCHED_IDLE: fair at the lowest weight (WEIGHT_IDLEPRIO).
+    Idle,
+    /// SCHED_FIFO: RT, runs until it blocks or a higher priority preempts it.
+    Fifo,
+    /// SCHED_RR: RT with a time slice (sched_rr_timeslice_ms).
+    Rr,
+    /// SCHED_DEADLINE: the deadline class (CBS + EDF).
+    Deadline,
+}
+
+/// The class a task is scheduled by, highest first (core.c's sched_class order:
+/// stop > dl > rt > fair > idle; stop and idle have no task of a scenario's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SchedClass {
+    /// dl_sched_class.
+    Dl,
+    /// rt_sched_class.
+    Rt,
+    /// fair_sched_class.
+    Fair,
+}
+
+/// sched_setattr() state of a task: its policy, RT priority and deadline entity.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SchedParams {
+    /// The policy.
+    pub policy: SchedPolicy,
+    /// sched_priority, 1..99 for SCHED_FIFO / SCHED_RR (0 otherwise).
+    pub rt_priority: u32,
+    /// The priority a PI boost lends it (kernel prio, lower is higher), if any.
+    pub boost_prio: Option<usize>,
+    /// SCHED_RR: what is left of its slice (p->rt.time_slice), ns.
+    pub rr_slice_left: Ns,
+    /// On its CPU's rt_rq (rt_se->on_rq) or dl_rq.
+    pub on_rq: bool,
+    /// SCHED_DEADLINE: the CBS state.
+    pub dl: Option<crate::rt::deadline::DlEntity>,
+    /// SCHED_FLAG_RECLAIM (GRUB).
+    pub dl_reclaim: bool,
+    /// Deadline misses seen (a job that finished after its absolute deadline).
+    pub dl_misses: u64,
+    /// Reservations exhausted (throttled by the CBS: the kernel's dl overrun).
+    pub dl_overruns: u64,
+}
+
+impl SchedParams {
+    /// The class of the task's policy (a PI boost lifts a fair task to RT).
+    pub fn class(&self) -> SchedClass {
+        match self.policy {
+            SchedPolicy::Deadline => SchedClass::Dl,
+            SchedPolicy::Fifo | SchedPolicy::Rr => SchedClass::Rt,
+            _ if self.boost_prio.is_some() => SchedClass::Rt,
+            _ => SchedClass::Fair,
+        }
+    }
+
+    /// The kernel prio an RT task is queued at (0 highest), the boost's if higher.
+    pub fn rt_prio(&self) -> usize {
+        let own = if matches!(self.policy, SchedPolicy::Fifo | SchedPolicy::Rr) {
+            crate::rt::rt_prio(self.rt_priority)
+        } else {
+            crate::rt::MAX_RT_PRIO - 1
+        };
+        self.boost_prio.map_or(own, |b| b.min(own))
+    }
+
+    /// Not in the fair class.
+    pub fn is_rt_or_dl(&self) -> bool {
+        self.class() != SchedClass::Fair
+    }
 }
 
 /// The CFS nice-to-weight table (sched_prio_to_weight, kernel/sched/core.c), nice -20..19.

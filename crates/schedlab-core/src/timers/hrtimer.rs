@@ -23,6 +23,12 @@ pub enum HrtimerFn {
     /// watchdog_timer_fn(): the soft-lockup detector's per-CPU sample, re-armed a
     /// sample period on (HRTIMER_MODE_REL_PINNED_HARD).
     Watchdog,
+    /// sched_rt_period_timer(): RT throttling's period (rt.c, before 6.12).
+    RtPeriod,
+    /// dl_task_timer(): a SCHED_DEADLINE task's replenishment.
+    DlTask(usize),
+    /// dl_server_timer(): the fair server's replenishment or deferred start (6.12).
+    DlServer,
 }
 
 /// Identifies a queued hrtimer: (CPU, hard expiry, arming sequence).

@@ -1,0 +1,110 @@
+//! The RT and deadline classes' runqueue state: each CPU's `rt_rq` (its priority array,
+//! RT throttling's rt_time) and `dl_rq` (its deadline tasks, GRUB's bandwidths, the fair
+//! deadline server), and what the root domain shares (cpupri, the RT-overloaded CPUs,
+//! the admitted deadline bandwidth).
+//!
+//! Mirrors: kernel/sched/sched.h `struct rt_rq`, `struct dl_rq`, `struct root_domain`
+//! (cpupri, rto_mask, dl_bw), `struct rt_bandwidth` (def_rt_bandwidth), and the fair
+//! server's `rq->fair_server` (6.12). Read: torvalds/linux rt.c and deadline.c as the
+//! mounted index holds them (deadline.c at 0039189a, a 5.x tree; rt.c's
+//! sched_rt_runtime_exceeded() in 6.x form), for 6.12's fair server the commits named in
+//! sched/deadline.rs.
+//! Model: one root domain (the whole machine); no RT group scheduling (the root rt_rq
+//! only, as CONFIG_RT_GROUP_SCHED=n kernels have it).
+
+use crate::cpumask::CpuMask;
+use crate::rt::cpupri::CpuPri;
+use crate::rt::deadline::{DlBw, DlEntity};
+use crate::rt::prio_array::RtPrioArray;
+use crate::state::task::TaskId;
+use crate::time::Ns;
+
+/// One CPU's RT runqueue (`struct rt_rq`).
+#[derive(Clone, Debug, Default)]
+pub struct RtRq {
+    /// The queued RT tasks by priority (the running one stays queued, as in rt.c).
+    pub active: RtPrioArray,
+    /// rt_nr_running.
+    pub rt_nr_running: usize,
+    /// RT time used in the current rt_period (RT throttling).
+    pub rt_time: Ns,
+    /// Out of RT runtime until the period timer refreshes it.
+    pub rt_throttled: bool,
+}
+
+/// The deadline server of one CPU's fair class (`rq->fair_server`, 6.12).
+#[derive(Clone, Debug)]
+pub struct DlServer {
+    /// Its CBS reservation.
+    pub dl: DlEntity,
+    /// Started (dl_server_start(): fair tasks are runnable here).
+    pub active: bool,
+    /// dl_defer_armed: it waits for its zero-laxity time before it competes.
+    pub defer_armed: bool,
+    /// dl_defer_running: it reached its zero-laxity time and competes as a deadline
+    /// entity until the fair class gets its time on its own again.
+    pub defer_running: bool,
+    /// The server is what picked the fair task now running (it pays for its runtime).
+    pub running: bool,
+    /// When its timer fires (replenishment or the deferred start), if armed.
+    pub timer_at: Option<Ns>,
+    /// The armed timer.
+    pub timer_key: Option<crate::timers::HrtimerKey>,
+}
+
+/// One CPU's deadline runqueue (`struct dl_rq`) and fair server.
+#[derive(Clone, Debug, Default)]
+pub struct DlRq {
+    /// Queued (not throttled) deadline tasks; the pick takes the earliest deadline.
+    pub queued: Vec<TaskId>,
+    /// GRUB's running_bw (2^-20 units): the bandwidth of the active deadline tasks
+    /// (this_bw, of every task assigned here, is summed when GRUB reads it).
+    pub running_bw: u64,
+    /// The fair server (None before 6.12 or with DL_SERVER off).
+    pub server: Option<DlServer>,
+}
+
+/// The classes' state of a run.
+#[derive(Clone, Debug, Default)]
+pub struct ClassState {
+    /// Any task of the run is (or may become) RT or deadline: the class paths run only then.
+    pub in_use: bool,
+    /// Per CPU.
+    pub rt: Vec<RtRq>,
+    /// Per CPU.
+    pub dl: Vec<DlRq>,
+    /// The root domain's CPU priorities.
+    pub cpupri: Option<CpuPri>,
+    /// rd->rto_mask: CPUs with more than one runnable RT task (pushable work).
+    pub rto_mask: CpuMask,
+    /// The root domain's admitted deadline bandwidth.
+    pub dl_bw: DlBw,
+    /// The rt_bandwidth period timer is armed (rt_period_active).
+    pub rt_period_active: bool,
+    /// Pushes and pulls done (push_rt_task, pull_rt_task).
+    pub rt_pushes: u64,
+    /// See `rt_pushes`.
+    pub rt_pulls: u64,
+    /// Times RT throttling stopped an rt_rq.
+    pub rt_throttles: u64,
+    /// Fair-server runs (it picked a fair task over RT).
+    pub server_picks: u64,
+    /// Mutexes inherit priority (rt-app's global pi_enabled).
+    pub pi_enabled: bool,
+}
+
+impl ClassState {
+    /// Empty state for `nr` CPUs.
+    pub fn new(nr: usize) -> ClassState {
+        let mut cp = CpuPri::new(nr);
+        for cpu in 0..nr {
+            cp.set(cpu, crate::rt::MAX_RT_PRIO as i32 - 1);
+        }
+        ClassState {
+            rt: vec![RtRq::default(); nr],
+            dl: vec![DlRq::default(); nr],
+            cpupri: Some(cp),
+            ..Default::default()
+        }
+    }
+}
