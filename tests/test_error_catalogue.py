@@ -126,7 +126,7 @@ CATALOGUE = [
     Case("unknown feature", ok("[kernel]\nfeatures = { NO_SUCH = true }\n"),
          expected="error: bad.toml:4:24: kernel.features.NO_SUCH: unknown feature: `schedlab features` lists them"),
     Case("profile outside 3.x-7.x", ok('[kernel]\nprofile = "2.6"\n'),
-         expected="error: bad.toml:4:11: kernel.profile: '2.6' is not a kernel version like \"6.5\" (3.x to 7.x)"),
+         expected="error: bad.toml:4:11: kernel.profile: '2.6' is not a kernel version like \"6.5\" or \"6.18.35\" (3.x to 7.x)"),
     Case("unknown tunable", ok("[kernel]\ntunables = { sched_latency = 5 }\n"),
          expected="error: bad.toml:4:14: kernel.tunables.sched_latency: unknown field `sched_latency`, expected one of "
                   "`hz`, `tick_phase_ns`, `latency_ns`, `sched_latency_ns`, `min_granularity_ns`, "
@@ -241,7 +241,7 @@ CATALOGUE = [
     Case("unknown command", args=("simulate",), expected="error: No such command 'simulate'. (see 'schedlab -h')"),
     Case("unknown experiment", args=("reproduce", "no-such-experiment"),
          expected="error: unknown experiment 'no-such-experiment': expected one of bandwidth-whatif, eas, fibtest, "
-                  "fibtest-scaling, make-core, mm_cid, shared-runq, swap, swap-sweep, swqueue, timers, timers-dbench, "
+                  "fibtest-scaling, make-core, mm_cid, rt, shared-runq, swap, swap-sweep, swqueue, timers, timers-dbench, "
                   "timers-ui"),
     Case("unknown machine", args=("machines", "no-such-machine"),
          expected="error: unknown preset 'no-such-machine': expected one of ryzen-7950x, milan-72, bergamo, "
@@ -263,7 +263,7 @@ CATALOGUE = [
          api=lambda d: schedlab.load_scenario(str(ROOT / "examples" / "pipe_pingpong.toml")).with_changes(
              {"kernel.colour": "red"}),
          expected="ScenarioError: kernel.colour = \"red\": unknown field `colour`, expected one of `profile`, "
-                  "`features`, `tunables` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
+                  "`features`, `tunables`, `governor` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
          expected="InputError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------

@@ -272,10 +272,15 @@ class ResultSet(_Frames):
 
 def figure(raw: dict[str, Any], name: str) -> float:
     """Looks a figure up in a RunResult dict (``workload.X``, ``summary.X``, ``engine.X``,
-    or a bare name: workload first, then summary)."""
+    any other name of :func:`schedlab.figures.figures` such as ``latency.HIST.p99_us`` or
+    ``rate.NAME.mean_per_s``, or a bare name: workload first, then summary)."""
     section, _, key = name.partition(".")
     if key and section in ("workload", "summary", "engine"):
         value = raw.get(section, {}).get(key)
+    elif key and section in ("latency", "rate", "group"):
+        from .figures import figures
+
+        value = figures(raw).get(name)
     else:
         value = raw.get("workload", {}).get(name, raw.get("summary", {}).get(name))
     if value is None:
