@@ -191,7 +191,8 @@ def cyclictest(
     for i in range(threads):
         period_us = interval + i * distance
         cycles = loops or max(1, int(duration * 1e6 // period_us))
-        prio = max(1, priority - i) if rt else 0  # cyclictest: thread i runs at -p minus i
+        # cyclictest: without -h, thread i runs at -p minus i; with it, all at -p.
+        prio = (priority if histogram else max(1, priority - i)) if rt else 0
         task = {"name": f"cyclictest-{i}", "timer_histogram": f"T{i}",
                 "program": [{"loop": {"count": cycles, "body": [{"periodic": {"period": f"{period_us}us"}}]}}]}
         if name != "other" and name != "normal":

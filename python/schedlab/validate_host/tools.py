@@ -43,7 +43,8 @@ class Tool:
         a = self.args
         if self.binary == "cyclictest":
             loops = max(1, int(round(seconds * 1e6 / a["interval_us"])))
-            return ["cyclictest", "-q", "-m", "--policy=other", "-t", str(a["threads"]), "-i", str(a["interval_us"]),
+            policy = ["-p", str(a["priority"])] if a.get("priority") else ["--policy=other"]
+            return ["cyclictest", "-q", "-m", *policy, "-t", str(a["threads"]), "-i", str(a["interval_us"]),
                     "-l", str(loops), "-h", str(HIST_MAX_US), f"--json={json_path}"]
         cmd = ["hackbench", "-g", str(a["groups"]), "-f", str(a["fds"]), "-l", str(a["loops"]), "-s", str(a["datasize"])]
         if a.get("pipe"):
@@ -57,8 +58,10 @@ def tools(nr_cpus: int) -> list[Tool]:
     (rt-tests' defaults but 4 groups: about 0.1 s on 2 CPUs)."""
     hb = {"groups": 4, "fds": 20, "loops": 100, "datasize": 100, "pipe": False}
     return [
-        Tool("cyclictest", f"cyclictest -t {nr_cpus} -i 1000 --policy=other: timer wakeup latency (SCHED_OTHER, "
-                           "since schedlab has no SCHED_FIFO yet)", "cyclictest", {"threads": nr_cpus, "interval_us": 1000}),
+        Tool("cyclictest", f"cyclictest -t {nr_cpus} -i 1000 --policy=other: timer wakeup latency as SCHED_OTHER",
+             "cyclictest", {"threads": nr_cpus, "interval_us": 1000}),
+        Tool("cyclictest-fifo", f"cyclictest -t {nr_cpus} -i 1000 -p 99: timer wakeup latency as SCHED_FIFO 99 (-h: every thread at 99)",
+             "cyclictest", {"threads": nr_cpus, "interval_us": 1000, "priority": 99}),
         Tool("hackbench", "hackbench -g 4 -P: 160 processes over sockets", "hackbench", dict(hb, threads=False)),
         Tool("hackbench-threads", "hackbench -g 4 -T: the same as threads of one process", "hackbench", dict(hb, threads=True)),
     ]
@@ -85,10 +88,11 @@ def run_tool(tool: Tool, access: CgroupAccess, seconds: float) -> dict[str, Any]
             cg.set_limits(Config(tool.name, tool.what, "tool"))
             rt = cg.path / "cpu.rt_runtime_us"
             if tool.binary == "cyclictest" and rt.exists():
-                # cyclictest's check_privs() tries SCHED_FIFO once before measuring; a
-                # new v1 group has no RT runtime (CONFIG_RT_GROUP_SCHED). 10 ms a second
-                # lets the check pass; the measuring threads run SCHED_OTHER.
-                rt.write_text("10000")
+                # A new v1 group has no RT runtime (CONFIG_RT_GROUP_SCHED): cyclictest's
+                # check_privs() tries SCHED_FIFO once before measuring. 10 ms a second lets
+                # the check pass for SCHED_OTHER threads; FIFO threads get 500 ms (they
+                # use a few us per ms).
+                rt.write_text("500000" if tool.args.get("priority") else "10000")
             procs = cg.procs_file()
 
             def enter() -> None:
@@ -160,7 +164,10 @@ def scenario(tool: Tool, profile: str, hz: Optional[int], seconds: float) -> dic
         loops = max(1, int(round(seconds * 1e6 / a["interval_us"])))
         # -h sets every thread's interval to -i (distance 0).
         body = [{"periodic": {"period": f"{a['interval_us']}us"}}]
-        doc["tasks"] = [{"name": "cyclictest", "count": a["threads"], "program": [{"loop": {"count": loops, "body": body}}]}]
+        task = {"name": "cyclictest", "count": a["threads"], "program": [{"loop": {"count": loops, "body": body}}]}
+        if a.get("priority"):
+            task["sched_attr"] = {"policy": "SCHED_FIFO", "priority": a["priority"]}
+        doc["tasks"] = [task]
         doc["run"] = {"until": "workload_done"}
     else:
         params = {k: a[k] for k in ("groups", "fds", "loops", "datasize", "pipe", "threads")}
