@@ -28,6 +28,7 @@ from typing import Any, Callable, Optional
 from . import sidebyside as _cmp
 from .configs import Config, configurations, scenario
 from .host import HostInfo, host_info
+from .probe import ProbeError
 from ..errors import UnknownNameError
 
 __all__ = ["validate_host", "configurations", "HostInfo"]
@@ -96,10 +97,15 @@ def validate_host(
                 entry["skipped"] = why
             else:
                 entry["measurements"] = []
-                for r in range(repeats):
-                    if on_step:
-                        on_step(f"host: {tool.name} ({r + 1}/{repeats})")
-                    entry["measurements"].append(_tools.run_tool(tool, info.cgroup, seconds))
+                try:
+                    for r in range(repeats):
+                        if on_step:
+                            on_step(f"host: {tool.name} ({r + 1}/{repeats})")
+                        entry["measurements"].append(_tools.run_tool(tool, info.cgroup, seconds))
+                except ProbeError as e:
+                    # The host refused what the tool needs (an RT runtime): no real side.
+                    del entry["measurements"]
+                    entry["skipped"] = str(e)
         if on_step:
             on_step(f"schedlab: {tool.name}")
         runs = run_many(_tools.scenario(tool, info.profile, info.hz, seconds), seeds=list(range(1, seeds + 1)))

@@ -90,9 +90,13 @@ def run_tool(tool: Tool, access: CgroupAccess, seconds: float) -> dict[str, Any]
             if tool.binary == "cyclictest" and rt.exists():
                 # A new v1 group has no RT runtime (CONFIG_RT_GROUP_SCHED): cyclictest's
                 # check_privs() tries SCHED_FIFO once before measuring. 10 ms a second lets
-                # the check pass for SCHED_OTHER threads; FIFO threads get 500 ms (they
-                # use a few us per ms).
-                rt.write_text("500000" if tool.args.get("priority") else "10000")
+                # the check pass for SCHED_OTHER threads; FIFO threads get 100 ms (they use
+                # a few us per ms). The groups' sum must stay under the root's 950 ms, and
+                # a removed group's share may not be back yet: EINVAL says so.
+                try:
+                    rt.write_text("100000" if tool.args.get("priority") else "10000")
+                except OSError as e:
+                    raise ProbeError(f"{rt}: the RT runtime was refused ({e.strerror}); other groups hold it") from e
             procs = cg.procs_file()
 
             def enter() -> None:
