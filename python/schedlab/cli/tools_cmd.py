@@ -37,11 +37,17 @@ def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List
 def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: Optional[List[str]],
          tunables: Optional[List[str]], seed: int, json_out: bool):
     """Runs generator ``kind`` once; returns the RunResult dict, or None once printed as JSON."""
-    from ..api import run
     from ..reproduce.registry import machine_spec
 
     doc = {"name": kind, "machine": machine_spec(machine), "kernel": _kernel(profile, features, tunables),
            "workload": {"kind": kind, "params": params}, "run": run_spec}
+    return _run_doc(doc, seed, json_out)
+
+
+def _run_doc(doc: dict, seed: int, json_out: bool):
+    """Runs scenario ``doc`` once; returns the RunResult dict, or None once printed as JSON."""
+    from ..api import run
+
     res = run(doc, seed=seed)
     if json_out:
         sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
@@ -171,7 +177,6 @@ def cyclictest(
     json_out: bool = JSON,
 ) -> None:
     """rt-tests cyclictest on a simulated machine: timer wakeup latency per thread, printed as cyclictest prints it (-q)."""
-    from ..api import run
     from ..reproduce.registry import machine_spec
     from ..toolfmt import cyclictest_text
 
@@ -202,18 +207,15 @@ def cyclictest(
     doc = {"name": "cyclictest", "machine": machine_spec(machine), "kernel": kernel, "tasks": tasks,
            "run": {"until": "workload_done"}}
     with errors():
-        res = run(doc, seed=seed)
-    if json_out:
-        sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
+        raw = _run_doc(doc, seed, json_out)
+    if raw is None:
         return
-    if res.raw["engine"]["stopped_by"] not in ("workload_done", "duration"):
-        sys.stderr.write(f"warning: the run stopped by {res.raw['engine']['stopped_by']}\n")
-    pids = {t["name"]: t["pid"] for t in res.raw["tasks"]}
+    pids = {t["name"]: t["pid"] for t in raw["tasks"]}
     for i, m in enumerate(meta):
         m["tid"] = pids.get(f"cyclictest-{i}", 0)
     capped = "idle states on (--laptop)" if laptop else "/dev/cpu_dma_latency set to 0us"
     sys.stdout.write(f"# schedlab cyclictest: {machine}, profile {profile}, seed {seed}, {capped}\n")
-    sys.stdout.write(cyclictest_text(res.raw, meta, histogram))
+    sys.stdout.write(cyclictest_text(raw, meta, histogram))
 
 
 def _busy_pct(raw: dict) -> float:
