@@ -210,6 +210,10 @@ CATALOGUE = [
     Case("cost override out of an integer field's range",
          ok('[machine]\ntopo = { cores = 2 }\ncost = { "cache.llc_kib" = 1e30 }\n'),
          expected="error: bad.toml:3:8: machine.cost: cost 'cache.llc_kib' must be a whole number up to 2^53, got 1e30"),
+    Case("guest halt stages out of order",
+         ok('[machine]\ntopo = { cores = 2 }\nguest_halt = { stages = [[0, 0], [200, 9], [100, 50]] }\n'),
+         expected="error: bad.toml:3:14: machine.guest_halt: stages[2]: idle_us must be greater than the stage "
+                  "before it (200 us), got 100"),
     Case("clock reads too often", ok('[[tasks]]\nname = "t"\ncputime_poll = "10ns"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:16: tasks[0].cputime_poll: 10 ns: expected at least 100ns"),
     Case("RT priority outside 1..99",

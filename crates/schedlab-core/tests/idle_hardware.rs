@@ -120,3 +120,36 @@ fn the_pre_6_0_dummy_wait_delays_io_port_wakeups() {
     let (o, n) = (&old.histograms["timer_latency"], &new.histograms["timer_latency"]);
     assert_eq!(o.min_ns, n.min_ns + read, "each C2 wakeup one PM timer read later");
 }
+
+/// A guest's halt on a hypervisor (`[machine.guest_halt]`): a timer thread sleeping
+/// 100 us wakes inside the first stage (the hypervisor still polls: nothing added),
+/// one sleeping 1 ms reaches the second and its typical wakeup pays 9 us more, one
+/// sleeping 10 ms the third's 50 us. (Not every wakeup: a tick that ends an idle period
+/// early starts the next one afresh, as each HLT is a new halt to the hypervisor.) x86
+/// POLL never halts: with idle states capped to it (PM QoS 0) the ladder costs nothing.
+#[test]
+fn a_guest_halt_pays_the_hypervisor_stage_its_idle_time_reached() {
+    let timer = |sleep_us: u64, ladder: bool, qos0: bool| {
+        let ladder = if ladder {
+            "[machine.guest_halt]\nkind = \"measured\"\nsource = \"test\"\nstages = [[0, 0], [200, 9], [5000, 50]]\n"
+        } else {
+            ""
+        };
+        let qos = if qos0 { ", cpuidle_latency_req_ns = 0" } else { "" };
+        let s = scenario(&format!(
+            "[machine]\npreset = \"xeon-80\"\n{ladder}[kernel]\nprofile = \"6.6\"\ntunables = {{ timer_slack_ns = 0{qos} }}\n\
+             [[tasks]]\nname = \"t\"\naffinity = \"1\"\nprogram = [{{ loop = {{ count = 50, body = [{{ run = \"5us\" }}, {{ sleep = \"{sleep_us}us\" }}] }} }}]\n\
+             [run]\nuntil = \"workload_done\"\n"
+        ));
+        let h = run(&s, 1, &checked()).unwrap().result.histograms["timer_latency"].clone();
+        (h.min_ns, h.p50_ns, h.max_ns)
+    };
+    assert_eq!(timer(100, true, false), timer(100, false, false), "inside the polling stage nothing is added");
+    for (sleep_us, extra) in [(1000, 9_000), (10_000, 50_000)] {
+        let (_, bare_p50, _) = timer(sleep_us, false, false);
+        let (_, vm_p50, _) = timer(sleep_us, true, false);
+        // The histogram's buckets widen with the value: equal to within one bucket (1 %).
+        assert!(vm_p50.abs_diff(bare_p50 + extra) <= extra / 100, "sleep {sleep_us} us: p50 {bare_p50} -> {vm_p50} ns");
+    }
+    assert_eq!(timer(10_000, true, true), timer(10_000, false, true), "POLL pays no halt ladder");
+}

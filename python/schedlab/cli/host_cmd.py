@@ -74,6 +74,15 @@ def print_report(doc: dict) -> None:
     out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, "
               f"HZ {h['hz'] or 'unknown'} ({h['hz_source']}), load average {h['loadavg']}")
     out.print(f"cgroup: {h['cgroup']['reason']}; compiler: {h['compiler'] or 'none'}")
+    g = doc.get("guest_halt")
+    if g and g.get("applied"):
+        steps = ", ".join(f"{e:g} us from {i:g} us" for i, e in g["guest_halt"]["stages"])
+        out.print(f"halt exit (measured here, charged to the simulated host's halt by idle time): {steps}")
+        if g.get("others_cpus", 0.0) > BUSY_CPUS:
+            err.print(f"[yellow]warning[/yellow]: the rest of the host used {g['others_cpus']:.2f} CPUs while the halt exit "
+                      "was measured: the 'idle' CPU was not idle, and the ladder is not this host's")
+    elif g:
+        out.print(f"halt exit: the simulated host's halt pays its estimated wake only: {g['why']}")
     if not doc["compared"] and "reason" in doc:
         out.print(f"[bold]nothing compared[/bold]: {doc['reason']}")
         return

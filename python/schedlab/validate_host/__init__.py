@@ -72,6 +72,7 @@ def validate_host(
         from .probe import build_probe
 
         exe = build_probe(info.compiler)  # type: ignore[arg-type]
+    ladder = _guest_halt(doc, info, sim_only, on_step)
     for cfg in cfgs:
         entry: dict[str, Any] = {"name": cfg.name, "what": cfg.what}
         if exe is not None:
@@ -84,7 +85,7 @@ def validate_host(
                 entry["measurements"].append(run_config(exe, info.cgroup, cfg, seconds, seed=r + 1))
         if on_step:
             on_step(f"schedlab: {cfg.name}")
-        sim_doc = scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus)
+        sim_doc = _with_ladder(scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus), ladder)
         runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_cmp.sim_figures(cfg, r.raw) for r in runs])
@@ -108,12 +109,37 @@ def validate_host(
                     entry["skipped"] = str(e)
         if on_step:
             on_step(f"schedlab: {tool.name}")
-        runs = run_many(_tools.scenario(tool, info.profile, info.hz, seconds), seeds=list(range(1, seeds + 1)))
+        runs = run_many(_with_ladder(_tools.scenario(tool, info.profile, info.hz, seconds), ladder), seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_tools.sim_figures(tool, r.raw) for r in runs])
         doc["tools"].append(_tool_rows(tool, entry))
     doc["compared"] = not sim_only
     return doc
+
+
+def _guest_halt(doc: dict[str, Any], info: HostInfo, sim_only: bool,
+                on_step: Optional[Callable[[str], None]]) -> Optional[dict[str, Any]]:
+    """On a guest that idles in the bare halt, measures what leaving it costs (`halt.py`)
+    and records it in the report; returns the simulated host's ladder, or None."""
+    from . import halt
+
+    if not halt.host_halts_bare():
+        doc["guest_halt"] = {"applied": False, "why": "not a guest idling in the bare halt (a hypervisor flag and no cpuidle driver)"}
+        return None
+    if sim_only or info.compiler is None:
+        doc["guest_halt"] = {"applied": False, "why": "not measured (--sim-only)" if sim_only else "no C compiler for the probe"}
+        return None
+    from .probe import build_probe
+
+    measured = halt.measure(build_probe(info.compiler), on_step)
+    doc["guest_halt"] = {"applied": True, **measured}
+    return measured["guest_halt"]
+
+
+def _with_ladder(sim_doc: dict[str, Any], ladder: Optional[dict[str, Any]]) -> dict[str, Any]:
+    if ladder is not None:
+        sim_doc["machine"]["guest_halt"] = ladder
+    return sim_doc
 
 
 def _measured(entry: dict[str, Any]) -> list[dict[str, Any]]:

@@ -15,6 +15,11 @@
  *   timerlat -r ROUNDS -s SLEEP_US
  *            one thread sleeps SLEEP_US ROUNDS times (clock_nanosleep, relative);
  *            reports how late it woke (p50, p99, mean), as cyclictest measures.
+ *   haltexit -r ROUNDS -s SLEEP_US [-b]
+ *            timerlat on the last allowed CPU with 1 ns of timer slack, absolute
+ *            deadlines; -b keeps that CPU busy with a SCHED_IDLE spinner (the wakeup
+ *            preempts it at once, so the CPU never halts). The difference between the
+ *            two is what leaving the halted state costs after SLEEP_US idle.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,19 +214,71 @@ static int run_timerlat(long rounds, uint64_t sleep_us)
 	return 0;
 }
 
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static int halt_cpu;
+
+static void *idle_spinner(void *arg)
+{
+	struct sched_param none = { 0 };
+	(void)arg;
+	pin_to(halt_cpu);
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &none);
+	spin_cpu(0);
+	return NULL;
+}
+
+static int run_haltexit(long rounds, uint64_t sleep_us, int busy)
+{
+	cpu_set_t allowed;
+	sched_getaffinity(0, sizeof(allowed), &allowed);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed))
+			halt_cpu = c;
+	pin_to(halt_cpu);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	pthread_t spinner;
+	if (busy)
+		pthread_create(&spinner, NULL, idle_spinner, NULL);
+	uint64_t *late = calloc(rounds, sizeof(*late));
+	for (long i = 0; i < rounds; i++) {
+		uint64_t due = now_ns(CLOCK_MONOTONIC) + sleep_us * 1000;
+		struct timespec ts = { .tv_sec = due / 1000000000ull, .tv_nsec = due % 1000000000ull };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		uint64_t t = now_ns(CLOCK_MONOTONIC);
+		late[i] = t > due ? t - due : 0;
+	}
+	if (busy) {
+		atomic_store(&stop, 1);
+		pthread_join(spinner, NULL);
+	}
+	printf("{\"mode\": \"haltexit\", \"cpu\": %d, \"busy\": %d, \"sleep_us\": %llu, ", halt_cpu, busy,
+	       (unsigned long long)sleep_us);
+	print_percentiles(late, rounds);
+	printf(", \"min_ns\": %llu}\n", rounds ? (unsigned long long)late[0] : 0ull);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: probe threads|pingpong|timerlat [options]\n");
+		fprintf(stderr, "usage: probe threads|pingpong|timerlat|haltexit [options]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
-	int n = 1, fast = 0, expo = 0, pin = 0, opt;
+	int n = 1, fast = 0, expo = 0, pin = 0, busy = 0, opt;
 	double seconds = 1.0;
 	uint64_t work_us = 1000, sleep_us = 1000, seed = 1;
 	long rounds = 1000;
 	optind = 2;
-	while ((opt = getopt(argc, argv, "t:d:f:w:s:epS:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:d:f:w:s:epS:r:b")) != -1) {
 		switch (opt) {
 		case 't': n = atoi(optarg); break;
 		case 'd': seconds = atof(optarg); break;
@@ -231,6 +289,7 @@ int main(int argc, char **argv)
 		case 'p': pin = 1; break;
 		case 'S': seed = strtoull(optarg, NULL, 10); break;
 		case 'r': rounds = atol(optarg); break;
+		case 'b': busy = 1; break;
 		default: return 2;
 		}
 	}
@@ -240,6 +299,8 @@ int main(int argc, char **argv)
 		return run_pingpong(rounds, work_us);
 	if (!strcmp(mode, "timerlat"))
 		return run_timerlat(rounds, sleep_us);
+	if (!strcmp(mode, "haltexit"))
+		return run_haltexit(rounds, sleep_us, busy);
 	fprintf(stderr, "probe: unknown mode %s\n", mode);
 	return 2;
 }

@@ -17,6 +17,7 @@
 //! of the socket is down.
 
 pub mod core_state;
+pub mod guest_halt;
 pub mod menu;
 pub mod teo;
 
@@ -102,6 +103,10 @@ pub struct IdleDriver {
     /// The package state entered once every core of the socket is powered down, if the
     /// model has one for this machine.
     pub package: Option<PackageIdle>,
+    /// In a virtual machine, what the hypervisor adds to a wake from the halt state by
+    /// how long the CPU was halted (`guest_halt.rs`); None on bare metal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub guest_halt: Option<guest_halt::GuestHalt>,
 }
 
 impl IdleDriver {
@@ -332,6 +337,7 @@ pub(crate) fn test_driver() -> IdleDriver {
         core_flush_delay_ns: 0,
         core_flush_delay: Provenance::exact(Kind::Estimate, 0.0, "test"),
         package: None,
+        guest_halt: None,
     }
 }
 

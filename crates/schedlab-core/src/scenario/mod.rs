@@ -47,6 +47,9 @@ pub struct MachineSpec {
     /// Cost-table overrides by field name ("context_switch_ns", "cacheline.dram_ns").
     #[serde(default)]
     pub cost: BTreeMap<String, f64>,
+    /// A virtual machine's hidden halt ladder (`cpuidle::guest_halt`), for every core type.
+    #[serde(default)]
+    pub guest_halt: Option<crate::cpuidle::guest_halt::GuestHaltSpec>,
 }
 
 impl MachineSpec {
@@ -74,6 +77,12 @@ impl MachineSpec {
         }
         if !cost.is_empty() {
             m.cost = m.cost.with_overrides(&cost).map_err(|e| ScenarioError::new("machine.cost", e))?;
+        }
+        if let Some(g) = &spec.guest_halt {
+            let ladder = g.build().map_err(|e| ScenarioError::new("machine.guest_halt", e))?;
+            for d in &mut m.idle_drivers {
+                d.guest_halt = Some(ladder.clone());
+            }
         }
         if !(m.cost.smt_slowdown >= 1.0) {
             return Err(ScenarioError::new(

@@ -246,7 +246,7 @@ impl Simulator {
             let drv = self.cpuidle[cpu].driver;
             return self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, 0, by_tick);
         };
-        let wake_ns = self.hw_wake_ns(cpu, state, wake);
+        let wake_ns = self.hw_wake_ns(cpu, state, wake) + self.guest_halt_extra_ns(cpu, wake);
         let drv = self.cpuidle[cpu].driver;
         let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, wake_ns, by_tick);
         self.core_woken(cpu, wake);
@@ -271,6 +271,17 @@ impl Simulator {
             ns = start + read - at;
         }
         ns
+    }
+
+    /// In a virtual machine, what the hypervisor adds to waking `cpu` at `at` from a halt
+    /// (not from a polling state), by how long it has been halted.
+    fn guest_halt_extra_ns(&self, cpu: usize, at: Ns) -> Ns {
+        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        let Some(ladder) = &drv.guest_halt else { return 0 };
+        match self.cpuidle[cpu].requested_at(at) {
+            Some((state, entered)) if !drv.states[state].polling => ladder.extra_wake_ns(at - entered),
+            _ => 0,
+        }
     }
 
     /// `cpu` entered its idle state: if that leaves its whole core idle in a power-down

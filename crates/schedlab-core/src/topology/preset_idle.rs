@@ -170,6 +170,7 @@ fn skx_intel_idle() -> IdleDriver {
                      on the way to package C7): kept"
                 .into(),
         }),
+        guest_halt: None,
     }
 }
 
@@ -243,6 +244,7 @@ fn amd_acpi_idle(fw: AmdFirmware) -> IdleDriver {
             flushes_llc: true,
             source: "[amd-ppr] PC6: when all cores of a socket are in CC6, the L3s are flushed".into(),
         }),
+        guest_halt: None,
     }
 }
 
@@ -266,6 +268,7 @@ fn arm_server_provisional(core_type: &str) -> IdleDriver {
         core_flush_delay_ns: 0,
         core_flush_delay: no_flush_delay("PSCI core power-down: caches cleaned on entry"),
         package: None,
+        guest_halt: None,
     }
 }
 
@@ -315,6 +318,7 @@ fn gs101(core_type: &str) -> IdleDriver {
         core_flush_delay_ns: 0,
         core_flush_delay: no_flush_delay("PSCI core power-down: caches cleaned on entry"),
         package: None,
+        guest_halt: None,
     }
 }
 
@@ -333,6 +337,7 @@ fn sm8350(core_type: &str) -> IdleDriver {
         core_flush_delay_ns: 0,
         core_flush_delay: no_flush_delay("PSCI core power-down: caches cleaned on entry"),
         package: None,
+        guest_halt: None,
     }
 }
 

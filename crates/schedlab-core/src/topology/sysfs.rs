@@ -201,6 +201,7 @@ fn read_cpuidle(dir: &Path, driver_file: &Path) -> Result<crate::cpuidle::IdleDr
         core_flush_delay_ns: 0,
         core_flush_delay: Provenance::exact(Kind::Estimate, 0.0, "host states are not known to power cores down"),
         package: None,
+        guest_halt: None,
     })
 }
 
