@@ -327,11 +327,13 @@ def test_halt_ladder_from_measured_points_and_where_it_applies():
     assert halt.halts_bare(cpuinfo, "none") and halt.halts_bare(cpuinfo, None)
     assert not halt.halts_bare(cpuinfo, "intel_idle"), "a driver's states are charged their own wake"
     assert not halt.halts_bare(cpuinfo.replace(" hypervisor", ""), "none"), "bare metal"
-    pt = lambda s, idle, busy: {"sleep_us": s, "idle": {"p50_ns": idle}, "busy": {"p50_ns": busy}}
+    pt = lambda s, idle, busy: {"sleep_us": s, "idle": {"deciles_ns": [idle - 100, idle, idle + 5000]},
+                                 "busy": {"p50_ns": busy}}
     lad = halt.ladder([pt(20, 2800, 2900), pt(200, 11800, 2900), pt(5000, 50800, 3800)], "now")
-    # The shortest point covers from 0; a median below the busy one is no cost.
-    assert lad["stages"] == [[0, 0.0], [200, 8.9], [5000, 47.0]]
+    # The shortest point covers from 0; lateness below the busy median is no cost.
+    assert lad["stages"] == [[0, 0.0, 0.0, 4.9], [200, 8.8, 8.9, 13.9], [5000, 46.9, 47.0, 52.0]]
     assert lad["kind"] == "measured" and "probe haltexit" in lad["source"]
+    assert halt.medians(lad) == [(0, 0.0), (200, 8.9), (5000, 47.0)]
 
 
 def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():
@@ -340,12 +342,14 @@ def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():
     from schedlab.validate_host import _with_ladder
 
     fifo = next(t for t in vt.tools(2) if t.name == "cyclictest-fifo")
-    lad = {"stages": [[0, 0], [200, 9]], "kind": "measured", "source": "test"}
+    lad = {"stages": [[0, 0], [200, 7, 9, 11]], "kind": "measured", "source": "test"}
     figs = []
     for ladder in (None, lad):
         doc = _with_ladder(vt.scenario(fifo, "6.18", 250, 0.2), ladder)
         assert doc["machine"] == {"host": True, **({"guest_halt": ladder} if ladder else {})}
         doc["machine"] = {"topo": {"cores": 2}, **({"guest_halt": ladder} if ladder else {})}  # not this host's sysfs
         figs.append(vt.sim_figures(fifo, schedlab.run(doc, 1).raw))
-    # cyclictest's 1 ms interval leaves the CPU halted past 200 us before each wakeup.
+    # cyclictest's 1 ms interval leaves the CPU halted past 200 us before each wakeup:
+    # the median moves by the stage's median, and no wakeup pays more than its greatest.
     assert figs[1]["p50_us"] == pytest.approx(figs[0]["p50_us"] + 9.0, abs=0.5), figs
+    assert figs[1]["max_us"] - figs[0]["max_us"] <= 11.0 + 0.01, "never more than the greatest quantile"

@@ -61,18 +61,27 @@ def _probe(exe: Path, sleep_us: int, busy: bool) -> dict[str, Any]:
 
 def ladder(points: list[dict[str, Any]], when: str) -> dict[str, Any]:
     """The `[machine.guest_halt]` table from measured points (sorted by sleep): from each
-    sleep length on (the shortest from 0), the extra of that point's medians, never
-    negative."""
+    sleep length on (the shortest from 0), the deciles of the idle CPU's lateness less
+    the busy CPU's median, never negative (the extra's distribution, least to greatest)."""
     stages = []
     for i, p in enumerate(points):
-        extra_us = max(0.0, (p["idle"]["p50_ns"] - p["busy"]["p50_ns"]) / 1000.0)
-        stages.append([0 if i == 0 else p["sleep_us"], round(extra_us, 1)])
+        base = p["busy"]["p50_ns"]
+        extra_us = [round(max(0.0, (q - base) / 1000.0), 1) for q in p["idle"]["deciles_ns"]]
+        stages.append([0 if i == 0 else p["sleep_us"], *extra_us])
     return {
         "stages": stages,
         "kind": "measured",
-        "source": f"schedlab validate-host on this host, {when}: median timer lateness after each sleep "
-                  "on an idle CPU less the same on the CPU kept busy (probe haltexit)",
+        "source": f"schedlab validate-host on this host, {when}: timer lateness after each sleep on an idle "
+                  "CPU (deciles) less the median on the CPU kept busy (probe haltexit)",
     }
+
+
+def medians(guest_halt: dict[str, Any]) -> list[tuple[float, float]]:
+    """Each stage's (idle_us, median extra_us), for the report."""
+    out = []
+    for idle_us, *extra in guest_halt["stages"]:
+        out.append((idle_us, extra[len(extra) // 2]))
+    return out
 
 
 def measure(exe: Path, on_step: Optional[Callable[[str], None]] = None) -> dict[str, Any]:

@@ -262,7 +262,11 @@ static int run_haltexit(long rounds, uint64_t sleep_us, int busy)
 	printf("{\"mode\": \"haltexit\", \"cpu\": %d, \"busy\": %d, \"sleep_us\": %llu, ", halt_cpu, busy,
 	       (unsigned long long)sleep_us);
 	print_percentiles(late, rounds);
-	printf(", \"min_ns\": %llu}\n", rounds ? (unsigned long long)late[0] : 0ull);
+	/* Deciles, least to greatest (sorted by print_percentiles). */
+	printf(", \"min_ns\": %llu, \"deciles_ns\": [", rounds ? (unsigned long long)late[0] : 0ull);
+	for (int k = 0; k <= 10; k++)
+		printf("%s%llu", k ? ", " : "", rounds ? (unsigned long long)late[k == 10 ? rounds - 1 : (rounds * k) / 10] : 0ull);
+	printf("]}\n");
 	return 0;
 }
 

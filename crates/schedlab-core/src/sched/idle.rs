@@ -274,12 +274,18 @@ impl Simulator {
     }
 
     /// In a virtual machine, what the hypervisor adds to waking `cpu` at `at` from a halt
-    /// (not from a polling state), by how long it has been halted.
+    /// (not from a polling state), by how long it has been halted; a stage with a spread
+    /// is drawn from by a key of this wakeup alone, so no other random stream shifts.
     fn guest_halt_extra_ns(&self, cpu: usize, at: Ns) -> Ns {
+        const GUEST_HALT_KEY: u64 = 0x6775_6573_745f_6861; // "guest_ha"
+        const RESOLUTION: u64 = 1 << 32;
         let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
         let Some(ladder) = &drv.guest_halt else { return 0 };
         match self.cpuidle[cpu].requested_at(at) {
-            Some((state, entered)) if !drv.states[state].polling => ladder.extra_wake_ns(at - entered),
+            Some((state, entered)) if !drv.states[state].polling => {
+                let u = crate::rng::keyed_below(self.seed, &[GUEST_HALT_KEY, cpu as u64, at], RESOLUTION) as f64 / RESOLUTION as f64;
+                ladder.extra_wake_ns(at - entered, u)
+            }
             _ => 0,
         }
     }
