@@ -69,11 +69,8 @@ def _load_line(c: dict, what: str) -> None:
                       "(rows marked !): re-run when the machine is quieter")
 
 
-def print_report(doc: dict) -> None:
-    h = doc["host"]
-    out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, "
-              f"HZ {h['hz'] or 'unknown'} ({h['hz_source']}), load average {h['loadavg']}")
-    out.print(f"cgroup: {h['cgroup']['reason']}; compiler: {h['compiler'] or 'none'}")
+def _halt_line(doc: dict) -> None:
+    """The host's measured halt ladder (validate_host/halt.py), or why there is none."""
     g = doc.get("guest_halt")
     if g and g.get("applied"):
         from ..validate_host.halt import medians
@@ -86,6 +83,14 @@ def print_report(doc: dict) -> None:
                       "was measured: the 'idle' CPU was not idle, and the ladder is not this host's")
     elif g:
         out.print(f"halt exit: the simulated host's halt pays its estimated wake only: {g['why']}")
+
+
+def print_report(doc: dict) -> None:
+    h = doc["host"]
+    out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, "
+              f"HZ {h['hz'] or 'unknown'} ({h['hz_source']}), load average {h['loadavg']}")
+    out.print(f"cgroup: {h['cgroup']['reason']}; compiler: {h['compiler'] or 'none'}")
+    _halt_line(doc)
     if not doc["compared"] and "reason" in doc:
         out.print(f"[bold]nothing compared[/bold]: {doc['reason']}")
         return
@@ -112,6 +117,7 @@ def print_report(doc: dict) -> None:
 def print_rt_app(doc: dict) -> None:
     h = doc["host"]
     out.print(f"host: Linux {h['kernel_release']} (schedlab profile {h['profile']}), {h['nr_cpus']} CPUs, HZ {h['hz'] or 'unknown'}")
+    _halt_line(doc)
     for e in doc["files"]:
         for n in e["threads"]:
             out.print(_table(f"{e['file']}: thread {n}", e["rows"][n]))
@@ -184,8 +190,13 @@ def _rt_app_report(path: str, seconds: Optional[float], seeds: int, repeats: int
     if not sim_only and info.cgroup.version is None:
         out.print(f"[bold]nothing compared[/bold]: {info.cgroup.reason}")
         return None
+    from ..validate_host import _guest_halt
+
+    doc: dict = {"host": info.to_dict(), "repeats": repeats, "seconds": seconds}
+    ladder = _guest_halt(doc, info, sim_only, step)
     try:
-        entry = compare_file(path, info, seconds, seeds, repeats, sim_only, step)
+        entry = compare_file(path, info, seconds, seeds, repeats, sim_only, step, guest_halt=ladder)
     except RtAppError as e:
         fail(str(e))
-    return {"host": info.to_dict(), "repeats": repeats, "seconds": seconds, "files": [entry]}
+    doc["files"] = [entry]
+    return doc

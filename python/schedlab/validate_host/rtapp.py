@@ -347,9 +347,11 @@ def sim_figures(doc: Pairs, raw: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def compare_file(path: str, info: HostInfo, seconds: Optional[float], seeds: int, repeats: int, sim_only: bool,
-                 on_step: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+                 on_step: Optional[Callable[[str], None]] = None,
+                 guest_halt: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """The report of one rt-app file: per thread, real (mean and spread over `repeats`
-    runs) and simulated (mean over `seeds`) figures, and rows."""
+    runs) and simulated (mean over `seeds`) figures, and rows. `guest_halt` is the
+    host's measured halt ladder, if any (`halt.py`)."""
     from .. import run_many
     from . import sidebyside as cmp
 
@@ -372,6 +374,8 @@ def compare_file(path: str, info: HostInfo, seconds: Optional[float], seeds: int
     if on_step:
         on_step(f"schedlab: {path}")
     sim_doc = sim_scenario(doc, path, info, seconds)
+    if guest_halt is not None:
+        sim_doc["machine"]["guest_halt"] = guest_halt
     runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
     per_seed = [sim_figures(doc, r.raw) for r in runs]
     entry["sim_seeds"] = seeds
