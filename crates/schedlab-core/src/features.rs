@@ -89,6 +89,7 @@ sched_features! {
     SIS_PROP = Before(5, 20), "select_idle_cpu scans in proportion to avg_idle / avg scan cost";
     SIS_UTIL = Since(5, 20), "select_idle_cpu scan depth shrinks as the LLC's utilization grows";
     SIS_NODE = Always(false), "after the LLC, scan the other LLCs of the node for an idle CPU (2023 tip, reverted)";
+    RD_OVERLOADED = Since(3, 16), "newidle balance runs only while the root domain's overloaded flag is set: add_nr_running() sets it when a runqueue reaches two tasks, and only a balance pass at the root domain rewrites it from what it reads (update_sd_lb_stats()), so it stays set after the second task leaves until such a pass (ed61bbc69c77, 'sched/balancing: Reduce the rate of needless idle load balancing', 3.16; read at 6.18.35: set_rd_overloaded() in add_nr_running() and update_sd_lb_stats()). Off: no overload gate, as before 3.16";
     NEWIDLE_SD_COST_GATE = Since(5, 16), "newidle balance is skipped when avg_idle < sd->max_newidle_lb_cost (5.16+) instead of < sched_migration_cost";
     SCHED_CLUSTER = Since(5, 16), "the CLS sched-domain level: cores sharing cluster resources (Kunpeng 920's 4-core clusters) balanced as a level of their own (778c558f49a2)";
     SIS_CLUSTER = Since(6, 7), "select_idle_cpu scans the target's cluster before the rest of the LLC, and keeps an idle prev/recent CPU of another cluster as fallback (8881e1639f1f, 22165f61d0c4)";

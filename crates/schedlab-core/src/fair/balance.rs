@@ -301,6 +301,12 @@ impl Simulator {
         if !self.should_we_balance(cpu, level, idle) {
             return (0, 0);
         }
+        // update_sd_lb_stats() at the root domain (no parent) rewrites rd->overloaded
+        // from the runqueues it reads: a CPU with two tasks or more (or, on asymmetric
+        // capacity, a misfit).
+        if level + 1 == self.m.domains[cpu].len() {
+            self.balance.rd_overloaded = self.balance.nr_overloaded > 0 || self.balance.nr_misfit > 0;
+        }
         // find_busiest_group reads every CPU of the span: its lines at their distance.
         self.note_scan_reads();
         let cost = self.load_sums.scan_cost(cpu, level, read_below);
@@ -602,8 +608,11 @@ impl Simulator {
             return false;
         }
         let avg_idle = self.rqs[cpu].avg_idle;
-        // rd->overload: some CPU has more than one task, or a misfit.
-        if self.balance.nr_overloaded == 0 && self.balance.nr_misfit == 0 {
+        // rd->overloaded: the sticky flag (RD_OVERLOADED, 3.16+; none before). A misfit
+        // opens the gate too, as schedlab had it (the kernel sets the flag for one in
+        // update_sd_lb_stats() only).
+        let overloaded = self.balance.rd_overloaded || self.balance.nr_misfit > 0;
+        if self.feat.has(Feature::RD_OVERLOADED) && !overloaded {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }
@@ -766,5 +775,35 @@ mod tests {
         }
         // The balancer moved tasks, so the picks mattered.
         assert!(moved > 0);
+    }
+
+    /// RD_OVERLOADED: the flag set when CPU 1 reached two tasks outlives the second
+    /// task's departure, so CPU 0's newidle balance still runs a pass; that pass (at the
+    /// root domain) finds no CPU with two tasks and clears the flag, so the next newidle
+    /// balance is skipped at the gate. Before 3.16 there is no gate at all.
+    #[test]
+    fn rd_overloaded_is_sticky_until_a_root_domain_pass() {
+        for (profile, gated) in [("6.18", true), ("3.14", false)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"t\"\ncount = 2\ncpu = 1\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(sim.rqs[1].nr_running, 2);
+            assert!(sim.balance.rd_overloaded, "{profile}: reaching two tasks sets the flag");
+            // The second task leaves CPU 1 (not a sleep: no delayed dequeue).
+            let p = sim.rqs[1].queue.tasks[0];
+            sim.dequeue_task(1, p, false);
+            assert_eq!(sim.balance.nr_overloaded, 0);
+            assert!(sim.balance.rd_overloaded, "{profile}: leaving does not clear it");
+            sim.sched_balance_newidle(0);
+            assert_eq!(sim.rqs[0].stats.newidle_skips, 0, "{profile}: the stale flag lets newidle balance run");
+            assert_eq!(sim.stats.counters.newidle_lb_llc, 1, "{profile}: one pass at the root domain");
+            assert!(!sim.balance.rd_overloaded, "{profile}: the root-domain pass clears it");
+            sim.sched_balance_newidle(0);
+            let skipped = sim.rqs[0].stats.newidle_skips == 1;
+            assert_eq!(skipped, gated, "{profile}: the cleared flag stops the next one (3.16+ only)");
+        }
     }
 }

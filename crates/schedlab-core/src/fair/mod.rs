@@ -649,6 +649,8 @@ impl Simulator {
         if over != rq.overloaded {
             rq.overloaded = over;
             if over {
+                // add_nr_running(): prev_nr < 2 && nr_running >= 2 sets rd->overloaded.
+                self.balance.rd_overloaded = true;
                 self.balance.nr_overloaded += 1;
                 self.balance.overloaded_cpus.set(cpu);
             } else {
