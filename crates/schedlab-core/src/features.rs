@@ -30,6 +30,9 @@ pub enum FeatureDefault {
     /// On from mainline version `.0`, and in the stable series `.1` (major, minor) from
     /// sublevel `.1.2` on: a change backported to a stable tree.
     SinceWithStable((u32, u32), ((u32, u32), u32)),
+    /// On in [from, to), except in the stable series `.2.0` from sublevel `.2.1` on: a
+    /// change a stable tree reverted.
+    BetweenUntilStable((u32, u32), (u32, u32), ((u32, u32), u32)),
 }
 
 impl FeatureDefault {
@@ -47,6 +50,9 @@ impl FeatureDefault {
             FeatureDefault::BeforeOrBetween(before, (lo, hi)) => v < at(before) || (v >= at(lo) && v < at(hi)),
             FeatureDefault::SinceWithStable(mainline, ((a, b), sublevel)) => {
                 v >= at(mainline) || ((v.major, v.minor) == (a, b) && v.sublevel_or_zero() >= sublevel)
+            }
+            FeatureDefault::BetweenUntilStable(lo, hi, ((a, b), sublevel)) => {
+                v >= at(lo) && v < at(hi) && !((v.major, v.minor) == (a, b) && v.sublevel_or_zero() >= sublevel)
             }
         }
     }
@@ -90,6 +96,7 @@ sched_features! {
     SIS_UTIL = Since(5, 20), "select_idle_cpu scan depth shrinks as the LLC's utilization grows";
     SIS_NODE = Always(false), "after the LLC, scan the other LLCs of the node for an idle CPU (2023 tip, reverted)";
     RD_OVERLOADED = Since(3, 16), "newidle balance runs only while the root domain's overloaded flag is set: add_nr_running() sets it when a runqueue reaches two tasks, and only a balance pass at the root domain rewrites it from what it reads (update_sd_lb_stats()), so it stays set after the second task leaves until such a pass (ed61bbc69c77, 'sched/balancing: Reduce the rate of needless idle load balancing', 3.16; read at 6.18.35: set_rd_overloaded() in add_nr_running() and update_sd_lb_stats()). Off: no overload gate, as before 3.16";
+    NEWIDLE_FAIL_BUMP = BetweenUntilStable((6, 17), (6, 19), ((6, 18), 35)), "a newidle balance that pulls nothing records 3/2 of the domain's max_newidle_lb_cost as its cost, and update_newidle_cost() caps the cost at sched_migration_cost + 200 ns, so failing newidle balance gates itself off (155213a2aed4, 'sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails', 6.17; in 6.18.2's fair.c; reverted by d206fbad9328 with NI_RANDOM in 6.19 and in 6.18.35's fair.c; backports to other stable series not modeled)";
     NEWIDLE_SD_COST_GATE = Since(5, 16), "newidle balance is skipped when avg_idle < sd->max_newidle_lb_cost (5.16+) instead of < sched_migration_cost";
     SCHED_CLUSTER = Since(5, 16), "the CLS sched-domain level: cores sharing cluster resources (Kunpeng 920's 4-core clusters) balanced as a level of their own (778c558f49a2)";
     SIS_CLUSTER = Since(6, 7), "select_idle_cpu scans the target's cluster before the rest of the LLC, and keeps an idle prev/recent CPU of another cluster as fallback (8881e1639f1f, 22165f61d0c4)";
@@ -212,5 +219,8 @@ mod tests {
         assert!(!on("6.18") && !on("6.18.2") && !on("6.18.34"));
         assert!(on("6.18.35") && on("6.18.44") && on("6.19"));
         assert!(!on("6.17.99"), "another stable series does not carry it");
+        let bump = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::NEWIDLE_FAIL_BUMP);
+        assert!(!bump("6.16") && bump("6.17") && bump("6.18") && bump("6.18.2") && bump("6.18.34"));
+        assert!(!bump("6.18.35") && !bump("6.18.44") && !bump("6.19"), "reverted in 6.19 and 6.18.35");
     }
 }
