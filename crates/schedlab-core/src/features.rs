@@ -81,6 +81,7 @@ sched_features! {
     PLACE_DEADLINE_INITIAL = Since(6, 6), "EEVDF: a new task starts with half a slice to its deadline";
     DELAY_DEQUEUE = Since(6, 12), "EEVDF: a task that sleeps while not eligible stays queued, competing, until it is picked (152e11f6df29)";
     DELAY_ZERO = Since(6, 12), "EEVDF: a delayed task's positive lag is dropped when it leaves or is woken (152e11f6df29)";
+    LAG_CLAMP_MAX_SLICE = SinceWithStable((7, 0), ((6, 18), 35)), "EEVDF: update_entity_lag() clamps a leaving entity's lag at the queue's longest slice plus a tick (cfs_rq_max_slice() + TICK_NSEC) instead of max(2 x its own slice, a tick) (6e3c0a4e1ad1, 'sched/fair: Fix lag clamp'; in 7.0 mainline as a third-party note reads it, not checked here; 6.18.2's fair.c has the old clamp, 6.18.35's the new one)";
     RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
     PREEMPT_SHORT = Since(6, 12), "EEVDF: update_curr() reschedules a current task whose slice protection is over once it is not eligible (did_preempt_short(), 85e511df3cec; the shorter-slice wakeup override is moot: schedlab gives every task the base slice)";
     RESCHED_NEXT_SLICE = Since(6, 18), "EEVDF: update_curr() reschedules as soon as the current task's protected slice is over, eligible or not, and the pick decides (6.18 fair.c: resched || !protect_slice(curr); 74eec63661d4 began it)";
@@ -219,6 +220,8 @@ mod tests {
         assert!(!on("6.18") && !on("6.18.2") && !on("6.18.34"));
         assert!(on("6.18.35") && on("6.18.44") && on("6.19"));
         assert!(!on("6.17.99"), "another stable series does not carry it");
+        let clamp = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::LAG_CLAMP_MAX_SLICE);
+        assert!(!clamp("6.18.2") && clamp("6.18.35") && !clamp("6.19") && clamp("7.0"));
         let bump = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::NEWIDLE_FAIL_BUMP);
         assert!(!bump("6.16") && bump("6.17") && bump("6.18") && bump("6.18.2") && bump("6.18.34"));
         assert!(!bump("6.18.35") && !bump("6.18.44") && !bump("6.19"), "reverted in 6.19 and 6.18.35");
