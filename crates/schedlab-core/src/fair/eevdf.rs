@@ -49,6 +49,12 @@ impl Simulator {
             lag = ((se.vlag as i128 * (load + se.weight as i64) as i128) / load as i128) as i64;
         }
         se.vruntime = (v - lag).max(0) as u64;
+        if se.rel_deadline {
+            // PLACE_REL_DEADLINE: a migrated task keeps what was left of its request.
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
         if initial_half {
             vslice /= 2;
         }
@@ -161,6 +167,31 @@ mod tests {
                 assert_eq!(sim.tasks[0].se.vlag, want, "{profile}: vruntime moved by {shift}");
             }
             sim.tasks[0].se.vruntime = v;
+        }
+    }
+
+    /// PLACE_REL_DEADLINE: a queued task moved by load balance keeps its deadline's
+    /// distance from its vruntime (here the half slice PLACE_DEADLINE_INITIAL gave it)
+    /// from 6.12; 6.11 restarts a full slice on the new CPU.
+    #[test]
+    fn a_migrated_task_keeps_its_relative_deadline_from_6_12() {
+        for (profile, keeps) in [("6.12", true), ("6.11", false)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"t\"\ncount = 3\ncpu = 1\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            let p = *sim.rqs[1].queue.tasks.iter().find(|&&t| sim.rqs[1].curr != Some(t)).expect("a queued task");
+            let se = sim.tasks[p].se;
+            let before = se.deadline - se.vruntime;
+            assert_eq!(before, se.slice / 2, "{profile}: a new task's half slice");
+            sim.detach_task(1, p);
+            sim.attach_task(0, p);
+            let se = sim.tasks[p].se;
+            assert!(!se.rel_deadline);
+            let after = se.deadline - se.vruntime;
+            assert_eq!(after, if keeps { before } else { se.slice }, "{profile}");
         }
     }
 }

@@ -387,6 +387,12 @@ impl Simulator {
     pub(crate) fn detach_task(&mut self, cpu: usize, p: TaskId) {
         self.swq_remove(p);
         self.dequeue_entities(cpu, p);
+        if self.policy() == FairPolicy::Eevdf && self.feat.has(crate::features::Feature::PLACE_REL_DEADLINE) {
+            // dequeue_entity() without DEQUEUE_SLEEP: the deadline goes relative.
+            let se = &mut self.tasks[p].se;
+            se.deadline = se.deadline.wrapping_sub(se.vruntime);
+            se.rel_deadline = true;
+        }
         self.bw_dequeue(cpu, p);
         self.cpufreq_update_util(cpu, false);
     }
