@@ -30,6 +30,9 @@ pub enum FeatureDefault {
     /// On from mainline version `.0`, and in the stable series `.1` (major, minor) from
     /// sublevel `.1.2` on: a change backported to a stable tree.
     SinceWithStable((u32, u32), ((u32, u32), u32)),
+    /// On in [from, to), except in the stable series `.2.0` from sublevel `.2.1` on: a
+    /// change a stable tree reverted.
+    BetweenUntilStable((u32, u32), (u32, u32), ((u32, u32), u32)),
 }
 
 impl FeatureDefault {
@@ -47,6 +50,9 @@ impl FeatureDefault {
             FeatureDefault::BeforeOrBetween(before, (lo, hi)) => v < at(before) || (v >= at(lo) && v < at(hi)),
             FeatureDefault::SinceWithStable(mainline, ((a, b), sublevel)) => {
                 v >= at(mainline) || ((v.major, v.minor) == (a, b) && v.sublevel_or_zero() >= sublevel)
+            }
+            FeatureDefault::BetweenUntilStable(lo, hi, ((a, b), sublevel)) => {
+                v >= at(lo) && v < at(hi) && !((v.major, v.minor) == (a, b) && v.sublevel_or_zero() >= sublevel)
             }
         }
     }
@@ -75,6 +81,8 @@ sched_features! {
     PLACE_DEADLINE_INITIAL = Since(6, 6), "EEVDF: a new task starts with half a slice to its deadline";
     DELAY_DEQUEUE = Since(6, 12), "EEVDF: a task that sleeps while not eligible stays queued, competing, until it is picked (152e11f6df29)";
     DELAY_ZERO = Since(6, 12), "EEVDF: a delayed task's positive lag is dropped when it leaves or is woken (152e11f6df29)";
+    LAG_CLAMP_MAX_SLICE = SinceWithStable((7, 0), ((6, 18), 35)), "EEVDF: update_entity_lag() clamps a leaving entity's lag at the queue's longest slice plus a tick (cfs_rq_max_slice() + TICK_NSEC) instead of max(2 x its own slice, a tick) (6e3c0a4e1ad1, 'sched/fair: Fix lag clamp'; in 7.0 mainline as a third-party note reads it, not checked here; 6.18.2's fair.c has the old clamp, 6.18.35's the new one)";
+    PLACE_REL_DEADLINE = Since(6, 12), "EEVDF: a queued task taken off its runqueue to migrate (load balance, active balance) keeps its virtual deadline relative to its vruntime, and place_entity() restores it instead of starting a fresh slice (82e9d0456e06, 'sched/fair: Avoid re-setting virtual deadline on migrations', 6.12; read at 6.18.35: dequeue_entity() without DEQUEUE_SLEEP, place_entity())";
     RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
     PREEMPT_SHORT = Since(6, 12), "EEVDF: update_curr() reschedules a current task whose slice protection is over once it is not eligible (did_preempt_short(), 85e511df3cec; the shorter-slice wakeup override is moot: schedlab gives every task the base slice)";
     RESCHED_NEXT_SLICE = Since(6, 18), "EEVDF: update_curr() reschedules as soon as the current task's protected slice is over, eligible or not, and the pick decides (6.18 fair.c: resched || !protect_slice(curr); 74eec63661d4 began it)";
@@ -89,6 +97,8 @@ sched_features! {
     SIS_PROP = Before(5, 20), "select_idle_cpu scans in proportion to avg_idle / avg scan cost";
     SIS_UTIL = Since(5, 20), "select_idle_cpu scan depth shrinks as the LLC's utilization grows";
     SIS_NODE = Always(false), "after the LLC, scan the other LLCs of the node for an idle CPU (2023 tip, reverted)";
+    RD_OVERLOADED = Since(3, 16), "newidle balance runs only while the root domain's overloaded flag is set: add_nr_running() sets it when a runqueue reaches two tasks, and only a balance pass at the root domain rewrites it from what it reads (update_sd_lb_stats()), so it stays set after the second task leaves until such a pass (ed61bbc69c77, 'sched/balancing: Reduce the rate of needless idle load balancing', 3.16; read at 6.18.35: set_rd_overloaded() in add_nr_running() and update_sd_lb_stats()). Off: no overload gate, as before 3.16";
+    NEWIDLE_FAIL_BUMP = BetweenUntilStable((6, 17), (6, 19), ((6, 18), 35)), "a newidle balance that pulls nothing records 3/2 of the domain's max_newidle_lb_cost as its cost, and update_newidle_cost() caps the cost at sched_migration_cost + 200 ns, so failing newidle balance gates itself off (155213a2aed4, 'sched/fair: Bump sd->max_newidle_lb_cost when newidle balance fails', 6.17; in 6.18.2's fair.c; reverted by d206fbad9328 with NI_RANDOM in 6.19 and in 6.18.35's fair.c; backports to other stable series not modeled)";
     NEWIDLE_SD_COST_GATE = Since(5, 16), "newidle balance is skipped when avg_idle < sd->max_newidle_lb_cost (5.16+) instead of < sched_migration_cost";
     SCHED_CLUSTER = Since(5, 16), "the CLS sched-domain level: cores sharing cluster resources (Kunpeng 920's 4-core clusters) balanced as a level of their own (778c558f49a2)";
     SIS_CLUSTER = Since(6, 7), "select_idle_cpu scans the target's cluster before the rest of the LLC, and keeps an idle prev/recent CPU of another cluster as fallback (8881e1639f1f, 22165f61d0c4)";
@@ -211,5 +221,10 @@ mod tests {
         assert!(!on("6.18") && !on("6.18.2") && !on("6.18.34"));
         assert!(on("6.18.35") && on("6.18.44") && on("6.19"));
         assert!(!on("6.17.99"), "another stable series does not carry it");
+        let clamp = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::LAG_CLAMP_MAX_SLICE);
+        assert!(!clamp("6.18.2") && clamp("6.18.35") && !clamp("6.19") && clamp("7.0"));
+        let bump = |v: &str| Features::defaults(KernelVersion::parse(v).unwrap(), Arch::X86_64).has(Feature::NEWIDLE_FAIL_BUMP);
+        assert!(!bump("6.16") && bump("6.17") && bump("6.18") && bump("6.18.2") && bump("6.18.34"));
+        assert!(!bump("6.18.35") && !bump("6.18.44") && !bump("6.19"), "reverted in 6.19 and 6.18.35");
     }
 }

@@ -143,6 +143,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
             nr_misfit: 0,
             nr_overloaded: 0,
+            rd_overloaded: false,
             has_tasks: Default::default(),
             overloaded_cpus: Default::default(),
             nohz_next_balance: 0,

@@ -301,6 +301,12 @@ impl Simulator {
         if !self.should_we_balance(cpu, level, idle) {
             return (0, 0);
         }
+        // update_sd_lb_stats() at the root domain (no parent) rewrites rd->overloaded
+        // from the runqueues it reads: a CPU with two tasks or more (or, on asymmetric
+        // capacity, a misfit).
+        if level + 1 == self.m.domains[cpu].len() {
+            self.balance.rd_overloaded = self.balance.nr_overloaded > 0 || self.balance.nr_misfit > 0;
+        }
         // find_busiest_group reads every CPU of the span: its lines at their distance.
         self.note_scan_reads();
         let cost = self.load_sums.scan_cost(cpu, level, read_below);
@@ -602,8 +608,11 @@ impl Simulator {
             return false;
         }
         let avg_idle = self.rqs[cpu].avg_idle;
-        // rd->overload: some CPU has more than one task, or a misfit.
-        if self.balance.nr_overloaded == 0 && self.balance.nr_misfit == 0 {
+        // rd->overloaded: the sticky flag (RD_OVERLOADED, 3.16+; none before). A misfit
+        // opens the gate too, as schedlab had it (the kernel sets the flag for one in
+        // update_sd_lb_stats() only).
+        let overloaded = self.balance.rd_overloaded || self.balance.nr_misfit > 0;
+        if self.feat.has(Feature::RD_OVERLOADED) && !overloaded {
             self.rqs[cpu].stats.newidle_skips += 1;
             return false;
         }
@@ -649,9 +658,14 @@ impl Simulator {
             if cost > 0 && self.feat.has(Feature::NI_RANDOM) {
                 self.update_newidle_stats(cpu, level, weight * (moved > 0) as u32);
             }
+            // 6.18.0-6.18.34: a failed pass records 3/2 of the domain's max cost, and
+            // update_newidle_cost() caps what it records (6.18.2's fair.c).
+            let bump = self.feat.has(Feature::NEWIDLE_FAIL_BUMP);
+            let migration_cost = self.k.tunables.sched_migration_cost_ns;
             let st = &mut self.rqs[cpu].sd[level];
-            if cost > st.max_newidle_lb_cost {
-                st.max_newidle_lb_cost = cost;
+            let recorded = if bump && moved == 0 { 3 * st.max_newidle_lb_cost / 2 } else { cost };
+            if recorded > st.max_newidle_lb_cost {
+                st.max_newidle_lb_cost = if bump { recorded.min(migration_cost + 200) } else { recorded };
                 st.last_decay_max_lb_cost = self.now;
             }
             curr_cost += cost;
@@ -766,5 +780,65 @@ mod tests {
         }
         // The balancer moved tasks, so the picks mattered.
         assert!(moved > 0);
+    }
+
+    /// RD_OVERLOADED: the flag set when CPU 1 reached two tasks outlives the second
+    /// task's departure, so CPU 0's newidle balance still runs a pass; that pass (at the
+    /// root domain) finds no CPU with two tasks and clears the flag, so the next newidle
+    /// balance is skipped at the gate. Before 3.16 there is no gate at all.
+    #[test]
+    fn rd_overloaded_is_sticky_until_a_root_domain_pass() {
+        for (profile, gated) in [("6.18", true), ("3.14", false)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"t\"\ncount = 2\ncpu = 1\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(sim.rqs[1].nr_running, 2);
+            assert!(sim.balance.rd_overloaded, "{profile}: reaching two tasks sets the flag");
+            // The second task leaves CPU 1 (not a sleep: no delayed dequeue).
+            let p = sim.rqs[1].queue.tasks[0];
+            sim.dequeue_task(1, p, false);
+            assert_eq!(sim.balance.nr_overloaded, 0);
+            assert!(sim.balance.rd_overloaded, "{profile}: leaving does not clear it");
+            sim.sched_balance_newidle(0);
+            assert_eq!(sim.rqs[0].stats.newidle_skips, 0, "{profile}: the stale flag lets newidle balance run");
+            assert_eq!(sim.stats.counters.newidle_lb_llc, 1, "{profile}: one pass at the root domain");
+            assert!(!sim.balance.rd_overloaded, "{profile}: the root-domain pass clears it");
+            sim.sched_balance_newidle(0);
+            let skipped = sim.rqs[0].stats.newidle_skips == 1;
+            assert_eq!(skipped, gated, "{profile}: the cleared flag stops the next one (3.16+ only)");
+        }
+    }
+
+    /// NEWIDLE_FAIL_BUMP (6.18.0-6.18.34): a newidle pass that pulls nothing raises the
+    /// domain's max_newidle_lb_cost by half, up to sched_migration_cost + 200 ns; 6.18.35
+    /// records the pass's own cost only.
+    #[test]
+    fn failed_newidle_balance_bumps_the_domain_cost_in_6_18_only() {
+        for (profile, bumps) in [("6.18", true), ("6.18.35", false)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 features = {{ NI_RANDOM = false }}\n\
+                 [[tasks]]\nname = \"t\"\ncount = 2\ncpu = 1\naffinity = \"1\"\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            for (before, after) in [(10_000, 15_000), (499_000, 500_200)] {
+                sim.rqs[0].sd[0].max_newidle_lb_cost = before;
+                sim.rqs[0].sd[0].last_decay_max_lb_cost = sim.now;
+                sim.rqs[0].avg_idle = 1_000_000;
+                let passes = sim.stats.counters.newidle_lb_llc;
+                assert!(!sim.sched_balance_newidle(0), "{profile}: both tasks are pinned to CPU 1");
+                assert_eq!(sim.stats.counters.newidle_lb_llc, passes + 1, "{profile}: the pass ran");
+                let got = sim.rqs[0].sd[0].max_newidle_lb_cost;
+                if bumps {
+                    assert_eq!(got, after, "{profile}: 3/2 of {before}, capped at 500.2 us");
+                } else {
+                    assert_eq!(got, before, "{profile}: a pass cheaper than the max leaves it");
+                }
+            }
+        }
     }
 }

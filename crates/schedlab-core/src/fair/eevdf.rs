@@ -24,7 +24,14 @@ impl Simulator {
     pub(crate) fn update_entity_lag(&mut self, c: usize, e: EntityId) {
         let v = self.place_reference(c).0;
         let se = *self.se(e);
-        let limit = calc_delta_fair((2 * se.slice).max(self.tick.period_ns), se.weight) as i64;
+        // The clamp's span: 6.18.35 / 7.0 take cfs_rq_max_slice() + TICK_NSEC; every entity
+        // has the base slice in schedlab, so the queue's longest slice is this one's.
+        let span = if self.feat.has(Feature::LAG_CLAMP_MAX_SLICE) {
+            se.slice + self.tick.period_ns
+        } else {
+            (2 * se.slice).max(self.tick.period_ns)
+        };
+        let limit = calc_delta_fair(span, se.weight) as i64;
         self.se_mut(e).vlag = (v - se.vruntime as i64).clamp(-limit, limit);
     }
 
@@ -42,6 +49,12 @@ impl Simulator {
             lag = ((se.vlag as i128 * (load + se.weight as i64) as i128) / load as i128) as i64;
         }
         se.vruntime = (v - lag).max(0) as u64;
+        if se.rel_deadline {
+            // PLACE_REL_DEADLINE: a migrated task keeps what was left of its request.
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
         if initial_half {
             vslice /= 2;
         }
@@ -124,5 +137,61 @@ impl Simulator {
         };
         // Someone is always eligible; fall back to the leftmost if rounding says otherwise.
         best.or_else(|| self.cfs_leftmost(c))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    use crate::state::Simulator;
+
+    /// LAG_CLAMP_MAX_SLICE: at HZ 250 and the 0.7 ms base slice, a leaving nice-0 task's
+    /// lag is clamped at 4 ms (max(2 x 0.7 ms, 4 ms)) by 6.18.2 and at 4.7 ms (0.7 ms +
+    /// 4 ms) by 6.18.35, either way.
+    #[test]
+    fn lag_clamp_follows_the_version() {
+        for (profile, limit) in [("6.18.2", 4_000_000i64), ("6.18.35", 4_700_000)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 1 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 tunables = {{ hz = 250 }}\n\
+                 [[tasks]]\nname = \"t\"\ncount = 2\ncpu = 0\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(sim.tasks[0].se.slice, 700_000, "{profile}: the base slice");
+            let c = sim.cfs_of(0, 0);
+            let v = sim.tasks[0].se.vruntime;
+            for (shift, want) in [(1_000_000_000i64, -limit), (-1_000_000_000, limit)] {
+                sim.tasks[0].se.vruntime = (v as i64 + shift) as u64;
+                sim.update_entity_lag(c, 0);
+                assert_eq!(sim.tasks[0].se.vlag, want, "{profile}: vruntime moved by {shift}");
+            }
+            sim.tasks[0].se.vruntime = v;
+        }
+    }
+
+    /// PLACE_REL_DEADLINE: a queued task moved by load balance keeps its deadline's
+    /// distance from its vruntime (here the half slice PLACE_DEADLINE_INITIAL gave it)
+    /// from 6.12; 6.11 restarts a full slice on the new CPU.
+    #[test]
+    fn a_migrated_task_keeps_its_relative_deadline_from_6_12() {
+        for (profile, keeps) in [("6.12", true), ("6.11", false)] {
+            let toml = format!(
+                "[machine]\ntopo = {{ sockets = 1, llcs = 1, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\n\
+                 [[tasks]]\nname = \"t\"\ncount = 3\ncpu = 1\nprogram = [{{ run = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
+            let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
+            let p = *sim.rqs[1].queue.tasks.iter().find(|&&t| sim.rqs[1].curr != Some(t)).expect("a queued task");
+            let se = sim.tasks[p].se;
+            let before = se.deadline - se.vruntime;
+            assert_eq!(before, se.slice / 2, "{profile}: a new task's half slice");
+            sim.detach_task(1, p);
+            sim.attach_task(0, p);
+            let se = sim.tasks[p].se;
+            assert!(!se.rel_deadline);
+            let after = se.deadline - se.vruntime;
+            assert_eq!(after, if keeps { before } else { se.slice }, "{profile}");
+        }
     }
 }

@@ -387,6 +387,12 @@ impl Simulator {
     pub(crate) fn detach_task(&mut self, cpu: usize, p: TaskId) {
         self.swq_remove(p);
         self.dequeue_entities(cpu, p);
+        if self.policy() == FairPolicy::Eevdf && self.feat.has(crate::features::Feature::PLACE_REL_DEADLINE) {
+            // dequeue_entity() without DEQUEUE_SLEEP: the deadline goes relative.
+            let se = &mut self.tasks[p].se;
+            se.deadline = se.deadline.wrapping_sub(se.vruntime);
+            se.rel_deadline = true;
+        }
         self.bw_dequeue(cpu, p);
         self.cpufreq_update_util(cpu, false);
     }
@@ -649,6 +655,8 @@ impl Simulator {
         if over != rq.overloaded {
             rq.overloaded = over;
             if over {
+                // add_nr_running(): prev_nr < 2 && nr_running >= 2 sets rd->overloaded.
+                self.balance.rd_overloaded = true;
                 self.balance.nr_overloaded += 1;
                 self.balance.overloaded_cpus.set(cpu);
             } else {

@@ -325,6 +325,9 @@ pub(crate) struct TickState {
 pub(crate) struct BalanceState {
     /// CPUs with two or more runnable tasks (rd->overloaded when non-zero).
     pub(crate) nr_overloaded: usize,
+    /// rd->overloaded as the kernel keeps it (RD_OVERLOADED): set when a runqueue reaches
+    /// two tasks, rewritten only by a balance pass at the root domain.
+    pub(crate) rd_overloaded: bool,
     /// CPUs with nr_running >= 1 and >= 2 (what find_busiest_queue's migrate_task looks for).
     pub(crate) has_tasks: crate::cpumask::CpuMask,
     pub(crate) overloaded_cpus: crate::cpumask::CpuMask,

@@ -379,6 +379,9 @@ pub struct SchedEntity {
     pub exec_start: Ns,
     /// EEVDF RUN_TO_PARITY: protected from preemption until its deadline moves.
     pub protected: bool,
+    /// PLACE_REL_DEADLINE: `deadline` holds deadline - vruntime while a migrated task is
+    /// off its runqueues (se->rel_deadline).
+    pub rel_deadline: bool,
     /// PELT averages (fair/pelt.rs).
     pub avg: crate::state::pelt::SchedAvg,
     /// On its cfs_rq (se->on_rq): set by enqueue_entity, cleared by dequeue_entity.
