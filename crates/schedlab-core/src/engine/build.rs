@@ -586,6 +586,13 @@ impl Simulator {
         s.rt_priority = ca.rt_priority;
         s.dl_reclaim = ca.reclaim;
         s.dl = ca.dl.map(|p| crate::rt::deadline::DlEntity::new(p, 0));
+        s.reset_on_fork = a.reset_on_fork;
+        if policy == SchedPolicy::Idle {
+            // set_load_weight(): WEIGHT_IDLEPRIO whatever the nice.
+            self.rtc.idle_policy = true;
+            self.tasks[tid].se.weight = crate::sched::WEIGHT_IDLEPRIO;
+        }
+        let s = &self.tasks[tid].sched;
         if s.is_rt_or_dl() {
             self.rtc.in_use = true;
             // RT and deadline tasks sleep with no timer slack: hrtimer_nanosleep() and

@@ -257,6 +257,9 @@ impl Simulator {
             out.push((format!("dl_misses:{}", t.stats.name), t.sched.dl_misses as f64));
             out.push((format!("dl_overruns:{}", t.stats.name), t.sched.dl_overruns as f64));
         }
+        if r.fork_eagain > 0 {
+            out.push(("fork_eagain".to_string(), r.fork_eagain as f64));
+        }
         out.push(("dl_misses".to_string(), misses as f64));
         out.push(("dl_overruns".to_string(), overruns as f64));
         out

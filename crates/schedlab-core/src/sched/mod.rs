@@ -13,6 +13,8 @@ mod bandwidth;
 mod cpufreq;
 mod class;
 mod deadline;
+mod fair_policy;
+pub(crate) use fair_policy::WEIGHT_IDLEPRIO;
 mod idle;
 mod ipc;
 mod locks;

@@ -91,6 +91,15 @@ pub struct ClassState {
     pub server_picks: u64,
     /// Mutexes inherit priority (rt-app's global pi_enabled).
     pub pi_enabled: bool,
+    /// Forks refused with EAGAIN (a deadline parent, sched_fork()).
+    pub fork_eagain: u64,
+    /// Some task of the run is SCHED_IDLE: sched_idle_cpu() is kept (h_nr_idle below).
+    pub idle_policy: bool,
+    /// Per CPU: the SCHED_IDLE tasks among the fair tasks in rq->nr_running (the root
+    /// cfs_rq's h_nr_idle, group SCHED_IDLE (cpu.idle) not modeled).
+    pub h_nr_idle: Vec<usize>,
+    /// sched_idle_rq(): CPUs whose runnable tasks are all SCHED_IDLE (and at least one).
+    pub sched_idle_cpus: CpuMask,
 }
 
 impl ClassState {
@@ -103,6 +112,7 @@ impl ClassState {
         ClassState {
             rt: vec![RtRq::default(); nr],
             dl: vec![DlRq::default(); nr],
+            h_nr_idle: vec![0; nr],
             cpupri: Some(cp),
             ..Default::default()
         }
