@@ -13,6 +13,7 @@ mod bandwidth;
 mod cpufreq;
 mod class;
 mod deadline;
+mod dl_balance;
 mod fair_policy;
 pub(crate) use fair_policy::WEIGHT_IDLEPRIO;
 mod idle;
