@@ -580,6 +580,7 @@ impl Simulator {
     fn set_sched_attr(&mut self, tid: usize, a: &crate::scenario::SchedAttrSpec) -> Result<(), String> {
         use crate::state::task::SchedPolicy;
         let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
+        let slack_before = self.tasks[tid].timer_slack_ns;
         let policy = [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
         let s = &mut self.tasks[tid].sched;
         s.policy = policy;
@@ -602,6 +603,19 @@ impl Simulator {
         }
         if policy == SchedPolicy::Deadline {
             let before = self.rtc.dl_bw.total_bw;
+            if a.ebusy_stays_fair && self.dl_admit(tid).is_err() {
+                // sched_setattr() failed with EBUSY: the task stays SCHED_OTHER.
+                let s = &mut self.tasks[tid].sched;
+                s.policy = SchedPolicy::Normal;
+                s.dl = None;
+                s.dl_reclaim = false;
+                self.tasks[tid].timer_slack_ns = slack_before;
+                self.rtc.dl_refused += 1;
+                return Ok(());
+            }
+            if a.ebusy_stays_fair {
+                return Ok(());
+            }
             self.dl_admit(tid).map_err(|_| {
                 let t = &self.k.tunables;
                 format!(

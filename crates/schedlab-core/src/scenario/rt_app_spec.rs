@@ -46,6 +46,11 @@ pub struct SchedAttrSpec {
     /// deadline parent's) and at nice >= 0; rt-app has no key for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset_on_fork: bool,
+    /// A SCHED_DEADLINE task refused by admission control (EBUSY) stays SCHED_OTHER, as
+    /// a program that ignores sched_setattr()'s error would, and the summary counts it
+    /// (`dl_refused`); without it the run is refused with the error (rt-app exits).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ebusy_stays_fair: bool,
 }
 
 /// A task's class as the engine reads it from its sched_setattr() attributes.
@@ -103,10 +108,13 @@ impl SchedAttrSpec {
                 out.rt_priority = p as u32;
             }
             "SCHED_DEADLINE" => {
-                let (Some(r), Some(d)) = (self.runtime, self.deadline.or(self.period)) else {
-                    return Err(("runtime", "SCHED_DEADLINE needs runtime and deadline (or period)".into()));
+                // rt-app's defaults (rt-app_parse_config.c): period = runtime, deadline = period.
+                let Some(r) = self.runtime else {
+                    return Err(("runtime", "SCHED_DEADLINE needs a runtime".into()));
                 };
-                let params = crate::rt::deadline::DlParams { runtime: r.0, deadline: d.0, period: self.period.map_or(0, |p| p.0) };
+                let period = self.period.unwrap_or(r);
+                let d = self.deadline.unwrap_or(period);
+                let params = crate::rt::deadline::DlParams { runtime: r.0, deadline: d.0, period: period.0 };
                 out.dl = Some(params.check().map_err(|e| ("runtime", format!("{e} (EINVAL as sched_setattr())")))?);
             }
             "SCHED_IDLE" => {

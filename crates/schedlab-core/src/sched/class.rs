@@ -277,6 +277,7 @@ impl Simulator {
             ("dl_pushes".to_string(), r.dl_pushes as f64),
             ("dl_pulls".to_string(), r.dl_pulls as f64),
             ("dl_server_picks".to_string(), r.server_picks as f64),
+            ("dl_refused".to_string(), r.dl_refused as f64),
         ];
         let (mut misses, mut overruns) = (0, 0);
         for t in self.tasks.iter().filter(|t| t.sched.dl.is_some()) {

@@ -101,6 +101,8 @@ pub struct ClassState {
     /// rt_rq's rt_nr_running, enqueue_top_rt_rq(); the queued deadline tasks,
     /// inc_dl_tasks()).
     pub nr_counted: Vec<usize>,
+    /// SCHED_DEADLINE tasks refused with EBUSY that stayed SCHED_OTHER (ebusy_stays_fair).
+    pub dl_refused: u64,
     /// Forks refused with EAGAIN (a deadline parent, sched_fork()).
     pub fork_eagain: u64,
     /// Some task of the run is SCHED_IDLE: sched_idle_cpu() is kept (h_nr_idle below).
