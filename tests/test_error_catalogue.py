@@ -282,6 +282,15 @@ CATALOGUE = [
          '{\n  "tasks": {\n    "t": { "loop": 1, "policy": "SCHED_FIFO", "priority": 0, "run": 1000 }\n  }\n}\n',
          file_name="bad.json",
          expected="error: bad.json:3: tasks.t.priority: 0 for SCHED_FIFO: expected 1..99 (EINVAL as sched_setattr())"),
+    Case("SCHED_IDLE with a priority",
+         TWO_CPUS + '[[tasks]]\nname = "t"\nsched_attr = { policy = "SCHED_IDLE", priority = 5 }\n'
+         'program = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:5:50: tasks[0].sched_attr.priority: 5 for SCHED_IDLE: expected none (a SCHED_IDLE "
+                  "task has no priority or nice; sched_setattr() refuses a sched_priority with EINVAL)"),
+    Case("rt-app: SCHED_IDLE with a priority",
+         '{\n  "tasks": {\n    "t": { "loop": 1, "policy": "SCHED_IDLE", "priority": 5, "run": 1000 }\n  }\n}\n',
+         file_name="bad.json",
+         expected="error: bad.json:3: tasks.t.priority: 5 for SCHED_IDLE: expected none (SCHED_IDLE has no priority or nice)"),
     Case("trace: event line missing a field", args=("trace-info", "bad.trace"),
          scenario="# tracer: nop\n   bash-12 [000] 1.000000: sched_switch: prev_comm=a prev_pid=1\nthis is garbage\n",
          file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),

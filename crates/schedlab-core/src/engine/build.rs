@@ -581,12 +581,20 @@ impl Simulator {
     fn set_sched_attr(&mut self, tid: usize, a: &crate::scenario::SchedAttrSpec) -> Result<(), String> {
         use crate::state::task::SchedPolicy;
         let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
+        let slack_before = self.tasks[tid].timer_slack_ns;
         let policy = [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
         let s = &mut self.tasks[tid].sched;
         s.policy = policy;
         s.rt_priority = ca.rt_priority;
         s.dl_reclaim = ca.reclaim;
         s.dl = ca.dl.map(|p| crate::rt::deadline::DlEntity::new(p, 0));
+        s.reset_on_fork = a.reset_on_fork;
+        if policy == SchedPolicy::Idle {
+            // set_load_weight(): WEIGHT_IDLEPRIO whatever the nice.
+            self.rtc.idle_policy = true;
+            self.tasks[tid].se.weight = crate::sched::WEIGHT_IDLEPRIO;
+        }
+        let s = &self.tasks[tid].sched;
         if s.is_rt_or_dl() {
             self.rtc.in_use = true;
             // RT and deadline tasks sleep with no timer slack: hrtimer_nanosleep() and
@@ -596,6 +604,19 @@ impl Simulator {
         }
         if policy == SchedPolicy::Deadline {
             let before = self.rtc.dl_bw.total_bw;
+            if a.ebusy_stays_fair && self.dl_admit(tid).is_err() {
+                // sched_setattr() failed with EBUSY: the task stays SCHED_OTHER.
+                let s = &mut self.tasks[tid].sched;
+                s.policy = SchedPolicy::Normal;
+                s.dl = None;
+                s.dl_reclaim = false;
+                self.tasks[tid].timer_slack_ns = slack_before;
+                self.rtc.dl_refused += 1;
+                return Ok(());
+            }
+            if a.ebusy_stays_fair {
+                return Ok(());
+            }
             self.dl_admit(tid).map_err(|_| {
                 let t = &self.k.tunables;
                 format!(

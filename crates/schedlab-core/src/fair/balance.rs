@@ -372,7 +372,8 @@ impl Simulator {
     /// task_hot(): did the task run within sched_migration_cost on its CPU?
     fn task_hot(&self, p: TaskId, dst: CpuId) -> bool {
         let cost = self.k.tunables.sched_migration_cost_ns;
-        if cost == 0 || self.m.smt_mask(dst).test(self.tasks[p].cpu) {
+        // A SCHED_IDLE task is never cache hot.
+        if cost == 0 || self.has_idle_policy(p) || self.m.smt_mask(dst).test(self.tasks[p].cpu) {
             return false; // SMT siblings share caches: never hot
         }
         let last_ran = self.tasks[p].se.exec_start;

@@ -288,6 +288,7 @@ impl Simulator {
         }
         self.dequeue_levels(cpu, p);
         self.add_h_nr_running(cpu, p, -1);
+        self.idle_policy_nr(cpu, p, -1);
         self.add_nr_running(cpu, -1);
     }
 
@@ -315,6 +316,7 @@ impl Simulator {
     fn readd_queued(&mut self, cpu: usize, p: TaskId) {
         self.list_add(cpu, p);
         self.wc_waiting(cpu, p, 1);
+        self.idle_policy_nr(cpu, p, 1);
         self.add_nr_running(cpu, 1);
     }
 
@@ -541,7 +543,7 @@ impl Simulator {
                 }?;
                 if !is_group(e) {
                     if self.tasks[e].sched_delayed {
-                        self.finish_delayed_dequeue(cpu, e);
+                        self.finish_delayed_dequeue_task(cpu, e);
                         continue 'again;
                     }
                     break 'again e;
@@ -622,16 +624,27 @@ impl Simulator {
             self.resched_curr(cpu, from_cpu);
             return;
         };
-        if !self.feat.has(crate::features::Feature::WAKEUP_PREEMPTION) || c == p {
-            return;
-        }
         // check_preempt_wakeup_fair(): a task whose hierarchy is throttled preempts
         // nothing (throttled_hierarchy(), from 6.18 task_is_throttled()).
-        if self.tasks[p].state == TaskState::Throttled {
+        if c == p || self.tasks[p].state == TaskState::Throttled {
+            return;
+        }
+        // SCHED_IDLE and SCHED_BATCH (sched/fair_policy.rs).
+        if self.idle_curr_preempted_early(c, p) {
+            self.resched_curr(cpu, from_cpu);
+            return;
+        }
+        if !self.feat.has(crate::features::Feature::WAKEUP_PREEMPTION) {
             return;
         }
         self.update_curr(cpu);
         let (se, pse) = self.find_matching_se(c, p, cpu);
+        if let Some(decided) = self.wakeup_preempt_policy(se, pse, p) {
+            if decided {
+                self.resched_curr(cpu, from_cpu);
+            }
+            return;
+        }
         let preempt = match self.policy() {
             FairPolicy::Cfs => self.wakeup_preempt_entity(se, pse),
             FairPolicy::Eevdf => self.pick_eevdf(self.cfs_of(pse, cpu), true) == Some(pse),
@@ -652,6 +665,8 @@ impl Simulator {
         } else {
             self.balance.has_tasks.clear(cpu);
         }
+        self.update_sched_idle(cpu);
+        let rq = &mut self.rqs[cpu];
         if over != rq.overloaded {
             rq.overloaded = over;
             if over {

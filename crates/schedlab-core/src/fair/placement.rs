@@ -220,7 +220,8 @@ impl Simulator {
         if self.asym_wakeup() {
             return self.select_idle_sibling_asym(p, prev, target, reader);
         }
-        let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
+        // A CPU running only SCHED_IDLE tasks counts as idle (sched_idle_cpu(), 5.4+).
+        let idle = |s: &Self, c: CpuId| (s.available_idle_cpu(c) || s.sched_idle_cpu(c)) && s.tasks[p].cpus_allowed.test(c);
         let mut read = ReadSet::default();
         let mut checks = ReadPass::default();
         self.sis_read(&mut read, reader, target, &mut checks);
@@ -388,13 +389,15 @@ impl Simulator {
         let cost = &mut pass.total;
         let longest = &mut pass.longest;
         for (i, mut bits) in cpus.wrap_words(target + 1) {
-            let busy = self.running.word(i) | self.queue_index.nonempty.word(i);
+            // sched_idle_cpu(): a CPU running only SCHED_IDLE tasks is taken as idle.
+            let sidle = if self.rtc.idle_policy { self.rtc.sched_idle_cpus.word(i) } else { 0 };
+            let busy = (self.running.word(i) | self.queue_index.nonempty.word(i)) & !sidle;
             let other_distance = near.word(i) | read.word(i);
             if other_distance & bits == 0 && exact(*cost) {
                 // The whole word at one cost: walk to its first available idle CPU (or
                 // its end) and charge the CPUs passed in one step.
                 let mut idle = bits & !busy;
-                while idle != 0 && self.resched_pending[i * 64 + idle.trailing_zeros() as usize] {
+                while idle != 0 && sidle >> idle.trailing_zeros() & 1 == 0 && self.resched_pending[i * 64 + idle.trailing_zeros() as usize] {
                     idle &= idle - 1;
                 }
                 let stop = (idle != 0).then(|| idle.trailing_zeros());
@@ -440,7 +443,7 @@ impl Simulator {
                 } else {
                     *cost += 0.0;
                 }
-                if busy >> b & 1 == 0 && !self.resched_pending[c] {
+                if busy >> b & 1 == 0 && (!self.resched_pending[c] || sidle >> b & 1 == 1) {
                     return ScanEnd::Found(c);
                 }
             }
@@ -463,6 +466,11 @@ impl Simulator {
             if !self.available_idle_cpu(s) {
                 idle = false;
                 if idle_cpu.is_some() {
+                    break;
+                }
+                // The first CPU running only SCHED_IDLE tasks ends the core's walk.
+                if self.sched_idle_cpu(s) && cpus.test(s) {
+                    *idle_cpu = Some(s);
                     break;
                 }
             } else if idle_cpu.is_none() && cpus.test(s) {

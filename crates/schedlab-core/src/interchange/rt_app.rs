@@ -417,11 +417,14 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &st
                 }
                 a.nice = Some(v as i32);
             }
-            if policy.as_deref() == Some("SCHED_BATCH") {
-                cx.unmodeled.entry("SCHED_BATCH (as SCHED_OTHER)".into()).or_default().push(thread.to_string());
+        }
+        Some("SCHED_IDLE") => {
+            // Its weight is WEIGHT_IDLEPRIO: a priority (nice) means nothing to it.
+            if let (Some(v), false) = (a.sched.priority, path.contains(".phases.")) {
+                let p = node.get("priority").unwrap_or(node);
+                return Err(cx.err(p, &format!("{path}.priority"), format!("{v} for SCHED_IDLE: expected none (SCHED_IDLE has no priority or nice)")));
             }
         }
-        Some("SCHED_IDLE") => a.nice = Some(19),
         Some(_) => {
             // The RT and deadline classes: checked as sched_setattr() would.
             kept.priority = None;
@@ -438,9 +441,6 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &st
                 return Err(cx.err(n, &format!("{path}.{key}"), msg));
             }
         }
-    }
-    if policy.as_deref() == Some("SCHED_IDLE") {
-        cx.unmodeled.entry("SCHED_IDLE (as nice 19)".into()).or_default().push(thread.to_string());
     }
     for what in kept.unmodeled() {
         let v = cx.unmodeled.entry(what.to_string()).or_default();

@@ -9,6 +9,7 @@
 //! fair deadline server) is sched/class.rs, sched/rt.rs and sched/deadline.rs over
 //! state/rt_rq.rs.
 
+pub mod cpudl;
 pub mod cpupri;
 pub mod deadline;
 pub mod prio_array;

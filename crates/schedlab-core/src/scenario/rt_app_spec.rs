@@ -42,6 +42,15 @@ pub struct SchedAttrSpec {
     /// SCHED_FLAG_RECLAIM (GRUB) for a SCHED_DEADLINE task; rt-app has no key for it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reclaim: bool,
+    /// SCHED_FLAG_RESET_ON_FORK: the task's children start SCHED_NORMAL (an RT or
+    /// deadline parent's) and at nice >= 0; rt-app has no key for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset_on_fork: bool,
+    /// A SCHED_DEADLINE task refused by admission control (EBUSY) stays SCHED_OTHER, as
+    /// a program that ignores sched_setattr()'s error would, and the summary counts it
+    /// (`dl_refused`); without it the run is refused with the error (rt-app exits).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ebusy_stays_fair: bool,
 }
 
 /// A task's class as the engine reads it from its sched_setattr() attributes.
@@ -68,7 +77,7 @@ impl SchedAttrSpec {
     }
 
     /// Whether it asks for something schedlab does not model: deadline parameters outside
-    /// SCHED_DEADLINE (SCHED_IDLE is approximated by nice 19 by the importer).
+    /// SCHED_DEADLINE.
     pub fn unmodeled(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         let dl = self.policy.as_deref() == Some("SCHED_DEADLINE");
@@ -99,11 +108,20 @@ impl SchedAttrSpec {
                 out.rt_priority = p as u32;
             }
             "SCHED_DEADLINE" => {
-                let (Some(r), Some(d)) = (self.runtime, self.deadline.or(self.period)) else {
-                    return Err(("runtime", "SCHED_DEADLINE needs runtime and deadline (or period)".into()));
+                // rt-app's defaults (rt-app_parse_config.c): period = runtime, deadline = period.
+                let Some(r) = self.runtime else {
+                    return Err(("runtime", "SCHED_DEADLINE needs a runtime".into()));
                 };
-                let params = crate::rt::deadline::DlParams { runtime: r.0, deadline: d.0, period: self.period.map_or(0, |p| p.0) };
+                let period = self.period.unwrap_or(r);
+                let d = self.deadline.unwrap_or(period);
+                let params = crate::rt::deadline::DlParams { runtime: r.0, deadline: d.0, period: period.0 };
                 out.dl = Some(params.check().map_err(|e| ("runtime", format!("{e} (EINVAL as sched_setattr())")))?);
+            }
+            "SCHED_IDLE" => {
+                // No priority and no nice: its weight is WEIGHT_IDLEPRIO.
+                if let Some(p) = self.priority {
+                    return Err(("priority", format!("{p} for SCHED_IDLE: expected none (a SCHED_IDLE task has no priority or nice; sched_setattr() refuses a sched_priority with EINVAL)")));
+                }
             }
             _ => {}
         }

@@ -28,7 +28,7 @@ impl Simulator {
         let cpu = match self.class_of(p) {
             SchedClass::Fair => return self.select_task_rq_fair(p, prev, this_cpu, waker, sync, fork),
             SchedClass::Rt => self.select_task_rq_rt(p, prev),
-            SchedClass::Dl => self.select_task_rq_dl(p, prev),
+            SchedClass::Dl => self.select_task_rq_dl(p, prev, this_cpu, fork),
         };
         // select_fallback_rq(): a CPU it may run on.
         if self.tasks[p].cpus_allowed.test(cpu) {
@@ -107,6 +107,10 @@ impl Simulator {
             if self.is_rt(p) && !self.tasks[p].sched.on_rq && self.rt_highest_prio(cpu) > self.tasks[p].sched.rt_prio() {
                 self.pull_rt_task(cpu);
             }
+            // balance_dl(): a deadline task left the dl_rq (blocked, throttled, exited).
+            if self.is_dl(p) && !self.tasks[p].sched.on_rq {
+                self.pull_dl_task(cpu);
+            }
         }
     }
 
@@ -129,6 +133,10 @@ impl Simulator {
     pub(crate) fn after_pick(&mut self, cpu: usize, next: Option<TaskId>) {
         if self.rtc.in_use && next.is_some_and(|n| self.is_rt(n)) {
             self.push_rt_tasks(cpu);
+        }
+        // set_next_task_dl()'s deadline_queue_push_tasks().
+        if self.rtc.in_use && next.is_some_and(|n| self.is_dl(n)) {
+            self.push_dl_tasks(cpu);
         }
     }
 
@@ -182,7 +190,25 @@ impl Simulator {
         if pc == SchedClass::Rt && c != p {
             self.task_woken_rt(cpu, p);
         }
+        if pc == SchedClass::Dl && c != p {
+            self.task_woken_dl(cpu, p);
+        }
         Some(())
+    }
+
+    /// add_nr_running() / sub_nr_running() of the RT and deadline classes: rq->nr_running
+    /// counts the RT tasks of an rt_rq that is not throttled (enqueue_top_rt_rq(),
+    /// dequeue_top_rt_rq() when sched_rt_runtime_exceeded() throttles it) and the queued
+    /// deadline tasks (inc_dl_tasks(); a CBS-throttled task is dequeued), so the load
+    /// balance's sums, the overload mask and sched_idle_rq() see them.
+    pub(crate) fn class_nr_sync(&mut self, cpu: usize) {
+        let rt = &self.rtc.rt[cpu];
+        let want = if rt.rt_throttled { 0 } else { rt.rt_nr_running } + self.rtc.dl[cpu].queued.len();
+        let had = self.rtc.nr_counted[cpu];
+        if want != had {
+            self.rtc.nr_counted[cpu] = want;
+            self.add_nr_running(cpu, want as isize - had as isize);
+        }
     }
 
     /// The classes' invariants: every runnable RT or deadline task is on its CPU's
@@ -248,7 +274,10 @@ impl Simulator {
             ("rt_throttles".to_string(), r.rt_throttles as f64),
             ("rt_pushes".to_string(), r.rt_pushes as f64),
             ("rt_pulls".to_string(), r.rt_pulls as f64),
+            ("dl_pushes".to_string(), r.dl_pushes as f64),
+            ("dl_pulls".to_string(), r.dl_pulls as f64),
             ("dl_server_picks".to_string(), r.server_picks as f64),
+            ("dl_refused".to_string(), r.dl_refused as f64),
         ];
         let (mut misses, mut overruns) = (0, 0);
         for t in self.tasks.iter().filter(|t| t.sched.dl.is_some()) {
@@ -256,6 +285,9 @@ impl Simulator {
             overruns += t.sched.dl_overruns;
             out.push((format!("dl_misses:{}", t.stats.name), t.sched.dl_misses as f64));
             out.push((format!("dl_overruns:{}", t.stats.name), t.sched.dl_overruns as f64));
+        }
+        if r.fork_eagain > 0 {
+            out.push(("fork_eagain".to_string(), r.fork_eagain as f64));
         }
         out.push(("dl_misses".to_string(), misses as f64));
         out.push(("dl_overruns".to_string(), overruns as f64));

@@ -12,8 +12,8 @@
 //! new period, replenish_dl_entity() keeping a server that ran (dl_defer_running) running).
 //! Model: one root domain; the pure rules (CBS, admission, GRUB) are `crate::rt::deadline`.
 //! A sleeping task's bandwidth leaves running_bw at once (no inactive timer to its 0-lag
-//! time), which GRUB then reclaims a little early. No cpudl push/pull: a woken deadline
-//! task is placed by select_task_rq_dl() only. The fair server exists only in runs with
+//! time), which GRUB then reclaims a little early. Global EDF (cpudl, push and pull,
+//! select_task_rq_dl()) is sched/dl_balance.rs. The fair server exists only in runs with
 //! an RT or deadline task (elsewhere it never changes a pick; its timer interrupts are
 //! then not charged).
 
@@ -60,6 +60,7 @@ impl Simulator {
         }
         self.rtc.dl[cpu].queued.push(p);
         self.tasks[p].sched.on_rq = true;
+        self.dl_rq_changed(cpu);
     }
 
     /// dequeue_task_dl() of a task that blocks or exits: its bandwidth stops running, and
@@ -70,6 +71,7 @@ impl Simulator {
         d.running_bw = d.running_bw.saturating_sub(bw);
         d.queued.retain(|&t| t != p);
         self.tasks[p].sched.on_rq = false;
+        self.dl_rq_changed(cpu);
         let dl = self.tasks[p].sched.dl.expect("deadline entity");
         if self.now > dl.deadline {
             self.tasks[p].sched.dl_misses += 1;
@@ -111,23 +113,6 @@ impl Simulator {
         dp < dc
     }
 
-    /// select_task_rq_dl(): stay, unless the CPU runs a deadline task with an earlier
-    /// deadline: then a CPU with no deadline task (the task's own side first), else the
-    /// one whose earliest deadline is latest, if later than the task's (find_later_rq()).
-    pub(crate) fn select_task_rq_dl(&self, p: TaskId, cpu: usize) -> usize {
-        let Some(curr) = self.rqs[cpu].curr else { return cpu };
-        if !self.is_dl(curr) || self.tasks[p].nr_cpus_allowed < 2 || self.wakeup_preempt_dl(cpu, p) {
-            return cpu;
-        }
-        let earliest = |c: usize| self.rtc.dl[c].queued.iter().filter_map(|&t| self.tasks[t].sched.dl.map(|d| d.deadline)).min();
-        let mine = self.tasks[p].sched.dl.map_or(u64::MAX, |d| d.deadline);
-        let best = self.tasks[p].cpus_allowed.iter().max_by_key(|&c| (earliest(c).is_none(), earliest(c).unwrap_or(0), std::cmp::Reverse((self.m.distance(cpu, c), c))));
-        match best {
-            Some(c) if earliest(c).is_none_or(|e| e > mine) => c,
-            _ => cpu,
-        }
-    }
-
     /// update_curr_dl(): charges the running task's reservation (scaled by GRUB with
     /// SCHED_FLAG_RECLAIM); an exhausted one is throttled until its replenishment timer.
     pub(crate) fn update_curr_dl(&mut self, cpu: usize, c: TaskId, delta: Ns) {
@@ -161,6 +146,7 @@ impl Simulator {
         // deadline - dl_deadline + dl_period).
         self.rtc.dl[cpu].queued.retain(|&t| t != c);
         self.tasks[c].sched.on_rq = false;
+        self.dl_rq_changed(cpu);
         self.tasks[c].sched.dl_overruns += 1;
         let at = deadline - params.deadline + params.period;
         let key = self.timers.hr.start(cpu, at.max(self.now + 1), 0, HrtimerFn::DlTask(c));
@@ -183,6 +169,7 @@ impl Simulator {
         let cpu = self.tasks[p].cpu;
         self.rtc.dl[cpu].queued.push(p);
         self.tasks[p].sched.on_rq = true;
+        self.dl_rq_changed(cpu);
         let preempt = match self.rqs[cpu].curr {
             Some(c) if c == p => true,
             Some(c) if self.is_dl(c) => self.wakeup_preempt_dl(cpu, p),

@@ -75,7 +75,7 @@ impl Simulator {
         if !running && !queued {
             if self.tasks[p].sched_delayed {
                 // Still on its cfs_rq (delayed dequeue): dequeued for good first.
-                self.finish_delayed_dequeue(cpu, p);
+                self.finish_delayed_dequeue_task(cpu, p);
             }
             if matches!(state, TaskState::Sleeping | TaskState::Blocked | TaskState::New) {
                 self.tasks[p].sched.boost_prio = boost;

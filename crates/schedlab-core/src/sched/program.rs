@@ -483,6 +483,12 @@ impl Simulator {
     }
 
     fn do_fork(&mut self, parent: TaskId, cpu: usize, template: usize) {
+        if !self.sched_fork_allowed(parent) {
+            // sched_fork() fails with EAGAIN: a deadline task cannot fork.
+            self.rtc.fork_eagain += 1;
+            self.tasks[parent].overhead_ns += cost!(self, fork_ns) as u64;
+            return;
+        }
         let tpl = self.templates[template].clone();
         let n = self.tasks[parent].live_children;
         let mask = tpl.affinity.map_or(self.m.all_cpus(), |a| a.and(&self.m.all_cpus()));
@@ -492,6 +498,7 @@ impl Simulator {
             self.tasks[child].timer_slack_ns = slack;
         }
         self.tasks[child].cpu = if mask.test(cpu) { cpu } else { mask.first().unwrap_or(cpu) };
+        self.sched_fork(parent, child);
         self.tasks[parent].live_children += 1;
         self.tasks[parent].overhead_ns += cost!(self, fork_ns) as u64;
         self.trace_event(cpu, crate::trace::TraceEvent::Fork { parent: parent + 1, child: child + 1 });

@@ -47,6 +47,7 @@ impl Simulator {
 
     /// cpupri_set() and the rto_mask after `cpu`'s rt_rq changed.
     fn rt_rq_changed(&mut self, cpu: usize) {
+        self.class_nr_sync(cpu);
         let prio = self.rt_highest_prio(cpu) as i32;
         if let Some(cp) = &mut self.rtc.cpupri {
             cp.set(cpu, prio);
@@ -126,6 +127,7 @@ impl Simulator {
         }
         rq.rt_throttled = true;
         self.rtc.rt_throttles += 1;
+        self.class_nr_sync(cpu);
         self.resched_curr(cpu, cpu);
         self.start_rt_bandwidth(cpu);
     }
@@ -165,6 +167,10 @@ impl Simulator {
             } else if rq.rt_nr_running > 0 {
                 idle = false;
             }
+            if enqueue {
+                self.class_nr_sync(c);
+            }
+            let rq = &self.rtc.rt[c];
             if enqueue && rq.rt_nr_running > 0 {
                 // sched_rt_rq_enqueue(): the RT tasks compete again at once.
                 self.resched_curr(c, cpu);

@@ -75,6 +75,12 @@ pub struct ClassState {
     pub dl: Vec<DlRq>,
     /// The root domain's CPU priorities.
     pub cpupri: Option<CpuPri>,
+    /// The root domain's earliest deadline per CPU (global EDF's push and pull).
+    pub cpudl: crate::rt::cpudl::CpuDl,
+    /// Deadline tasks pushed and pulled (push_dl_task, pull_dl_task).
+    pub dl_pushes: u64,
+    /// See `dl_pushes`.
+    pub dl_pulls: u64,
     /// rd->rto_mask: CPUs with more than one runnable RT task (pushable work).
     pub rto_mask: CpuMask,
     /// The root domain's admitted deadline bandwidth.
@@ -91,6 +97,21 @@ pub struct ClassState {
     pub server_picks: u64,
     /// Mutexes inherit priority (rt-app's global pi_enabled).
     pub pi_enabled: bool,
+    /// Per CPU: the RT and deadline tasks counted in rq->nr_running (an unthrottled
+    /// rt_rq's rt_nr_running, enqueue_top_rt_rq(); the queued deadline tasks,
+    /// inc_dl_tasks()).
+    pub nr_counted: Vec<usize>,
+    /// SCHED_DEADLINE tasks refused with EBUSY that stayed SCHED_OTHER (ebusy_stays_fair).
+    pub dl_refused: u64,
+    /// Forks refused with EAGAIN (a deadline parent, sched_fork()).
+    pub fork_eagain: u64,
+    /// Some task of the run is SCHED_IDLE: sched_idle_cpu() is kept (h_nr_idle below).
+    pub idle_policy: bool,
+    /// Per CPU: the SCHED_IDLE tasks among the fair tasks in rq->nr_running (the root
+    /// cfs_rq's h_nr_idle, group SCHED_IDLE (cpu.idle) not modeled).
+    pub h_nr_idle: Vec<usize>,
+    /// sched_idle_rq(): CPUs whose runnable tasks are all SCHED_IDLE (and at least one).
+    pub sched_idle_cpus: CpuMask,
 }
 
 impl ClassState {
@@ -103,7 +124,10 @@ impl ClassState {
         ClassState {
             rt: vec![RtRq::default(); nr],
             dl: vec![DlRq::default(); nr],
+            h_nr_idle: vec![0; nr],
+            nr_counted: vec![0; nr],
             cpupri: Some(cp),
+            cpudl: crate::rt::cpudl::CpuDl::new(nr),
             ..Default::default()
         }
     }

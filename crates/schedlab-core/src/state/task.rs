@@ -547,6 +547,8 @@ pub struct SchedParams {
     pub dl_misses: u64,
     /// Reservations exhausted (throttled by the CBS: the kernel's dl overrun).
     pub dl_overruns: u64,
+    /// SCHED_FLAG_RESET_ON_FORK (sched_reset_on_fork): children start SCHED_NORMAL.
+    pub reset_on_fork: bool,
 }
 
 impl SchedParams {
@@ -568,6 +570,11 @@ impl SchedParams {
             crate::rt::MAX_RT_PRIO - 1
         };
         self.boost_prio.map_or(own, |b| b.min(own))
+    }
+
+    /// The policy itself is RT or deadline (rt_policy() || dl_policy(), no PI boost).
+    pub fn is_rt_or_dl_policy(&self) -> bool {
+        matches!(self.policy, SchedPolicy::Fifo | SchedPolicy::Rr | SchedPolicy::Deadline)
     }
 
     /// Not in the fair class.
