@@ -254,6 +254,11 @@ impl Simulator {
         }
         out.push(("cpufreq_changes".into(), self.eas.freq_changes as f64));
         out.push(("eas_feec_placements".into(), self.eas.feec_placements as f64));
+        if self.eas.feec {
+            // rd->overutilized: time set and changes (sched_overutilized_tp).
+            out.push(("eas_overutilized_seconds".into(), self.eas_overutilized_ns() as f64 / 1e9));
+            out.push(("eas_overutilized_changes".into(), self.eas.overutilized_changes as f64));
+        }
         out
     }
 }

@@ -80,6 +80,16 @@ pub(crate) struct EasState {
     pub(crate) freq_changes: u64,
     /// Wakeups feec placed.
     pub(crate) feec_placements: u64,
+    /// nohz.has_blocked: an idle CPU may still hold blocked load (set at idle entry).
+    pub(crate) nohz_has_blocked: bool,
+    /// nohz.next_blocked: the earliest next update of idle CPUs' blocked load.
+    pub(crate) nohz_next_blocked: Ns,
+    /// When rd->overutilized was last set (None: clear now).
+    pub(crate) overutilized_since: Option<Ns>,
+    /// Time rd->overutilized spent set, closed intervals.
+    pub(crate) overutilized_ns: Ns,
+    /// Times rd->overutilized changed (sched_overutilized_tp events).
+    pub(crate) overutilized_changes: u64,
 }
 
 impl EasState {
