@@ -79,7 +79,7 @@ impl Simulator {
         if !self.eas.uclamp_used {
             return fits_capacity(util, cap);
         }
-        let c = self.eas.uclamp_of(p);
+        let c = self.eas.uclamp_of(p, self.task_group(p));
         let v = self.k.version;
         if v >= crate::kernel::KernelVersion::new(6, 2) {
             crate::eas::energy::util_fits_cpu(util, c.min, c.max, cap, true) > 0

@@ -35,7 +35,7 @@ impl Simulator {
         let task = TaskSnap {
             util_avg: self.task_util_synced(p),
             util_est,
-            uclamp: self.eas.uclamp_of(p),
+            uclamp: self.eas.uclamp_of(p, self.task_group(p)),
             prev_cpu: prev,
             allowed: (0..self.m.nr_cpus()).map(|c| self.tasks[p].cpus_allowed.test(c)).collect(),
         };
