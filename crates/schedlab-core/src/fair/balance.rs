@@ -560,6 +560,9 @@ impl Simulator {
     /// blocked load is due an update (fair/energy.rs).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
         let stats_only = |s: &mut Self| {
+            if !s.eas.schedutil {
+                return; // no scan of the idle CPUs on other runs
+            }
             if let Some(ilb) = s.next_nohz_idle_cpu(0) {
                 s.nohz_stats_kick(cpu, ilb);
             }
