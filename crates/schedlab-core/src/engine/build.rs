@@ -244,6 +244,12 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
 
     sim.setup_bandwidth(&all_groups)?;
     sim.setup_cpufreq(s.kernel.governor.into());
+    let mut tg_clamps = Vec::new();
+    for (i, g) in all_groups.iter().enumerate() {
+        let req = g.uclamp().map_err(|e| ScenarioError::new(format!("groups[{i}].{}", e.0), e.1))?;
+        tg_clamps.push((req, group_parents[i + 1].unwrap_or(0)));
+    }
+    sim.set_group_uclamps(&tg_clamps);
     // Every CPU starts at its top operating point (and stays there under `performance`).
     for cpu in 0..nr {
         let khz = (sim.m.cpus[cpu].freq_mhz as f64 * 1000.0) as u32;

@@ -7,11 +7,11 @@
 //! kick), select_idle_capacity() and the asym_fits_cpu() checks of
 //! select_idle_sibling() (5.7, b7a331615d25 "sched/fair: Add asymmetric CPU capacity
 //! wakeup scan"; 5.10, b4c9c9f15649, prev/target/recent first).
-//! Model: a task's utilization is its PELT util_avg (util_est and uclamp are not
-//! modeled), synced to now for wakeups as sync_entity_load_avg() does. Without PELT
-//! there is no utilization and every task fits. Energy-aware placement
-//! (find_energy_efficient_cpu) is fair/energy.rs, under schedutil only; misfit keeps
-//! reading util_avg there too (the kernel's task_fits_cpu() reads util_est and uclamp).
+//! Model: a task's utilization is its PELT util_avg, synced to now for wakeups as
+//! sync_entity_load_avg() does; misfit's task_fits_cpu() adds util_est and the clamps
+//! on schedutil runs (the only runs that keep them). Without PELT there is no
+//! utilization and every task fits. Energy-aware placement (find_energy_efficient_cpu)
+//! is fair/energy.rs, under schedutil only.
 
 use crate::cpumask::CpuId;
 use crate::state::Simulator;
@@ -62,6 +62,34 @@ impl Simulator {
         self.tasks[p].cpus_allowed.iter().map(|c| self.capacity(c)).max().unwrap_or(0)
     }
 
+    /// task_fits_cpu(): does `p` fit `cpu` with the 20 % margin? It reads task_util_est()
+    /// (the larger of util_avg and util_est, since misfit came in 4.20) and the task's
+    /// effective clamps: 6.2+ util_fits_cpu() > 0 ("sched/uclamp: Make
+    /// task_fits_capacity() use util_fits_cpu()": uclamp_max at or under the capacity
+    /// fits, a uclamp_min above it does not); 5.9-6.1 the util clamped first
+    /// ("sched/fair: Make task_fits_capacity() consider uclamp restrictions"; versions from the titles, hashes not checked here).
+    /// Model: util_est and clamps are kept on schedutil runs only (state/cpufreq.rs);
+    /// elsewhere this is fits_capacity(util_avg) as before.
+    fn task_fits_cpu(&self, p: TaskId, cpu: CpuId) -> bool {
+        let mut util = self.task_util(p);
+        if let (true, Some(form), Some(t)) = (self.eas.util_est_on, self.eas.form, self.eas.tasks.get(p)) {
+            util = crate::eas::util_est::task_util_est(util, &t.util_est, form);
+        }
+        let cap = self.capacity(cpu);
+        if !self.eas.uclamp_used {
+            return fits_capacity(util, cap);
+        }
+        let c = self.eas.uclamp_of(p, self.task_group(p));
+        let v = self.k.version;
+        if v >= crate::kernel::KernelVersion::new(6, 2) {
+            crate::eas::energy::util_fits_cpu(util, c.min, c.max, cap, true) > 0
+        } else if v >= crate::kernel::KernelVersion::new(5, 9) {
+            fits_capacity(util.clamp(c.min.min(c.max), c.max), cap)
+        } else {
+            fits_capacity(util, cap)
+        }
+    }
+
     /// update_misfit_status(): is the task running (or picked) on `cpu` too big for it,
     /// with a bigger CPU in its affinity? Records its load as the CPU's misfit load.
     pub(crate) fn update_misfit_status(&mut self, cpu: CpuId, p: Option<TaskId>) {
@@ -72,7 +100,7 @@ impl Simulator {
             Some(p)
                 if self.tasks[p].nr_cpus_allowed > 1
                     && self.capacity(cpu) != self.max_allowed_capacity(p)
-                    && !fits_capacity(self.task_util(p), self.capacity(cpu)) =>
+                    && !self.task_fits_cpu(p, cpu) =>
             {
                 self.task_h_load(p).max(1)
             }

@@ -563,8 +563,19 @@ impl Simulator {
     /// (asymmetric machines stop there), or more than one busy CPU in its LLC
     /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
     /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
+    /// On schedutil runs the kick also carries NOHZ_STATS_KICK when the idle CPUs'
+    /// blocked load is due an update (fair/energy.rs).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
+        let stats_only = |s: &mut Self| {
+            if !s.eas.schedutil {
+                return; // no scan of the idle CPUs on other runs
+            }
+            if let Some(ilb) = s.next_nohz_idle_cpu(0) {
+                s.nohz_stats_kick(cpu, ilb);
+            }
+        };
         if self.now < self.balance.nohz_next_balance {
+            stats_only(self);
             return;
         }
         let kick = self.rqs[cpu].nr_running >= 2
@@ -574,6 +585,7 @@ impl Simulator {
                 self.load_sums.llc_busy_cpus(self.m.cpus[cpu].llc) > 1
             };
         if !kick {
+            stats_only(self);
             return;
         }
         let Some(ilb) = self.next_nohz_idle_cpu(0) else {
@@ -581,6 +593,7 @@ impl Simulator {
         };
         self.stats.counters.nohz_kicks += 1;
         self.send_ipi(cpu, ilb);
+        self.nohz_stats_with_balance(ilb);
         // The ILB CPU balances every idle CPU whose interval is due, itself included;
         // each CPU's state is read when the walk reaches it (balancing changes it).
         let mut next = Ns::MAX;

@@ -35,7 +35,7 @@ impl Simulator {
         let task = TaskSnap {
             util_avg: self.task_util_synced(p),
             util_est,
-            uclamp: self.eas.uclamp_of(p),
+            uclamp: self.eas.uclamp_of(p, self.task_group(p)),
             prev_cpu: prev,
             allowed: (0..self.m.nr_cpus()).map(|c| self.tasks[p].cpus_allowed.test(c)).collect(),
         };
@@ -69,29 +69,115 @@ impl Simulator {
         crate::eas::energy::cpu_overutilized(self.eas_cpu_util(cpu), self.capacity(cpu), cl, self.eas.uclamp_used)
     }
 
+    /// set_rd_overutilized(): the flag's new value, its changes counted and timed (the
+    /// kernel's sched_overutilized_tp fires at each write; only changes are kept here).
+    fn set_rd_overutilized(&mut self, flag: bool) {
+        if flag == self.eas.rd.overutilized {
+            return;
+        }
+        if flag {
+            self.eas.rd.on_enqueue(true);
+            self.eas.overutilized_since = Some(self.now);
+        } else {
+            self.eas.rd.on_root_balance([false]);
+            if let Some(since) = self.eas.overutilized_since.take() {
+                self.eas.overutilized_ns += self.now - since;
+            }
+        }
+        self.eas.overutilized_changes += 1;
+    }
+
+    /// Time the flag has been set, up to now.
+    pub(crate) fn eas_overutilized_ns(&self) -> crate::time::Ns {
+        self.eas.overutilized_ns + self.eas.overutilized_since.map_or(0, |s| self.now - s)
+    }
+
     /// check_update_overutilized_status(): an enqueue (not a new task's) or a tick on
     /// `cpu` sets the flag when the CPU is overutilized; only the balancer clears it.
     pub(crate) fn check_update_overutilized_status(&mut self, cpu: usize) {
         if !self.eas.feec || self.eas.rd.overutilized {
             return;
         }
-        let o = self.eas_cpu_overutilized(cpu);
-        self.eas.rd.on_enqueue(o);
+        if self.eas_cpu_overutilized(cpu) {
+            self.set_rd_overutilized(true);
+        }
     }
 
     /// update_sd_lb_stats()'s flag at a load_balance() of `cpu` at `level` (the root
     /// level sets or clears it, a lower one may only set it), then whether
-    /// find_busiest_group() stops there: EAS is on and nothing is overutilized.
+    /// find_busiest_group() stops there: EAS is on and nothing is overutilized. The
+    /// remote CPUs' util is read as it stands: an idle CPU's decays only when its blocked
+    /// load is updated (eas_nohz_stats()).
     pub(crate) fn eas_balance_stands_aside(&mut self, cpu: usize, level: usize) -> bool {
         if !self.eas.feec {
             return false;
         }
         let any = self.m.domains[cpu][level].span.iter().any(|c| self.eas_cpu_overutilized(c));
-        if level + 1 == self.m.domains[cpu].len() {
-            self.eas.rd.on_root_balance([any]);
-        } else {
-            self.eas.rd.on_enqueue(any);
+        if level + 1 == self.m.domains[cpu].len() || any {
+            self.set_rd_overutilized(any);
         }
         !self.eas.rd.overutilized
     }
+
+    /// nohz_newidle_balance() for a CPU about to idle (its newidle balance pulled nothing):
+    /// when it expects to stay idle at least sched_migration_cost and nohz.next_blocked
+    /// has passed, it updates the blocked load of the idle CPUs before entering idle
+    /// (nohz_run_idle_balance() -> _nohz_idle_balance(NOHZ_STATS_KICK)).
+    pub(crate) fn nohz_newidle_balance(&mut self, cpu: usize) {
+        if !self.eas.schedutil {
+            return;
+        }
+        self.eas.nohz_has_blocked = true; // nohz_balance_enter_idle(): this CPU's load is blocked now
+        if self.rqs[cpu].avg_idle < self.k.tunables.sched_migration_cost_ns {
+            return;
+        }
+        self.eas_nohz_stats(cpu);
+    }
+
+    /// The NOHZ_STATS_KICK a busy CPU's tick sends (nohz_balancer_kick(): nohz.has_blocked
+    /// and nohz.next_blocked passed): an idle CPU updates every idle CPU's blocked load.
+    /// True if the kick went out.
+    pub(crate) fn nohz_stats_kick(&mut self, cpu: usize, ilb: usize) -> bool {
+        if !self.eas.schedutil || !self.eas.nohz_has_blocked || self.now <= self.eas.nohz_next_blocked {
+            return false;
+        }
+        self.send_ipi(cpu, ilb);
+        self.eas_nohz_stats(ilb);
+        true
+    }
+
+    /// The stats part of a balance kick already sent to `ilb`.
+    pub(crate) fn nohz_stats_with_balance(&mut self, ilb: usize) {
+        if self.eas.schedutil && self.eas.nohz_has_blocked && self.now > self.eas.nohz_next_blocked {
+            self.eas_nohz_stats(ilb);
+        }
+    }
+
+    /// _nohz_idle_balance(NOHZ_STATS_KICK) run by `by`: update_nohz_stats() of every
+    /// idle CPU, nohz.next_blocked moved LOAD_AVG_PERIOD ms on, nohz.has_blocked kept
+    /// while some idle CPU still has blocked util or load.
+    /// Model: only on schedutil runs (EAS and schedutil read the idle CPUs' util); the
+    /// other runs keep an idle CPU's averages until it balances itself, as before.
+    fn eas_nohz_stats(&mut self, _by: usize) {
+        if !self.eas.nohz_has_blocked || self.now < self.eas.nohz_next_blocked {
+            return;
+        }
+        let mut blocked = false;
+        for c in 0..self.m.nr_cpus() {
+            if !self.cpu_is_idle(c) {
+                continue;
+            }
+            self.update_blocked_averages(c);
+            let avg = &self.fg.cfs[self.root_cfs(c)].avg;
+            blocked |= avg.util_sum > 0 || avg.load_sum > 0;
+        }
+        self.eas.nohz_has_blocked = blocked;
+        // msecs_to_jiffies(LOAD_AVG_PERIOD): 32 ms in whole jiffies.
+        let j = self.tick.period_ns.max(1);
+        self.eas.nohz_next_blocked = self.now + LOAD_AVG_PERIOD_MS * 1_000_000 / j * j + if (LOAD_AVG_PERIOD_MS * 1_000_000) % j > 0 { j } else { 0 };
+    }
 }
+
+/// LOAD_AVG_PERIOD (kernel/sched/sched-pelt.h, 32): used by _nohz_idle_balance() as
+/// milliseconds between blocked-load updates. Declared (kernel constant).
+const LOAD_AVG_PERIOD_MS: u64 = 32;

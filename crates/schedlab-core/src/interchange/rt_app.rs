@@ -134,6 +134,8 @@ impl Ctx<'_> {
                 cfs_burst_us: None,
                 cpu_shares: None,
                 cpu_weight: None,
+                uclamp_min: None,
+                uclamp_max: None,
             });
             parent = Some(name);
         }

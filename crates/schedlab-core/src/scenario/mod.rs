@@ -216,6 +216,12 @@ pub struct GroupSpec {
     pub cpu_shares: Option<u64>,
     /// cgroup v2 `cpu.weight` (1..10000, default 100): shares = weight x 1024 / 100.
     pub cpu_weight: Option<u64>,
+    /// cgroup v2 `cpu.uclamp.min` (5.4+, percent 0..100, default 0): read on schedutil runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uclamp_min: Option<f64>,
+    /// cgroup v2 `cpu.uclamp.max` (percent 0..100, default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uclamp_max: Option<f64>,
 }
 
 impl GroupSpec {
@@ -231,6 +237,23 @@ impl GroupSpec {
             (None, Some(w)) => Err(("cpu_weight", format!("{w} is outside 1..10000"))),
             (None, None) => Ok(1024),
         }
+    }
+
+    /// The requested clamps from cpu.uclamp.min/max: capacity_from_percent() (percent in
+    /// hundredths, x 1024 / 10000 rounded to the closest); None when neither is given.
+    pub fn uclamp(&self) -> Result<Option<(u64, u64)>, (&'static str, String)> {
+        if self.uclamp_min.is_none() && self.uclamp_max.is_none() {
+            return Ok(None);
+        }
+        let conv = |field: &'static str, v: Option<f64>, default: u64| match v {
+            None => Ok(default),
+            Some(p) if (0.0..=100.0).contains(&p) => {
+                let hundredths = (p * 100.0).round() as u64;
+                Ok((hundredths * 1024 + 5000) / 10_000)
+            }
+            Some(p) => Err((field, format!("{p}: expected a percentage 0..100"))),
+        };
+        Ok(Some((conv("uclamp_min", self.uclamp_min, 0)?, conv("uclamp_max", self.uclamp_max, 1024)?)))
     }
 }
 

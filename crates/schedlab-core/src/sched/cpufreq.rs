@@ -72,6 +72,27 @@ impl Simulator {
         self.eas.uclamp_used = true;
     }
 
+    /// cpu.uclamp.min/max of the scenario's groups (UCLAMP_TASK_GROUP, 5.4+): each group's
+    /// effective clamps, its request capped by its parent's effective ones, min at most
+    /// max (cpu_util_update_eff()); `groups[i]` is task group i + 1, parents before
+    /// children. Recorded only where something reads them (schedutil).
+    pub(crate) fn set_group_uclamps(&mut self, groups: &[(Option<(u64, u64)>, usize)]) {
+        if !self.eas.schedutil || !self.feat.has(Feature::UCLAMP) || self.k.version < crate::kernel::KernelVersion::new(5, 4) || groups.iter().all(|g| g.0.is_none()) {
+            return;
+        }
+        // The root group's clamps are both SCHED_CAPACITY_SCALE (init_uclamp()): no cap.
+        let top = crate::eas::SCHED_CAPACITY_SCALE;
+        let mut eff = vec![Uclamp { min: top, max: top }];
+        for &(req, parent) in groups {
+            let (min, max) = req.unwrap_or((0, top));
+            let up = eff[parent];
+            let max = max.min(up.max);
+            eff.push(Uclamp { min: min.min(up.min).min(max), max });
+        }
+        self.eas.tg_uclamp = eff;
+        self.eas.uclamp_used = true;
+    }
+
     /// The speed of work on `cpu` against the top OPP's: Some((cur, max)) kHz when its
     /// cluster runs below the top.
     #[inline]
@@ -104,8 +125,8 @@ impl Simulator {
         t.util_at_enqueue = util;
         let used = self.eas.uclamp_used;
         if used {
-            let c = self.eas.task(p).uclamp;
-            self.eas.task(p).clamp_cpu = Some(cpu);
+            let c = self.eas.uclamp_of(p, self.task_group(p));
+            self.eas.task(p).clamp_cpu = Some((cpu, c));
             self.eas.rq_clamps[cpu].push(c);
         }
         self.eas.rq_util_est[cpu].enqueue(est);
@@ -117,11 +138,11 @@ impl Simulator {
             return;
         }
         let t = self.eas.task(p);
-        let (in_rq, clamp_cpu, c) = (t.in_rq.take(), t.clamp_cpu.take(), t.uclamp);
+        let (in_rq, clamp_cpu) = (t.in_rq.take(), t.clamp_cpu.take());
         if let Some((cpu, est)) = in_rq {
             self.eas.rq_util_est[cpu].dequeue(est);
         }
-        if let Some(cpu) = clamp_cpu {
+        if let Some((cpu, c)) = clamp_cpu {
             let v = &mut self.eas.rq_clamps[cpu];
             if let Some(i) = v.iter().position(|&x| x == c) {
                 v.swap_remove(i);
@@ -254,6 +275,11 @@ impl Simulator {
         }
         out.push(("cpufreq_changes".into(), self.eas.freq_changes as f64));
         out.push(("eas_feec_placements".into(), self.eas.feec_placements as f64));
+        if self.eas.feec {
+            // rd->overutilized: time set and changes (sched_overutilized_tp).
+            out.push(("eas_overutilized_seconds".into(), self.eas_overutilized_ns() as f64 / 1e9));
+            out.push(("eas_overutilized_changes".into(), self.eas.overutilized_changes as f64));
+        }
         out
     }
 }

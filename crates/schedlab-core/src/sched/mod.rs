@@ -288,6 +288,8 @@ impl Simulator {
         self.switch_to(cpu, prev, next, pick_paid);
         self.after_pick(cpu, next);
         if next.is_none() {
+            // sched_balance_newidle() found nothing: nohz_newidle_balance().
+            self.nohz_newidle_balance(cpu);
             // pick_next_task_idle() -> set_next_task_idle().
             self.update_idle_core(cpu);
         }

@@ -32,8 +32,8 @@ pub(crate) struct TaskEas {
     pub(crate) util_at_enqueue: u64,
     /// uclamp_eff_value(p, MIN / MAX) (sched_setattr's util_min / util_max).
     pub(crate) uclamp: Uclamp,
-    /// Counted in its CPU's clamp aggregation.
-    pub(crate) clamp_cpu: Option<usize>,
+    /// Counted in its CPU's clamp aggregation, with the effective clamps counted.
+    pub(crate) clamp_cpu: Option<(usize, Uclamp)>,
 }
 
 /// The energy-aware state of a run.
@@ -58,6 +58,9 @@ pub(crate) struct EasState {
     pub(crate) pds: Vec<PerfDomainCosts>,
     /// Each domain's EM name (core type).
     pub(crate) pd_names: Vec<String>,
+    /// Per task group: its effective clamps (cpu.uclamp.min/max capped by the parent's
+    /// effective ones; empty when no group sets any).
+    pub(crate) tg_uclamp: Vec<Uclamp>,
     /// Each CPU's domain.
     pub(crate) pd_of_cpu: Vec<usize>,
     /// Each domain's CPUs.
@@ -80,6 +83,16 @@ pub(crate) struct EasState {
     pub(crate) freq_changes: u64,
     /// Wakeups feec placed.
     pub(crate) feec_placements: u64,
+    /// nohz.has_blocked: an idle CPU may still hold blocked load (set at idle entry).
+    pub(crate) nohz_has_blocked: bool,
+    /// nohz.next_blocked: the earliest next update of idle CPUs' blocked load.
+    pub(crate) nohz_next_blocked: Ns,
+    /// When rd->overutilized was last set (None: clear now).
+    pub(crate) overutilized_since: Option<Ns>,
+    /// Time rd->overutilized spent set, closed intervals.
+    pub(crate) overutilized_ns: Ns,
+    /// Times rd->overutilized changed (sched_overutilized_tp events).
+    pub(crate) overutilized_changes: u64,
 }
 
 impl EasState {
@@ -92,10 +105,16 @@ impl EasState {
         &mut self.tasks[p]
     }
 
-    /// The task's clamps (none recorded: no clamp).
+    /// uclamp_eff_value(): the task's requested clamps (none recorded: no clamp) restricted
+    /// by its group's effective ones (uclamp_tg_restrict(), 5.13+: each clamped into
+    /// [tg min, tg max]; a task in the root group is not restricted).
     #[inline]
-    pub(crate) fn uclamp_of(&self, p: usize) -> Uclamp {
-        self.tasks.get(p).map_or(Uclamp::NONE, |t| t.uclamp)
+    pub(crate) fn uclamp_of(&self, p: usize, group: usize) -> Uclamp {
+        let r = self.tasks.get(p).map_or(Uclamp::NONE, |t| t.uclamp);
+        match self.tg_uclamp.get(group) {
+            Some(tg) if group != 0 => Uclamp { min: r.min.clamp(tg.min, tg.max), max: r.max.clamp(tg.min, tg.max) },
+            _ => r,
+        }
     }
 
     /// The rq's aggregated clamps (None: no runnable task with a record).
