@@ -80,3 +80,26 @@ fn warmup_must_fit_in_a_fixed_duration() {
     let s = scenario(&with_run(HOGS, "duration_s = 0.2\nwarmup_s = 0.1"));
     assert!(run(&s, 1, &RunOptions::default()).is_ok());
 }
+
+/// Energy is computed at the end of a run; the warm-up's baseline must compute it up to
+/// its own end, or the window's energy includes the warm-up. A steady periodic set on a
+/// Pixel 6 spends about as much in each second, so the last second of two is about half
+/// the whole, under either governor (the schedutil run's per-cluster figures too).
+#[test]
+fn the_warmup_is_taken_out_of_energy() {
+    for governor in ["performance", "schedutil"] {
+        let body = format!(
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\ngovernor = \"{governor}\"\n\
+             [[tasks]]\nname = \"p\"\ncount = 3\nprogram = [{{ loop = {{ body = [{{ run = \"2ms\" }}, {{ sleep = \"8ms\" }}] }} }}]\n"
+        );
+        let whole = run_toml(&with_run(&body, "duration_s = 2.0"), 1);
+        let late = run_toml(&with_run(&body, "duration_s = 2.0\nwarmup_s = 1.0"), 1);
+        for (k, v) in whole.summary.iter().filter(|(k, _)| k.starts_with("energy_")) {
+            let w = late.summary[k];
+            if *v > 10.0 {
+                let share = w / v;
+                assert!((0.45..0.55).contains(&share), "{governor}: {k} {w:.1} of {v:.1} mJ in the second half");
+            }
+        }
+    }
+}

@@ -146,11 +146,9 @@ impl Simulator {
                 }
             }
             self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
-            if let Some(nj) = self.cpufreq_energy_nj(cpu) {
+            let awake = self.rqs[cpu].stats.awake_ns();
+            if let Some(nj) = self.energy_active_nj(cpu, awake) {
                 self.rqs[cpu].stats.energy_active_nj = nj;
-            } else if let Some(pd) = self.m.perf_domain(cpu) {
-                let stats = &mut self.rqs[cpu].stats;
-                stats.energy_active_nj = pd.active_power_mw() * stats.awake_ns() as f64 / 1000.0;
             }
         }
         for t in &mut self.tasks {

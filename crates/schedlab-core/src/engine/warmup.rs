@@ -87,8 +87,16 @@ impl Simulator {
                 // The residency under way counts in the window (its entry too), minus
                 // the part before it.
                 if entered < now {
+                    let power_mw = self.m.idle_drivers[self.cpuidle[cpu].driver].states[state].power_mw;
                     st.idle_states[state].time_ns += now - entered;
+                    st.idle_states[state].energy_nj += power_mw * (now - entered) as f64 / 1000.0;
                 }
+            }
+            // Active energy is computed at the end of a run (finish.rs); the baseline needs
+            // it up to here, and so does the summary's per-cluster figure read below.
+            if let Some(nj) = self.energy_active_nj(cpu, st.awake_ns()) {
+                st.energy_active_nj = nj;
+                self.rqs[cpu].stats.energy_active_nj = nj;
             }
         }
         let tasks = self

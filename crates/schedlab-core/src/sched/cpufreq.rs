@@ -216,14 +216,13 @@ impl Simulator {
 
     /// At the end of a run: each CPU's active energy from its OPP residency (the awake
     /// time outside tasks at the same mix), nJ; None under the performance governor.
-    pub(crate) fn cpufreq_energy_nj(&mut self, cpu: usize) -> Option<f64> {
+    pub(crate) fn cpufreq_energy_nj(&mut self, cpu: usize, awake: Ns) -> Option<f64> {
         if !self.eas.schedutil {
             return None;
         }
         let pd = self.eas.pd_of_cpu[cpu];
         self.account_opp(pd, &[cpu]);
         let busy: Ns = self.eas.opp_busy[cpu].iter().sum();
-        let awake = self.rqs[cpu].stats.awake_ns();
         let at_opps: f64 = self.eas.opp_busy[cpu]
             .iter()
             .zip(&self.eas.pds[pd].states)
@@ -235,6 +234,15 @@ impl Simulator {
             let p = self.eas.pds[pd].states.iter().find(|s| s.frequency_khz == cur).map_or(0, |s| s.power_uw);
             p as f64 / 1000.0 * awake as f64 / 1000.0
         })
+    }
+
+    /// Energy a CPU with an Energy Model spent awake over `awake` ns so far: at the OPPs
+    /// it ran at under schedutil, else at the top OPP's power. None without a model.
+    pub(crate) fn energy_active_nj(&mut self, cpu: usize, awake: Ns) -> Option<f64> {
+        if let Some(nj) = self.cpufreq_energy_nj(cpu, awake) {
+            return Some(nj);
+        }
+        self.m.perf_domain(cpu).map(|pd| pd.active_power_mw() * awake as f64 / 1000.0)
     }
 
     /// Every cluster's OPP residency brought up to now (the warm-up's baseline reads it).
