@@ -8,7 +8,9 @@
  *            FAST threads spin without pause; the other N-FAST loop: spin WORK_US of
  *            their own CPU time (CLOCK_THREAD_CPUTIME_ID), then sleep SLEEP_US (-e: an
  *            exponentially distributed sleep of that mean). -p pins thread i to online
- *            CPU i mod ncpu. Reports each thread's CPU time and iterations.
+ *            CPU i mod ncpu. Reports each thread's CPU time and iterations, and how
+ *            many iterations ended on each CPU (`cpu_iterations`: how a thread's work
+ *            is spread over the CPUs, e.g. a group's runtime won by one CPU).
  *   pingpong -r ROUNDS [-w WORK_US]
  *            two threads pass a byte through two pipes ROUNDS times, each spinning
  *            WORK_US per round; reports the round trips' mean, p50 and p99.
@@ -82,6 +84,7 @@ struct worker {
 	uint64_t work_ns, sleep_ns, rng;
 	int expo;
 	uint64_t cpu_ns, iterations;
+	uint64_t *cpu_iterations; /* per online CPU, by sched_getcpu() after each burst */
 };
 
 static void *worker_main(void *arg)
@@ -100,6 +103,9 @@ static void *worker_main(void *arg)
 		}
 		spin_cpu(w->work_ns);
 		w->iterations++;
+		int cpu = sched_getcpu();
+		if (cpu >= 0 && cpu < w->ncpu)
+			w->cpu_iterations[cpu]++;
 		uint64_t s = w->sleep_ns;
 		if (w->expo)
 			s = (uint64_t)(-log(1.0 - uniform01(&w->rng)) * (double)w->sleep_ns);
@@ -136,7 +142,8 @@ static int run_threads(int n, int fast, double seconds, uint64_t work_us, uint64
 	for (int i = 0; i < n; i++) {
 		ws[i] = (struct worker){ .index = i, .fast = i < fast, .pin = pin, .ncpu = (int)ncpu,
 					 .work_ns = work_us * 1000, .sleep_ns = sleep_us * 1000, .expo = expo,
-					 .rng = (seed + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)i * 0xBF58476D1CE4E5B9ull };
+					 .rng = (seed + 1) * 0x9E3779B97F4A7C15ull + (uint64_t)i * 0xBF58476D1CE4E5B9ull,
+					 .cpu_iterations = calloc(ncpu, sizeof(uint64_t)) };
 		if (pthread_create(&ws[i].tid, NULL, worker_main, &ws[i]) != 0) {
 			fprintf(stderr, "probe: pthread_create failed\n");
 			return 1;
@@ -148,9 +155,13 @@ static int run_threads(int n, int fast, double seconds, uint64_t work_us, uint64
 		pthread_join(ws[i].tid, NULL);
 	uint64_t wall = now_ns(CLOCK_MONOTONIC) - t0;
 	printf("{\"mode\": \"threads\", \"wall_ns\": %llu, \"threads\": [", (unsigned long long)wall);
-	for (int i = 0; i < n; i++)
-		printf("%s{\"fast\": %d, \"cpu_ns\": %llu, \"iterations\": %llu}", i ? ", " : "", ws[i].fast,
-		       (unsigned long long)ws[i].cpu_ns, (unsigned long long)ws[i].iterations);
+	for (int i = 0; i < n; i++) {
+		printf("%s{\"fast\": %d, \"cpu_ns\": %llu, \"iterations\": %llu, \"cpu_iterations\": [", i ? ", " : "",
+		       ws[i].fast, (unsigned long long)ws[i].cpu_ns, (unsigned long long)ws[i].iterations);
+		for (long c = 0; c < ncpu; c++)
+			printf("%s%llu", c ? ", " : "", (unsigned long long)ws[i].cpu_iterations[c]);
+		printf("]}");
+	}
 	printf("]}\n");
 	return 0;
 }

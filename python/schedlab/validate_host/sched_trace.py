@@ -17,7 +17,9 @@ trace. Both are read by one parser and summarised:
 - `wakeups_onto_busy_per_s` and `wakee_runs_within_50us` (share of those that run
   within 50 us: wakeup preemption);
 - migrations per second at wakeup, by a CPU going idle (newidle balance: the sleeping
-  thread's context) and by an idle CPU (idle balance).
+  thread's context) and by an idle CPU (idle balance);
+- `home_cpu_share`: of the threads' sleeps, the share that began on the CPU where that
+  thread slept most (1.0: each thread keeps to one CPU; 1/CPUs: no preference).
 
 Needs root and tracefs for the host side; `--sim-only` runs the simulator alone.
 """
@@ -45,6 +47,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
     pending: dict[int, tuple[str, float]] = {}
     c: Counter = Counter()
     runs, lat = [], []
+    sleeps_on: Counter = Counter()  # (pid, cpu) -> sleeps that began there
     t_first = t_last = last = None
     window = (0.0, 0.0)  # time and idle-while-waiting integrals at t_last
     for line in lines:
@@ -74,6 +77,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
                 st = d.get("prev_state", "R")[:1]
                 if st in "SD":
                     state[prev] = (False, cpu)
+                    sleeps_on[(prev, cpu)] += 1
                 elif st == "R" and prev in since:
                     c["preempt"] += 1
                     runs.append(ts - since[prev])
@@ -114,6 +118,10 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
     per_s = (lambda k: c[k] / span) if span else (lambda k: 0.0)
     runs.sort()
     t, iww = window
+    most: dict[str, int] = {}
+    for (pid, _), n in sleeps_on.items():
+        most[pid] = max(most.get(pid, 0), n)
+    nr_sleeps = sum(sleeps_on.values())
     return {
         "switch_ins_from_idle_recorded": c["from_idle"] / c["to_idle"] if c["to_idle"] else 1.0,
         "idle_while_waiting": iww / t if t else 0.0,
@@ -124,6 +132,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
         "migrations_at_wakeup_per_s": per_s("mig_wakeup"),
         "migrations_newidle_per_s": per_s("mig_newidle"),
         "migrations_idle_balance_per_s": per_s("mig_idle"),
+        "home_cpu_share": sum(most.values()) / nr_sleeps if nr_sleeps else 0.0,
     }
 
 

@@ -48,7 +48,7 @@ pub struct MachineSpec {
     #[serde(default)]
     pub cost: BTreeMap<String, f64>,
     /// A virtual machine's hidden halt ladder (`cpuidle::guest_halt`), for every core type.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_halt: Option<crate::cpuidle::guest_halt::GuestHaltSpec>,
 }
 

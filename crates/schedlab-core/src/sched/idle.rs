@@ -242,11 +242,11 @@ impl Simulator {
     /// Leaves `cpu`'s idle state at `wake`: pays the hardware's wake time and tells the
     /// core (and package) rules that a thread is awake. Returns the time to wait.
     fn cpuidle_exit(&mut self, cpu: usize, wake: Ns, by_tick: bool) -> Ns {
-        let Some((state, _)) = self.cpuidle[cpu].requested_at(wake) else {
+        let Some((state, entered)) = self.cpuidle[cpu].requested_at(wake) else {
             let drv = self.cpuidle[cpu].driver;
             return self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, 0, by_tick);
         };
-        let wake_ns = self.hw_wake_ns(cpu, state, wake) + self.guest_halt_extra_ns(cpu, wake);
+        let wake_ns = self.hw_wake_ns(cpu, state, wake) + self.guest_halt_extra_ns(cpu, state, entered, wake);
         let drv = self.cpuidle[cpu].driver;
         let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, wake_ns, by_tick);
         self.core_woken(cpu, wake);
@@ -273,21 +273,20 @@ impl Simulator {
         ns
     }
 
-    /// In a virtual machine, what the hypervisor adds to waking `cpu` at `at` from a halt
-    /// (not from a polling state), by how long it has been halted; a stage with a spread
-    /// is drawn from by a key of this wakeup alone, so no other random stream shifts.
-    fn guest_halt_extra_ns(&self, cpu: usize, at: Ns) -> Ns {
+    /// In a virtual machine, what the hypervisor adds to waking `cpu` at `at` from
+    /// requested `state` (entered at `entered`) when it is a halt, not a polling state,
+    /// by how long it has been halted; a stage with a spread is drawn from by a key of
+    /// this wakeup alone, so no other random stream shifts.
+    fn guest_halt_extra_ns(&self, cpu: usize, state: usize, entered: Ns, at: Ns) -> Ns {
         const GUEST_HALT_KEY: u64 = 0x6775_6573_745f_6861; // "guest_ha"
         const RESOLUTION: u64 = 1 << 32;
         let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
         let Some(ladder) = &drv.guest_halt else { return 0 };
-        match self.cpuidle[cpu].requested_at(at) {
-            Some((state, entered)) if !drv.states[state].polling => {
-                let u = crate::rng::keyed_below(self.seed, &[GUEST_HALT_KEY, cpu as u64, at], RESOLUTION) as f64 / RESOLUTION as f64;
-                ladder.extra_wake_ns(at - entered, u)
-            }
-            _ => 0,
+        if drv.states[state].polling {
+            return 0;
         }
+        let u = crate::rng::keyed_below(self.seed, &[GUEST_HALT_KEY, cpu as u64, at], RESOLUTION) as f64 / RESOLUTION as f64;
+        ladder.extra_wake_ns(at - entered, u)
     }
 
     /// `cpu` entered its idle state: if that leaves its whole core idle in a power-down
