@@ -319,6 +319,42 @@ def test_sched_trace_of_the_simulated_probe_preempts_at_the_slice(tmp_path):
     assert s["preemptions_per_s"] > 150, s
 
 
+def test_busy_prev_wakeups_count_only_a_surely_idle_other_cpu():
+    """A wakeup raised on the thread's busy previous CPU while CPU 1 is idle on both
+    sides of it counts, and whether it stayed is read from sched_wakeup's target; one
+    where CPU 1's next event is a task's switch-out (its switch-in lost) does not."""
+    from schedlab.validate_host.sched_trace import busy_prev_wakeups
+
+    is_t = lambda comm: comm.startswith("t")
+    base = [
+        _sw(0, 0.000, "swapper/0", 0, "R", "t1", 1),
+        _sw(0, 0.001, "t1", 1, "S", "t2", 2),  # t1 sleeps on CPU 0; t2 runs there
+        _sw(1, 0.001, "t3", 3, "S", "swapper/1", 0),  # CPU 1 goes idle
+        "  t2-2  [000] d.h3. 0.002000: sched_waking: comm=t1 pid=1 prio=120 target_cpu=000",
+    ]
+    kept = base + ["  t2-2  [000] d.h3. 0.002000: sched_wakeup: comm=t1 pid=1 prio=120 target_cpu=000",
+                   "  <idle>-0  [001] d.h3. 0.003000: sched_waking: comm=x pid=9 prio=120 target_cpu=001"]
+    assert busy_prev_wakeups(kept, is_t) == (1, 1)
+    moved = base + ["  t2-2  [000] d.h3. 0.002000: sched_wakeup: comm=t1 pid=1 prio=120 target_cpu=001",
+                    "  <idle>-0  [001] d.h3. 0.003000: sched_waking: comm=x pid=9 prio=120 target_cpu=001"]
+    assert busy_prev_wakeups(moved, is_t) == (1, 0)
+    unsure = base + ["  t2-2  [000] d.h3. 0.002000: sched_wakeup: comm=t1 pid=1 prio=120 target_cpu=000",
+                     _sw(1, 0.003, "t4", 4, "S", "swapper/1", 0)]
+    assert busy_prev_wakeups(unsure, is_t) == (0, 0), "CPU 1 may have been running t4"
+
+
+def test_vendor_scheduler_parameters_and_the_rows_they_mark():
+    from schedlab.validate_host.host import vendor_sched_params
+
+    line = "console=ttyS0 sched_verbose psi=1 sched_vcpu_pack=15 rdinit=/init -- --sched_fake=1"
+    assert vendor_sched_params(line) == ["sched_vcpu_pack=15"], "mainline's own and init's arguments are not flagged"
+    assert vendor_sched_params("quiet sched_proxy_exec=1") == []
+    real = {"usage_cpus": 1.0, "share_min": 0.9}
+    rows = {r["metric"]: r for r in cmp.compare(real, dict(real), vendor_placement=True)}
+    assert rows["share_min"]["vendor"] and not rows["usage_cpus"]["vendor"]
+    assert not any(r["vendor"] for r in cmp.compare(real, dict(real)))
+
+
 # ------------------------------------------------------- a guest's halt, measured
 def test_halt_ladder_from_measured_points_and_where_it_applies():
     from schedlab.validate_host import halt

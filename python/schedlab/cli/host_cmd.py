@@ -43,7 +43,7 @@ def _spread(r: dict) -> str:
 
 def _verdict(r: dict) -> str:
     v = r.get("verdict")
-    mark = " !" if r.get("busy") else ""
+    mark = (" !" if r.get("busy") else "") + (" V" if r.get("vendor") else "")
     return ("—" if v is None else v) + mark
 
 
@@ -91,14 +91,20 @@ def print_report(doc: dict) -> None:
               f"HZ {h['hz'] or 'unknown'} ({h['hz_source']}), load average {h['loadavg']}")
     out.print(f"cgroup: {h['cgroup']['reason']}; compiler: {h['compiler'] or 'none'}")
     _halt_line(doc)
+    if h.get("vendor_sched"):
+        err.print(f"[yellow]warning[/yellow]: this kernel's scheduler is not mainline's ({' '.join(h['vendor_sched'])} on its "
+                  "command line); rows of per-thread shares (marked V) follow its own wake placement, which schedlab "
+                  "does not model (docs/validate-host.md)")
     if not doc["compared"] and "reason" in doc:
         out.print(f"[bold]nothing compared[/bold]: {doc['reason']}")
         return
-    verdicts = []
+    verdicts: list[str] = []
+    vendor_off: list[str] = []
     for c in doc["configs"]:
         out.print(_table(f"{c['name']}: {c['what']}", c["rows"]))
         _load_line(c, c["name"])
         verdicts += [r["verdict"] for r in c["rows"] if r.get("verdict")]
+        vendor_off += [f"{c['name']} {r['metric']}" for r in c["rows"] if r.get("verdict") == "off" and r.get("vendor")]
     for c in doc.get("tools", []):
         if c.get("skipped"):
             out.print(f"{c['name']}: skipped: {c['skipped']}")
@@ -108,10 +114,12 @@ def print_report(doc: dict) -> None:
     if doc["configs"]:
         ok = verdicts.count("ok")
         out.print(f"verdicts: {ok} of {len(verdicts)} rows within their bar (usage ±5 %, throttled share ±0.05, "
-                  "throttled_time ±25 %, share min/max ±0.05, burst_time and nr_bursts ±25 %, or inside the real spread)")
+                  "throttled_time ±25 %, share min/max ±0.05, burst_time and nr_bursts ±25 %, or inside the real spread)"
+                  + (f"; of those off, marked V (the host's own wake placement): {', '.join(vendor_off)}" if vendor_off else ""))
     out.print(f"real = this machine's kernel, mean of {doc.get('repeats', 1)} runs (spread: their min..max); "
               "diff = (schedlab - real) / real; ! = other load above "
-              f"{BUSY_CPUS} CPUs during a real run; cpu.stat as the kernel defines it (docs/schema.md)")
+              f"{BUSY_CPUS} CPUs during a real run; V = a figure of wake placement on a scheduler that is not mainline's; "
+              "cpu.stat as the kernel defines it (docs/schema.md)")
 
 
 def print_rt_app(doc: dict) -> None:

@@ -89,7 +89,7 @@ def validate_host(
         runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_cmp.sim_figures(cfg, r.raw) for r in runs])
-        doc["configs"].append(_config_rows(cfg, entry))
+        doc["configs"].append(_config_rows(cfg, entry, doc["host"]))
     for tool in tls:
         entry = {"name": tool.name, "what": tool.what, "command": tool.command(seconds, "FILE")}
         if not sim_only:
@@ -155,13 +155,15 @@ def _others(entry: dict[str, Any], ms: list[dict[str, Any]]) -> bool:
     return any(o > _cmp.BUSY_CPUS for o in entry["others_cpus"])
 
 
-def _config_rows(cfg: Config, entry: dict[str, Any]) -> dict[str, Any]:
+def _config_rows(cfg: Config, entry: dict[str, Any], host: dict[str, Any]) -> dict[str, Any]:
     ms = _measured(entry)
     reals = [_cmp.real_figures(cfg, m) for m in ms]
     if reals:
         entry["real"] = _cmp.mean_figures(reals)
     busy = _others(entry, ms)
-    entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"], _cmp.spread(reals) if len(reals) > 1 else None, busy)
+    vendor = bool(host.get("vendor_sched")) and cfg.threads > 1 and not cfg.pin
+    entry["rows"] = _cmp.compare(entry.get("real", {}), entry["sim"], _cmp.spread(reals) if len(reals) > 1 else None, busy,
+                                 vendor_placement=vendor)
     return entry
 
 
@@ -185,7 +187,7 @@ def recompare(doc: dict[str, Any]) -> dict[str, Any]:
 
     by_name = {c.name: c for c in configurations(doc["host"]["nr_cpus"])}
     for entry in doc["configs"]:
-        _config_rows(by_name[entry["name"]], entry)
+        _config_rows(by_name[entry["name"]], entry, doc["host"])
     tool_by_name = {t.name: t for t in _tools.tools(doc["host"]["nr_cpus"])}
     for entry in doc.get("tools", []):
         _tool_rows(tool_by_name[entry["name"]], entry)

@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -36,6 +36,9 @@ class HostInfo:
     loadavg: str
     cgroup: CgroupAccess
     compiler: Optional[str]
+    # Scheduler boot parameters mainline does not have (`vendor_sched_params`): the host
+    # kernel's scheduler is patched, and schedlab models mainline.
+    vendor_sched: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -103,6 +106,22 @@ def find_compiler() -> Optional[str]:
     return None
 
 
+#: The scheduler's own boot parameters in mainline 6.18 (kernel/sched: __setup and
+#: early_param; Documentation/admin-guide/kernel-parameters.txt).
+MAINLINE_SCHED_PARAMS = ("sched_proxy_exec", "sched_thermal_decay_shift", "sched_verbose")
+
+
+def vendor_sched_params(cmdline: str) -> list[str]:
+    """The `sched_*` parameters of a kernel command line that mainline does not know.
+
+    This host was found to boot with `sched_vcpu_pack=15` (a vendor patch whose
+    `vcpu_pack_room()` sits in fair.c's wakeup path): it keeps a woken thread on its busy
+    vCPU when another is idle, where mainline's select_idle_sibling() takes the idle one
+    (docs/validate-host.md). Placement figures on such a host are not mainline's."""
+    args = cmdline.split(" -- ")[0].split()
+    return [a for a in args if a.startswith("sched_") and a.split("=")[0] not in MAINLINE_SCHED_PARAMS]
+
+
 def host_info() -> HostInfo:
     release = platform.release()
     hz, src = config_hz(release)
@@ -119,7 +138,15 @@ def host_info() -> HostInfo:
         loadavg=load,
         cgroup=cgroup_access(),
         compiler=find_compiler(),
+        vendor_sched=vendor_sched_params(_read("/proc/cmdline")),
     )
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
 
 
 def cpu_busy_ns() -> Optional[int]:

@@ -19,7 +19,11 @@ trace. Both are read by one parser and summarised:
 - migrations per second at wakeup, by a CPU going idle (newidle balance: the sleeping
   thread's context) and by an idle CPU (idle balance);
 - `home_cpu_share`: of the threads' sleeps, the share that began on the CPU where that
-  thread slept most (1.0: each thread keeps to one CPU; 1/CPUs: no preference).
+  thread slept most (1.0: each thread keeps to one CPU; 1/CPUs: no preference);
+- `wakeups_busy_prev_idle_other` (per second) and `busy_prev_kept`: wakeups raised on the
+  thread's previous CPU while it runs another task and another CPU is surely idle (see
+  `busy_prev_wakeups`), and the share of them the kernel left on the busy CPU. Mainline's
+  select_idle_sibling() takes the idle CPU unless SIS_UTIL stops the scan.
 
 Needs root and tracefs for the host side; `--sim-only` runs the simulator alone.
 """
@@ -27,6 +31,7 @@ Needs root and tracefs for the host side; `--sim-only` runs the simulator alone.
 from __future__ import annotations
 
 import argparse
+import bisect
 import re
 import tempfile
 from collections import Counter
@@ -40,6 +45,7 @@ EVENTS = ("sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "s
 
 def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
     """The figures above from ftrace text lines; `is_probe(comm)` picks the threads."""
+    lines = list(lines)
     state: dict[str, tuple[bool, int]] = {}  # pid -> (runnable, cpu)
     running: dict[int, Optional[str]] = {c: None for c in range(ncpu)}
     since: dict[str, float] = {}
@@ -122,6 +128,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
     for (pid, _), n in sleeps_on.items():
         most[pid] = max(most.get(pid, 0), n)
     nr_sleeps = sum(sleeps_on.values())
+    busy_n, busy_kept = busy_prev_wakeups(lines, is_probe)
     return {
         "switch_ins_from_idle_recorded": c["from_idle"] / c["to_idle"] if c["to_idle"] else 1.0,
         "idle_while_waiting": iww / t if t else 0.0,
@@ -133,7 +140,53 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
         "migrations_newidle_per_s": per_s("mig_newidle"),
         "migrations_idle_balance_per_s": per_s("mig_idle"),
         "home_cpu_share": sum(most.values()) / nr_sleeps if nr_sleeps else 0.0,
+        "wakeups_busy_prev_idle_other_per_s": busy_n / span if span else 0.0,
+        "busy_prev_kept": busy_kept / busy_n if busy_n else 0.0,
     }
+
+
+def busy_prev_wakeups(lines: list[str], is_probe) -> tuple[int, int]:
+    """Wakeups of a probe thread raised on its previous CPU while that CPU ran a task,
+    with another CPU surely idle; returns (how many, how many stayed on the busy CPU).
+
+    A CPU counts as surely idle at t when its last event before t left it idle and its
+    first event after t still ran in the idle task's context: a trace that drops some
+    switches out of idle can then only make a busy CPU look unsure, never idle."""
+    events = []
+    for line in lines:
+        m = LINE.match(line)
+        if m and m.group(6) in EVENTS:
+            events.append((float(m.group(5)), int(m.group(3)), m.group(2) == "0", m.group(6), dict(FIELD.findall(m.group(7)))))
+    times: dict[int, list[float]] = {}
+    idle_before: dict[int, list[bool]] = {}
+    idle_after: dict[int, list[bool]] = {}
+    for ts, cpu, in_idle, ev, d in events:
+        times.setdefault(cpu, []).append(ts)
+        idle_before.setdefault(cpu, []).append(in_idle)
+        idle_after.setdefault(cpu, []).append(d.get("next_pid") == "0" if ev == "sched_switch" else in_idle)
+
+    def surely_idle(cpu: int, t: float) -> bool:
+        ts = times.get(cpu, [])
+        i = bisect.bisect_left(ts, t)
+        return 0 < i < len(ts) and idle_after[cpu][i - 1] and idle_before[cpu][i]
+
+    slept_on: dict[str, int] = {}
+    pending: dict[str, int] = {}
+    n = kept = 0
+    for ts, cpu, in_idle, ev, d in events:
+        if ev == "sched_switch":
+            if is_probe(d.get("prev_comm", "")) and d.get("prev_state", "R")[:1] in "SD":
+                slept_on[d.get("prev_pid", "")] = cpu
+        elif ev == "sched_waking" and is_probe(d.get("comm", "")):
+            pid = d["pid"]
+            pending.pop(pid, None)  # a waking with no wakeup (already runnable) is not one
+            if slept_on.get(pid) == cpu and not in_idle and any(surely_idle(o, ts) for o in times if o != cpu):
+                pending[pid] = cpu
+        elif ev == "sched_wakeup" and d.get("pid") in pending:
+            prev = pending.pop(d["pid"])
+            n += 1
+            kept += int(d["target_cpu"]) == prev
+    return n, kept
 
 
 def sim_trace(cfg, seconds: float, seed: int, profile: str, hz: Optional[int], nr_cpus: int, path: Path) -> float:

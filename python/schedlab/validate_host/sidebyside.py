@@ -128,6 +128,9 @@ TOLERANCES: dict[str, tuple[str, float]] = {
 }
 # Other load on the host above this many CPUs during a real run marks its rows (issue 29).
 BUSY_CPUS = 0.2
+# Figures that follow where woken threads are placed: on a host whose scheduler is not
+# mainline's (HostInfo.vendor_sched), these rows are marked and kept out of the count.
+PLACEMENT_METRICS = ("share_min", "share_max", "share_cv")
 
 
 def spread(runs: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
@@ -153,10 +156,12 @@ def verdict(metric: str, real: Optional[float], sim: Optional[float],
 
 def compare(real: dict[str, float], sim: dict[str, float], spreads: Optional[dict[str, tuple[float, float]]] = None,
             busy: bool = False, metrics: Optional[list[tuple[str, str, str]]] = None,
-            tolerances: Optional[dict[str, tuple[str, float]]] = None) -> list[dict[str, Any]]:
-    """Rows (metric, unit, real, sim, rel_diff, spread, verdict, busy) for the figures
-    either side has; `spreads` are the real runs' (min, max), `busy` marks every row of a
-    configuration whose real runs shared the host with more than BUSY_CPUS of other load."""
+            tolerances: Optional[dict[str, tuple[str, float]]] = None, vendor_placement: bool = False) -> list[dict[str, Any]]:
+    """Rows (metric, unit, real, sim, rel_diff, spread, verdict, busy, vendor) for the
+    figures either side has; `spreads` are the real runs' (min, max), `busy` marks every
+    row of a configuration whose real runs shared the host with more than BUSY_CPUS of
+    other load, `vendor_placement` the PLACEMENT_METRICS rows of a threads configuration
+    on a host whose wake placement is not mainline's."""
     rows = []
     for key, unit, what in metrics or METRICS:
         if key not in real and key not in sim:
@@ -166,5 +171,5 @@ def compare(real: dict[str, float], sim: dict[str, float], spreads: Optional[dic
         rows.append({"metric": key, "unit": unit, "what": what, "real": r, "sim": s,
                      "rel_diff": rel_diff(r, s) if r is not None and s is not None else None,
                      "spread": list(band) if band else None, "verdict": verdict(key, r, s, band, tolerances),
-                     "busy": busy})
+                     "busy": busy, "vendor": vendor_placement and key in PLACEMENT_METRICS})
     return rows
