@@ -370,6 +370,11 @@ def test_halt_ladder_from_measured_points_and_where_it_applies():
     assert lad["stages"] == [[0, 0.0, 0.0, 4.9], [200, 8.8, 8.9, 13.9], [5000, 46.9, 47.0, 52.0]]
     assert lad["kind"] == "measured" and "probe haltexit" in lad["source"]
     assert halt.medians(lad) == [(0, 0.0), (200, 8.9), (5000, 47.0)]
+    # A newer probe's percentiles are preferred: one outlier is then a hundredth of the draws.
+    p = pt(20, 2800, 2900)
+    p["idle"]["percentiles_ns"] = [2900 + 100 * k for k in range(100)] + [600_000]
+    lad = halt.ladder([p], "now")
+    assert len(lad["stages"][0]) == 102 and lad["stages"][0][-2:] == [9.9, 597.1]
 
 
 def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():

@@ -76,7 +76,7 @@ def _halt_line(doc: dict) -> None:
         from ..validate_host.halt import medians
 
         steps = ", ".join(f"{e:g} us from {i:g} us" for i, e in medians(g["guest_halt"]))
-        out.print(f"halt exit (measured here; the simulated host's halt draws from its deciles by idle time), "
+        out.print(f"halt exit (measured here; the simulated host's halt draws from its percentiles by idle time), "
                   f"medians: {steps}")
         if g.get("others_cpus", 0.0) > BUSY_CPUS:
             err.print(f"[yellow]warning[/yellow]: the rest of the host used {g['others_cpus']:.2f} CPUs while the halt exit "
