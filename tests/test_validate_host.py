@@ -343,6 +343,20 @@ def test_busy_prev_wakeups_count_only_a_surely_idle_other_cpu():
     assert busy_prev_wakeups(unsure, is_t) == (0, 0), "CPU 1 may have been running t4"
 
 
+def test_the_probes_spin_as_measured_sets_the_simulated_work():
+    """spin_cpu(1 us) reads the clock, then runs whole steps until the clock passes 1 us:
+    with 608 ns steps and 156 ns reads that is two steps, 1372 ns."""
+    assert vc.spin_cpu_ns(1000, 608, 156) == pytest.approx(1372)
+    assert vc.spin_cpu_ns(1_000_000, 608, 156) == pytest.approx(156 + 1645 * 608)
+    spin = {"step_ns": 608.0, "read_ns": 156.0}
+    cfgs = {c.name: c for c in vc.configurations(2)}
+    pp = vc.scenario(cfgs["pipe-pingpong"], "6.18", 250, 5.0, 2, spin)
+    assert pp["workload"]["params"]["work"] == "1372ns"
+    assert vc.scenario(cfgs["pipe-pingpong"], "6.18", 250, 5.0, 2)["workload"]["params"]["work"] == "1us"
+    burst = vc.scenario(cfgs["unlimited"], "6.18", 250, 5.0, 2, spin)
+    assert {t["cputime_poll"] for t in burst["tasks"]} == {"608ns"}
+
+
 def test_vendor_scheduler_parameters_and_the_rows_they_mark():
     from schedlab.validate_host.host import vendor_sched_params
 

@@ -91,6 +91,13 @@ def print_report(doc: dict) -> None:
               f"HZ {h['hz'] or 'unknown'} ({h['hz_source']}), load average {h['loadavg']}")
     out.print(f"cgroup: {h['cgroup']['reason']}; compiler: {h['compiler'] or 'none'}")
     _halt_line(doc)
+    spin = doc.get("probe_spin")
+    if spin:
+        from ..validate_host.configs import spin_cpu_ns
+
+        out.print(f"probe spin (measured here): a step of its loop takes {spin['step_ns']:.0f} ns, a clock read "
+                  f"{spin['read_ns']:.0f} ns; so 1 us of work spins {spin_cpu_ns(1000, spin['step_ns'], spin['read_ns']):.0f} ns, "
+                  "and the simulated probe reads its clock every step")
     if h.get("vendor_sched"):
         err.print(f"[yellow]warning[/yellow]: this kernel's scheduler is not mainline's ({' '.join(h['vendor_sched'])} on its "
                   "command line); rows of per-thread shares (marked V) follow its own wake placement, which schedlab "

@@ -73,6 +73,11 @@ def validate_host(
 
         exe = build_probe(info.compiler)  # type: ignore[arg-type]
     ladder = _guest_halt(doc, info, sim_only, on_step)
+    spin = None
+    if exe is not None:
+        from .probe import spin_calibration
+
+        spin = doc["probe_spin"] = spin_calibration(exe)
     for cfg in cfgs:
         entry: dict[str, Any] = {"name": cfg.name, "what": cfg.what}
         if exe is not None:
@@ -85,7 +90,7 @@ def validate_host(
                 entry["measurements"].append(run_config(exe, info.cgroup, cfg, seconds, seed=r + 1))
         if on_step:
             on_step(f"schedlab: {cfg.name}")
-        sim_doc = _with_ladder(scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus), ladder)
+        sim_doc = _with_ladder(scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus, spin), ladder)
         runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_cmp.sim_figures(cfg, r.raw) for r in runs])

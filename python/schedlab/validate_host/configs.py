@@ -8,6 +8,7 @@ an exponentially distributed time of mean `sleep` (its duty cycle is work/(work+
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -20,6 +21,14 @@ from typing import Any, Optional
 #: seen within a read, not at the next tick. The figures do not move within the band
 #: (docs/validate-host.md).
 PROBE_CPUTIME_POLL = "3us"
+
+
+def spin_cpu_ns(work_ns: float, step_ns: float, read_ns: float) -> float:
+    """The CPU time probe.c's spin_cpu(work) really takes: one clock read, then whole
+    steps (1000 additions and a read) until the clock has passed `work`. `step_ns` and
+    `read_ns` are measured on the host by the probe's `spincal` mode (`probe_spin`)."""
+    steps = max(1, math.ceil(work_ns / step_ns)) if step_ns > 0 else 1
+    return read_ns + steps * step_ns
 
 
 @dataclass
@@ -83,9 +92,12 @@ def configurations(c: int) -> list[Config]:
     ]
 
 
-def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, nr_cpus: int) -> dict[str, Any]:
+def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, nr_cpus: int,
+             spin: Optional[dict[str, float]] = None) -> dict[str, Any]:
     """The configuration as a schedlab scenario on the host's own topology (`nr_cpus`
-    online CPUs): the same threads, limits, pinning and length as the probe's."""
+    online CPUs): the same threads, limits, pinning and length as the probe's. `spin`
+    (the probe's `spincal`: step_ns, read_ns) replaces the estimated clock-read interval
+    with the measured one, and the pingpong's work with what spin_cpu() really spins."""
     kernel: dict[str, Any] = {"profile": host_profile}
     if hz:
         kernel["tunables"] = {"hz": hz}
@@ -110,14 +122,15 @@ def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, 
             if i >= cfg.fast:
                 # probe.c's spin_cpu() reads CLOCK_THREAD_CPUTIME_ID every 1000 additions
                 # (the fast threads, spin_cpu(0), never do): see PROBE_CPUTIME_POLL.
-                t["cputime_poll"] = PROBE_CPUTIME_POLL
+                t["cputime_poll"] = f"{round(spin['step_ns'])}ns" if spin else PROBE_CPUTIME_POLL
             if cfg.pin:
                 t["affinity"] = str(i % nr_cpus)  # the probe's -p
             tasks.append(t)
         doc["tasks"] = tasks
         doc["run"] = {"duration_s": seconds}
     elif cfg.kind == "pingpong":
-        doc["workload"] = {"kind": "pingpong", "params": {"rounds": cfg.rounds, "work": us(cfg.work_us), "threads": True}}
+        work = f"{round(spin_cpu_ns(cfg.work_us * 1000, spin['step_ns'], spin['read_ns']))}ns" if spin else us(cfg.work_us)
+        doc["workload"] = {"kind": "pingpong", "params": {"rounds": cfg.rounds, "work": work, "threads": True}}
         doc["run"] = {"until": "workload_done"}
     else:
         body = [{"sleep": us(cfg.sleep_us)}]

@@ -22,6 +22,9 @@
  *            deadlines; -b keeps that CPU busy with a SCHED_IDLE spinner (the wakeup
  *            preempts it at once, so the CPU never halts). The difference between the
  *            two is what leaving the halted state costs after SLEEP_US idle.
+ *   spincal  what spin_cpu() costs here: the CPU time of one step of its loop (1000
+ *            additions and one CLOCK_THREAD_CPUTIME_ID read), and of one read alone.
+ *            A spin of W ns runs one read, then whole steps until the clock passes W.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -286,10 +289,32 @@ static int run_haltexit(long rounds, uint64_t sleep_us, int busy)
 	return 0;
 }
 
+static int run_spincal(void)
+{
+	volatile uint64_t a = 0, b = 1;
+	long steps = 0, reads = 100000;
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), end = t0 + 200000000ull, t;
+	do {
+		for (int i = 0; i < 1000; i++) {
+			uint64_t c = a + b;
+			a = b;
+			b = c;
+		}
+		steps++;
+	} while ((t = now_ns(CLOCK_THREAD_CPUTIME_ID)) < end);
+	uint64_t r0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (long i = 0; i < reads; i++)
+		now_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t r1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	printf("{\"mode\": \"spincal\", \"step_ns\": %.1f, \"read_ns\": %.1f}\n", (double)(t - t0) / steps,
+	       (double)(r1 - r0) / reads);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: probe threads|pingpong|timerlat|haltexit [options]\n");
+		fprintf(stderr, "usage: probe threads|pingpong|timerlat|haltexit|spincal [options]\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -321,6 +346,8 @@ int main(int argc, char **argv)
 		return run_timerlat(rounds, sleep_us);
 	if (!strcmp(mode, "haltexit"))
 		return run_haltexit(rounds, sleep_us, busy);
+	if (!strcmp(mode, "spincal"))
+		return run_spincal();
 	fprintf(stderr, "probe: unknown mode %s\n", mode);
 	return 2;
 }

@@ -45,6 +45,16 @@ def build_probe(cc: str, cache: Optional[Path] = None) -> Path:
     return exe
 
 
+def spin_calibration(exe: Path) -> dict[str, float]:
+    """The probe's `spincal`: the CPU time of one spin step and of one clock read here
+    (configs.spin_cpu_ns turns a requested spin into the time it really takes)."""
+    done = subprocess.run([str(exe), "spincal"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise ProbeError(f"{exe} spincal exited with {done.returncode}: {done.stderr.strip()}")
+    out = json.loads(done.stdout)
+    return {"step_ns": float(out["step_ns"]), "read_ns": float(out["read_ns"])}
+
+
 class Cgroup:
     """A cgroup made for one configuration (v1 cpu hierarchy, or v2 with +cpu)."""
 
