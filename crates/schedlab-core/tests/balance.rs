@@ -73,3 +73,21 @@ fn ticks_in_lock_step_leave_the_odd_hog_in_place() {
     let cv = share_cv(&r);
     assert!(cv > 0.1, "3 hogs on 2 CPUs ticking in lock step: share cv {cv:.3}");
 }
+
+/// A CPU going idle brings its periodic balance forward to the idle interval
+/// (sched_balance_newidle()'s update_next_balance(): last_balance + the domain's idle
+/// interval, 2 ms on 2 CPUs), so the nohz idle balancer, kicked by the busy CPU's tick,
+/// balances it at the next tick and pulls the waiting thread. The host's trace of this
+/// workload (validate-host `unlimited`, 6.18) shows 24 such pulls a second from the idle
+/// task's softirq at the busy CPU's tick; schedlab made 2.3 while an idle CPU kept the
+/// 31 ms interval of its last busy balance.
+#[test]
+fn an_idle_cpu_is_balanced_at_the_idle_interval() {
+    let toml = "[machine]\ntopo = { cores = 2 }\n[kernel]\nprofile = \"6.18\"\ntunables = { hz = 250 }\n\
+                [[tasks]]\nname = \"t\"\ncount = 4\nprogram = [{ loop = { body = [{ run = \"2ms\" }, { sleep_exp = \"3ms\" }] } }]\n\
+                [run]\nduration_s = 10.0\n";
+    let r = common::run_toml(toml, 1);
+    let pulls: u64 = r.cpus.iter().map(|c| c.periodic_pulls).sum();
+    // 166 here with the update, 31 without.
+    assert!(pulls > 100, "periodic (idle) balance pulls in 10 s: {pulls}");
+}

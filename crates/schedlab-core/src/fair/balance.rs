@@ -622,12 +622,17 @@ impl Simulator {
             return false;
         }
         let avg_idle = self.rqs[cpu].avg_idle;
+        // next_balance: this CPU's periodic balance comes forward to each domain it looks
+        // at here, at the idle interval (update_next_balance()), so that the nohz idle
+        // balancer balances it once due: a CPU that was busy kept its busy interval.
+        let mut next_balance = self.now + NSEC_PER_SEC;
         // rd->overloaded: the sticky flag (RD_OVERLOADED, 3.16+; none before). A misfit
         // opens the gate too, as schedlab had it (the kernel sets the flag for one in
         // update_sd_lb_stats() only).
         let overloaded = self.balance.rd_overloaded || self.balance.nr_misfit > 0;
         if self.feat.has(Feature::RD_OVERLOADED) && !overloaded {
             self.rqs[cpu].stats.newidle_skips += 1;
+            self.newidle_next_balance(cpu, 0, &mut next_balance);
             return false;
         }
         // shared_runq v4 pulls once rd->overload is set, ignoring avg_idle.
@@ -642,6 +647,7 @@ impl Simulator {
         };
         if avg_idle < gate {
             self.rqs[cpu].stats.newidle_skips += 1;
+            self.newidle_next_balance(cpu, 0, &mut next_balance);
             return false;
         }
         // raw_spin_rq_unlock(this_rq): the balancing runs without it (relocked below).
@@ -650,6 +656,7 @@ impl Simulator {
         let mut pulled = 0;
         let mut read_below = None;
         for level in 0..domains {
+            self.next_balance_candidate(cpu, level, &mut next_balance);
             if self.srq_skips_level(cpu, level) {
                 self.stats.counters.newidle_domain_skips += 1;
                 continue;
@@ -692,6 +699,7 @@ impl Simulator {
         let relock = self.rq_lock(cpu, cpu, self.path_ns(cpu, cost!(self, context_switch_ns)));
         let rq = &mut self.rqs[cpu];
         rq.max_idle_balance_cost = rq.max_idle_balance_cost.max(curr_cost);
+        rq.next_balance = rq.next_balance.min(next_balance);
         if pulled > 0 {
             rq.stats.newidle_pulls += 1;
             rq.idle_stamp = 0;
@@ -700,6 +708,20 @@ impl Simulator {
         // loop) starts after it.
         self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + curr_cost + relock;
         pulled > 0
+    }
+
+    /// update_next_balance(): `next` comes forward to domain `level`'s next periodic
+    /// balance at the idle interval.
+    fn next_balance_candidate(&self, cpu: CpuId, level: usize, next: &mut Ns) {
+        let due = self.rqs[cpu].sd[level].last_balance + self.balance_interval(cpu, level, false);
+        *next = (*next).min(due);
+    }
+
+    /// sched_balance_newidle()'s early exit: the lowest domain's next balance (at the
+    /// idle interval) becomes this CPU's if sooner.
+    fn newidle_next_balance(&mut self, cpu: CpuId, level: usize, next: &mut Ns) {
+        self.next_balance_candidate(cpu, level, next);
+        self.rqs[cpu].next_balance = self.rqs[cpu].next_balance.min(*next);
     }
 
     /// NI_RANDOM: throw a 1024-sided die and balance this domain only below 1 + its
