@@ -67,8 +67,8 @@ impl Simulator {
             cls => {
                 self.update_curr(cpu);
                 if cls == SchedClass::Rt {
+                    // A boosted task keeps its boost while it blocks (rtmutex.c).
                     self.dequeue_task_rt(cpu, p);
-                    self.pi_blocked(p);
                 } else {
                     self.dequeue_task_dl(cpu, p);
                 }
