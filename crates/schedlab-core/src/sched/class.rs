@@ -70,7 +70,7 @@ impl Simulator {
                     // A boosted task keeps its boost while it blocks (rtmutex.c).
                     self.dequeue_task_rt(cpu, p);
                 } else {
-                    self.dequeue_task_dl(cpu, p);
+                    self.dequeue_task_dl(cpu, p, sleep);
                 }
                 self.tasks[p].state = TaskState::Blocked;
             }
