@@ -148,6 +148,7 @@ impl Simulator {
             }
             EventKind::Bandwidth { group, slack } => self.bw_timer(group as usize, slack),
             EventKind::BwCsd { cpu } => self.bw_csd(cpu as usize),
+            EventKind::RtPushIpi { cpu } => self.rto_push_irq_work_func(cpu as usize),
             EventKind::End => {}
         }
     }

@@ -67,10 +67,10 @@ impl Simulator {
             cls => {
                 self.update_curr(cpu);
                 if cls == SchedClass::Rt {
+                    // A boosted task keeps its boost while it blocks (rtmutex.c).
                     self.dequeue_task_rt(cpu, p);
-                    self.pi_blocked(p);
                 } else {
-                    self.dequeue_task_dl(cpu, p);
+                    self.dequeue_task_dl(cpu, p, sleep);
                 }
                 self.tasks[p].state = TaskState::Blocked;
             }
@@ -274,6 +274,7 @@ impl Simulator {
             ("rt_throttles".to_string(), r.rt_throttles as f64),
             ("rt_pushes".to_string(), r.rt_pushes as f64),
             ("rt_pulls".to_string(), r.rt_pulls as f64),
+            ("rt_push_ipis".to_string(), r.rt_push_ipis as f64),
             ("dl_pushes".to_string(), r.dl_pushes as f64),
             ("dl_pulls".to_string(), r.dl_pulls as f64),
             ("dl_server_picks".to_string(), r.server_picks as f64),

@@ -11,8 +11,12 @@
 //! server, a server whose runtime the fair class used up in the background starting a
 //! new period, replenish_dl_entity() keeping a server that ran (dl_defer_running) running).
 //! Model: one root domain; the pure rules (CBS, admission, GRUB) are `crate::rt::deadline`.
-//! A sleeping task's bandwidth leaves running_bw at once (no inactive timer to its 0-lag
-//! time), which GRUB then reclaims a little early. Global EDF (cpudl, push and pull,
+//! GRUB's active utilization as 6.18.35's deadline.c keeps it: a task that blocks stays in
+//! running_bw until its 0-lag time (task_non_contending(), the inactive timer,
+//! inactive_task_timer()), or leaves it at once if that time is past; waking before it,
+//! it stays (task_contending()), on another CPU its bandwidth moves there
+//! (migrate_task_rq_dl()). An exiting task's bandwidth leaves at once (the kernel holds
+//! a dead task's too until its 0-lag time: not modeled). Global EDF (cpudl, push and pull,
 //! select_task_rq_dl()) is sched/dl_balance.rs. The fair server exists only in runs with
 //! an RT or deadline task (elsewhere it never changes a pick; its timer interrupts are
 //! then not charged).
@@ -50,7 +54,19 @@ impl Simulator {
     pub(crate) fn enqueue_task_dl(&mut self, cpu: usize, p: TaskId, wakeup: bool) {
         let now = self.now;
         let bw = self.dl_params(p).bw();
-        self.rtc.dl[cpu].running_bw += bw;
+        // task_contending(): back before its 0-lag time, its bandwidth never left
+        // running_bw (of the CPU it slept on: migrate_task_rq_dl() moves it here).
+        match self.tasks[p].sched.dl_non_contending.take() {
+            Some((held, key)) => {
+                self.timers.hr.cancel(key);
+                if held != cpu {
+                    let h = &mut self.rtc.dl[held].running_bw;
+                    *h = h.saturating_sub(bw);
+                    self.rtc.dl[cpu].running_bw += bw;
+                }
+            }
+            None => self.rtc.dl[cpu].running_bw += bw,
+        }
         let dl = self.tasks[p].sched.dl.as_mut().expect("deadline entity");
         if wakeup {
             dl.wakeup(now);
@@ -63,12 +79,16 @@ impl Simulator {
         self.dl_rq_changed(cpu);
     }
 
-    /// dequeue_task_dl() of a task that blocks or exits: its bandwidth stops running, and
-    /// a job finished after its absolute deadline counts as a miss.
-    pub(crate) fn dequeue_task_dl(&mut self, cpu: usize, p: TaskId) {
-        let bw = self.dl_params(p).bw();
+    /// dequeue_task_dl() of a task that blocks (`sleep`) or exits: its bandwidth stops
+    /// running (at its 0-lag time for a sleeper), and a job finished after its absolute
+    /// deadline counts as a miss.
+    pub(crate) fn dequeue_task_dl(&mut self, cpu: usize, p: TaskId, sleep: bool) {
+        if !sleep || !self.task_non_contending(cpu, p) {
+            let bw = self.dl_params(p).bw();
+            let d = &mut self.rtc.dl[cpu];
+            d.running_bw = d.running_bw.saturating_sub(bw);
+        }
         let d = &mut self.rtc.dl[cpu];
-        d.running_bw = d.running_bw.saturating_sub(bw);
         d.queued.retain(|&t| t != p);
         self.tasks[p].sched.on_rq = false;
         self.dl_rq_changed(cpu);
@@ -76,6 +96,32 @@ impl Simulator {
         if self.now > dl.deadline {
             self.tasks[p].sched.dl_misses += 1;
         }
+    }
+
+    /// task_non_contending(): a blocking task's 0-lag time, deadline - runtime x
+    /// dl_period / dl_runtime (when its remaining runtime, spent at its bandwidth, runs
+    /// out at the deadline); if still ahead, the inactive timer is armed for it and the
+    /// bandwidth stays in running_bw (true); if past, the caller removes it now.
+    fn task_non_contending(&mut self, cpu: usize, p: TaskId) -> bool {
+        let dl = self.tasks[p].sched.dl.expect("deadline entity");
+        let DlParams { runtime: dl_runtime, period, .. } = dl.params;
+        let zerolag = dl.deadline as i128 - (dl.runtime as i128 * period as i128) / dl_runtime as i128;
+        if zerolag <= self.now as i128 {
+            return false;
+        }
+        let key = self.timers.hr.start(cpu, zerolag as Ns, 0, HrtimerFn::DlInactive(p));
+        self.push_hrtimer_event(key);
+        self.tasks[p].sched.dl_non_contending = Some((cpu, key));
+        true
+    }
+
+    /// inactive_task_timer(): the sleeper reached its 0-lag time; its bandwidth leaves
+    /// running_bw.
+    pub(crate) fn inactive_task_timer(&mut self, p: TaskId) {
+        let Some((cpu, _)) = self.tasks[p].sched.dl_non_contending.take() else { return };
+        let bw = self.dl_params(p).bw();
+        let d = &mut self.rtc.dl[cpu];
+        d.running_bw = d.running_bw.saturating_sub(bw);
     }
 
     /// The queued task or server with the earliest deadline (pick_next_dl_entity()); the

@@ -182,6 +182,10 @@ impl Simulator {
             // futex_wake(): a system call only when someone waits.
             self.syscall_entry(c, cpu);
             self.try_to_wake_up(w, cpu, Some(c), false);
+            // The new owner takes what the lock's remaining waiters lend.
+            if !self.ipc.locks[l].waiters.is_empty() {
+                self.pi_boost(l, cpu);
+            }
             self.syscall_exit(c, cpu);
         }
     }

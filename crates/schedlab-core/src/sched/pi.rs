@@ -2,15 +2,27 @@
 //! PTHREAD_PRIO_INHERIT, futex PI): an RT task blocking on a mutex lends its priority to
 //! the holder, which runs in the RT class at that priority until it releases the lock.
 //!
-//! Mirrors: kernel/locking/rtmutex.c `rt_mutex_adjust_prio_chain()` (one level: the
-//! holder of the lock the waiter blocks on) and kernel/sched/core.c `rt_mutex_setprio()`
-//! (dequeue from the old class, the new prio, enqueue in the new one, resched): a
-//! running holder keeps running; its priority returns at the unlock
-//! (`rt_mutex_adjust_prio()`) or when it blocks.
-//! Model: no chain walk (a boosted holder blocked on a second PI mutex does not pass the
-//! boost on); only RT waiters boost (a deadline waiter's dl_boosted is not modeled).
+//! Mirrors: kernel/locking/rtmutex.c (read at 6.18.35) `rt_mutex_adjust_prio_chain()`:
+//! the walk from the lock a waiter blocks on to its owner, whose priority becomes that
+//! of its top waiters (`rt_mutex_adjust_prio()`), and on to the lock that owner is
+//! itself blocked on, and so on, up to `max_lock_depth` (1024, rtmutex_api.c) locks;
+//! it stops where an owner's priority does not change. A boosted owner that blocks keeps
+//! its boost (its pi_waiters stay), so a boost passes through it. kernel/sched/core.c
+//! `rt_mutex_setprio()` (dequeue from the old class, the new prio, enqueue in the new
+//! one, resched): a running holder keeps running; at an unlock the releasing owner's
+//! priority is recomputed from the waiters of the locks it still holds, and the new
+//! owner takes the lock's remaining waiters' (try_to_take_rt_mutex() queues the top
+//! waiter on it, rt_mutex_adjust_prio()).
+//! Model: only RT waiters boost (a deadline waiter's dl_boosted is not modeled); a
+//! mutex is handed to its waiters in arrival order, not by priority as an rt_mutex's
+//! waiter tree does; a waiter does not leave a lock before getting it (no timed lock),
+//! so a chain never needs to lower a blocked owner.
 
-use crate::state::task::{SchedClass, TaskId, TaskState};
+use crate::state::task::{SchedClass, SchedParams, TaskId, TaskState};
+
+/// max_lock_depth: the most locks one chain walk follows (kernel/locking/rtmutex_api.c,
+/// `int max_lock_depth = 1024`, the sysctl kernel.max_lock_depth; declared).
+pub(crate) const MAX_LOCK_DEPTH: usize = 1024;
 use crate::state::Simulator;
 
 impl Simulator {
@@ -27,18 +39,47 @@ impl Simulator {
             .min()
     }
 
-    /// A waiter blocked on mutex `l`: its holder inherits its priority if higher.
+    /// The mutex `p` waits on (task_blocked_on_lock()), if any.
+    fn blocked_on_lock(&self, p: TaskId) -> Option<usize> {
+        self.ipc.locks.iter().position(|m| m.waiters.contains(&p))
+    }
+
+    /// A waiter blocked on mutex `l` (or `l` changed hands): rt_mutex_adjust_prio_chain()
+    /// from `l`'s owner along the locks the owners wait on.
     pub(crate) fn pi_boost(&mut self, l: usize, from_cpu: usize) {
         if !self.rtc.pi_enabled {
             return;
         }
-        let Some(o) = self.ipc.locks[l].owner else { return };
-        let Some(prio) = self.pi_prio(o) else { return };
-        let s = &self.tasks[o].sched;
-        if s.class() == SchedClass::Dl || (s.class() == SchedClass::Rt && s.rt_prio() <= prio) {
-            return;
+        let mut lock = l;
+        for _ in 0..MAX_LOCK_DEPTH {
+            let Some(o) = self.ipc.locks[lock].owner else { return };
+            // The owner's priority did not change: nothing further along changes.
+            if !self.rt_mutex_adjust_prio(o, from_cpu) {
+                return;
+            }
+            match self.blocked_on_lock(o) {
+                Some(next) => lock = next,
+                None => return,
+            }
         }
-        self.rt_mutex_setprio(o, Some(prio), from_cpu);
+    }
+
+    /// rt_mutex_adjust_prio(): `o` runs at the highest of its own priority and its top
+    /// waiters'; true if its class or priority changed.
+    fn rt_mutex_adjust_prio(&mut self, o: TaskId, from_cpu: usize) -> bool {
+        let s = &self.tasks[o].sched;
+        if s.class() == SchedClass::Dl {
+            return false;
+        }
+        let own = SchedParams { boost_prio: None, ..*s }.rt_prio();
+        let boost = self.pi_prio(o).filter(|&b| b < own);
+        if boost == s.boost_prio {
+            return false;
+        }
+        let before = (s.class(), s.rt_prio());
+        self.rt_mutex_setprio(o, boost, from_cpu);
+        let s = &self.tasks[o].sched;
+        before != (s.class(), s.rt_prio())
     }
 
     /// The holder released a mutex: its priority is what its other mutexes' waiters
@@ -48,21 +89,9 @@ impl Simulator {
         if !self.rtc.pi_enabled || self.tasks[o].sched.boost_prio.is_none() {
             return false;
         }
-        let prio = self.pi_prio(o);
-        if prio == self.tasks[o].sched.boost_prio {
-            return false;
-        }
         let was = self.tasks[o].sched.class();
-        self.rt_mutex_setprio(o, prio, cpu);
+        self.rt_mutex_adjust_prio(o, cpu);
         was != self.tasks[o].sched.class()
-    }
-
-    /// A boosted task blocks: off every queue, it takes its own priority back unless its
-    /// mutexes' waiters still lend one.
-    pub(crate) fn pi_blocked(&mut self, p: TaskId) {
-        if self.tasks[p].sched.boost_prio.is_some() {
-            self.tasks[p].sched.boost_prio = self.pi_prio(p);
-        }
     }
 
     /// rt_mutex_setprio(): `p` moves to its new priority (and class), queued as it was.

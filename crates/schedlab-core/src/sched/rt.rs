@@ -15,8 +15,10 @@
 //! priority keeps its place at the head of its level. rq->nr_running counts fair tasks
 //! only (the balance sums and masks are the fair class's); the RT class keeps
 //! rt_nr_running. No RT group scheduling, no RT_RUNTIME_SHARE (off since 5.10:
-//! 2586af1ac187), and no RT_PUSH_IPI: a pull takes the task itself (the pre-3.14 form),
-//! whose cost is the remote runqueue lock, not an IPI chain.
+//! 2586af1ac187). RT_PUSH_IPI (read at 6.18.35): pull_rt_task() hands the work to the
+//! overloaded CPUs, one irq_work IPI at a time along the rto_mask (tell_cpu_to_push(),
+//! rto_next_cpu(), rto_push_irq_work_func()), priced as any IPI (kick_remote_cpu());
+//! with it off a pull takes the task itself under the remote runqueue lock.
 
 use crate::features::Feature;
 use crate::state::task::{SchedClass, SchedPolicy, TaskId, TaskState};
@@ -292,6 +294,14 @@ impl Simulator {
             return;
         }
         let overloaded: Vec<usize> = self.rtc.rto_mask.iter().filter(|&c| c != this).collect();
+        // Only this CPU is overloaded: nothing to pull.
+        if overloaded.is_empty() {
+            return;
+        }
+        if self.feat.has(Feature::RT_PUSH_IPI) {
+            self.tell_cpu_to_push(this);
+            return;
+        }
         for src in overloaded {
             let Some(p) = self.pushable_task(src) else { continue };
             if !self.tasks[p].cpus_allowed.test(this) {
@@ -305,6 +315,55 @@ impl Simulator {
             }
             self.move_queued_rt(p, src, this, this);
             self.rtc.rt_pulls += 1;
+        }
+    }
+
+    /// rto_next_cpu() run on `this`: the next CPU of the rto_mask after rd->rto_cpu (not
+    /// `this`), or, at the mask's end, a new pass if some CPU asked for a push since the
+    /// last one began (rto_loop_next moved); None ends the IPI chain.
+    fn rto_next_cpu(&mut self, this: usize) -> Option<usize> {
+        loop {
+            let from = self.rtc.rto_cpu.map_or(0, |c| c + 1);
+            let next = self.rtc.rto_mask.iter().find(|&c| c >= from && c != this);
+            self.rtc.rto_cpu = next;
+            if next.is_some() {
+                return next;
+            }
+            if self.rtc.rto_loop == self.rtc.rto_loop_next {
+                return None;
+            }
+            self.rtc.rto_loop = self.rtc.rto_loop_next;
+        }
+    }
+
+    /// tell_cpu_to_push(): asks for another pass of the push IPI; if none is in flight,
+    /// sends it to the first overloaded CPU.
+    fn tell_cpu_to_push(&mut self, this: usize) {
+        self.rtc.rto_loop_next += 1;
+        // A valid rto_cpu: the IPI is on its way and will see the new rto_loop_next.
+        if self.rtc.rto_cpu.is_some() {
+            return;
+        }
+        if let Some(cpu) = self.rto_next_cpu(this) {
+            self.send_rto_push_ipi(this, cpu);
+        }
+    }
+
+    /// irq_work_queue_on(&rd->rto_push_work, cpu): an IPI from `from`.
+    fn send_rto_push_ipi(&mut self, from: usize, cpu: usize) {
+        self.rtc.rt_push_ipis += 1;
+        let at = self.kick_remote_cpu(from, cpu);
+        self.q.push(at, crate::state::events::EventClass::Segment, crate::state::events::EventKind::RtPushIpi { cpu: cpu as u32 });
+    }
+
+    /// rto_push_irq_work_func(): the push IPI reached `cpu`; it pushes its own waiting RT
+    /// tasks and passes the IPI on to the next overloaded CPU.
+    pub(crate) fn rto_push_irq_work_func(&mut self, cpu: usize) {
+        if self.pushable_task(cpu).is_some() {
+            self.push_rt_tasks(cpu);
+        }
+        if let Some(next) = self.rto_next_cpu(cpu) {
+            self.send_rto_push_ipi(cpu, next);
         }
     }
 

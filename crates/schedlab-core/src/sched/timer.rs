@@ -208,6 +208,10 @@ impl Simulator {
                     self.stats.counters.hrtimer_expiries += 1;
                     self.dl_task_timer(p);
                 }
+                HrtimerFn::DlInactive(p) => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.inactive_task_timer(p);
+                }
                 HrtimerFn::DlServer => {
                     self.stats.counters.hrtimer_expiries += 1;
                     self.dl_server_timer(cpu);

@@ -85,6 +85,12 @@ pub enum EventKind {
         /// CPU.
         cpu: u32,
     },
+    /// RT_PUSH_IPI: the rd->rto_push_work irq_work reaches RT-overloaded `cpu`
+    /// (rto_push_irq_work_func()).
+    RtPushIpi {
+        /// CPU.
+        cpu: u32,
+    },
     /// The CPU must reschedule (resched_curr, after any IPI and idle-exit delay).
     Resched {
         /// CPU.
@@ -99,9 +105,10 @@ impl EventKind {
     /// handler drops counted under names of their own (see `Simulator::dispatch`).
     /// The last, `inline`, counts the events popped from the queue's head slot (exact
     /// elision: no list or tree operation), already counted under their kind.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "segment_end", "hrtimer", "timer_irq", "task_start", "tick", "bandwidth_timer", "bandwidth_csd", "resched",
         "end", "segment_end_stale", "tick_stale", "hrtimer_stale", "inline",
+        "rt_push_ipi",
     ];
     /// Index of `inline` in [`EventKind::NAMES`].
     pub const INLINE: usize = 12;
@@ -119,6 +126,7 @@ impl EventKind {
             EventKind::BwCsd { .. } => 6,
             EventKind::Resched { .. } => 7,
             EventKind::End => 8,
+            EventKind::RtPushIpi { .. } => 13,
         }
     }
 }
@@ -262,7 +270,8 @@ impl EventQueue {
             | EventKind::TimerIrq { cpu, .. }
             | EventKind::Tick { cpu, .. }
             | EventKind::Resched { cpu }
-            | EventKind::BwCsd { cpu } => (cpu as usize).min(machine),
+            | EventKind::BwCsd { cpu }
+            | EventKind::RtPushIpi { cpu } => (cpu as usize).min(machine),
             EventKind::TaskStart { .. } | EventKind::Bandwidth { .. } | EventKind::End => machine,
         }
     }

@@ -91,6 +91,15 @@ pub struct ClassState {
     pub rt_pushes: u64,
     /// See `rt_pushes`.
     pub rt_pulls: u64,
+    /// RT_PUSH_IPI's iterator: rd->rto_cpu, the overloaded CPU the push IPI is at (None:
+    /// no IPI in flight, the kernel's -1).
+    pub rto_cpu: Option<usize>,
+    /// rd->rto_loop: the rto_loop_next the iterator last started a pass for.
+    pub rto_loop: u64,
+    /// rd->rto_loop_next: bumped by every CPU that asks for a push (tell_cpu_to_push()).
+    pub rto_loop_next: u64,
+    /// Push IPIs sent (tell_cpu_to_push() and the forwarding in rto_push_irq_work_func()).
+    pub rt_push_ipis: u64,
     /// Times RT throttling stopped an rt_rq.
     pub rt_throttles: u64,
     /// Fair-server runs (it picked a fair task over RT).

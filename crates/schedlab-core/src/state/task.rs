@@ -543,6 +543,9 @@ pub struct SchedParams {
     pub dl: Option<crate::rt::deadline::DlEntity>,
     /// SCHED_FLAG_RECLAIM (GRUB).
     pub dl_reclaim: bool,
+    /// dl_non_contending: asleep with its bandwidth still in the running_bw of this CPU
+    /// until the inactive timer (armed, this key) fires at its 0-lag time.
+    pub dl_non_contending: Option<(usize, crate::timers::HrtimerKey)>,
     /// Deadline misses seen (a job that finished after its absolute deadline).
     pub dl_misses: u64,
     /// Reservations exhausted (throttled by the CBS: the kernel's dl overrun).

@@ -27,6 +27,9 @@ pub enum HrtimerFn {
     RtPeriod,
     /// dl_task_timer(): a SCHED_DEADLINE task's replenishment.
     DlTask(usize),
+    /// inactive_task_timer(): a sleeping SCHED_DEADLINE task's bandwidth leaves
+    /// running_bw at its 0-lag time (GRUB).
+    DlInactive(usize),
     /// dl_server_timer(): the fair server's replenishment or deferred start (6.12).
     DlServer,
 }
