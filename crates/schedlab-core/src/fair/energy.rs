@@ -72,6 +72,9 @@ impl Simulator {
     /// summed into `eas_check_*` summary keys (fractions of the judged decisions).
     pub(crate) fn eas_check_finish(&mut self, result: &mut crate::metrics::RunResult) -> Option<Vec<FeecDecision>> {
         let mut decisions = self.eas.check.take()?;
+        if !self.eas.feec {
+            return Some(decisions); // no EAS on this run: nothing to sum
+        }
         decisions.retain(|d| d.t_ns >= self.measure.from);
         let s = FeecCheckSummary::of(&decisions);
         // A fraction of no decision is left out (JSON has no NaN).
