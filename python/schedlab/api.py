@@ -85,6 +85,7 @@ def run(
     max_sim_time: Union[str, float, None] = None,
     max_wall_time: Union[str, float, None] = None,
     max_memory: Union[str, int, None] = None,
+    eas_check: bool = False,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
 
@@ -103,6 +104,11 @@ def run(
     (``engine.partial``); a scenario whose memory estimate exceeds ``max_memory`` is
     refused before it starts. Ctrl-C stops the run within about a million events and
     raises :class:`schedlab.RunInterrupted` holding the partial result.
+
+    ``eas_check`` records every energy-aware wakeup decision (find_energy_efficient_cpu())
+    with its energy and the best allowed CPU's on the same snapshot, LISA-style:
+    ``result.raw["eas_check"]`` lists them and ``summary.eas_check_*`` sums them
+    (:mod:`schedlab.eas_check`). Off by default; it does not change the run.
     """
     s = load_scenario(scenario)
     if seed is None:
@@ -116,7 +122,7 @@ def run(
         path = trace_path_for(trace, s.name, seed, trace_format, False)
     limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
     try:
-        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits)
+        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits, eas_check)
     except ScenarioError as e:
         raise with_location(e) from None
     except OSError as e:  # the core's only I/O is the trace the caller named

@@ -46,6 +46,8 @@ class Job:
     # summary figures (reproductions) would otherwise hold tens of MB per run at real
     # scale (a make of 28,000 units has 56,000 tasks).
     without_tasks: bool = False
+    # Record the LISA-style check of EAS decisions (summary.eas_check_*; api.run's eas_check).
+    eas_check: bool = False
 
 
 def _mp_context():
@@ -79,12 +81,14 @@ def run_job(job: Job) -> Optional[str]:
     if _interrupted:
         return None
     try:
-        text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits)
+        text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits,
+                         job.eas_check)
     except OSError as e:  # the core's only I/O is the trace the caller named
         raise InputError(str(e)) from None
     if job.without_tasks:
         raw = json.loads(text)
         raw.pop("tasks", None)
+        raw.pop("eas_check", None)  # the decisions; their sums stay in the summary
         text = json.dumps(raw)
     return text
 

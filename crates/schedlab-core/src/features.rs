@@ -107,6 +107,7 @@ sched_features! {
     UTIL_EST_FASTUP = Between((5, 5), (6, 8)), "util_est: the ewma jumps up to a larger sample instead of averaging towards it (b8c96361402a; permanent in 6.8's simplified util_est, 7736ae55ba6d)";
     UCLAMP = Since(5, 3), "uclamp: sched_setattr()'s util_min/util_max clamp what EAS and schedutil read of a task and its rq (69842cba9ace, CONFIG_UCLAMP_TASK)";
     MISFIT = Since(4, 20), "asymmetric capacity: a task too big for its CPU (util x 1.25 > capacity) is a misfit that balance and the nohz kick move to a bigger CPU at once (3b1baa6496e6)";
+    MISFIT_BEFORE_EAS_EXIT = Since(6, 3), "EAS: find_busiest_group() forces the balance of a misfit group before its early exit while the root domain is not overutilized, so a task misfit only by its uclamp_min (util_fits_cpu() -1, which cpu_overutilized() counts as fitting) is still pulled to a bigger CPU (e5ed0550c04c, 'sched/fair: unlink misfit task from cpu overutilized', 6.3; the same order in 6.18.35's sched_balance_find_src_group(); stable backports to 5.10/5.15/6.1 were posted in Aug 2023, not modeled). Off: the EAS exit comes first";
     SIS_ASYM_CAPACITY = Since(5, 7), "asymmetric capacity: wakeups look for an idle CPU the task fits (select_idle_capacity, b7a331615d25)";
     SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";
     SHARED_RUNQ_STEAL = Always(false), "v1 only: a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";

@@ -38,3 +38,52 @@ fn uclamp_max_keeps_a_busy_task_off_misfit() {
         assert!(a55(&plain) < 0.05, "{profile}: plain: A55s 0-2 busy {}", a55(&plain));
     }
 }
+
+/// util_est in misfit (task_fits_cpu() reads task_util_est() since misfit came in 4.20,
+/// 3b1baa6496e6; 6.18.35's task_fits_cpu() still does): a task that ran flat out on A55
+/// CPU 0 (util near 160, util_est sampled there when it sleeps), sleeps 150 ms (its
+/// util_avg decays by 2^(-150/32), to under 10) and wakes on CPU 0, where it was pinned,
+/// then opens its affinity to every CPU and runs 4 ms of work. Its util_est (about 150,
+/// at or over fits_capacity()'s 128 for the A55) makes it a misfit at the next tick and
+/// an idle big CPU pulls it; with UTIL_EST off its decayed util fits the A55 and the run
+/// stays there, its util far from 128 for the whole run (it grows at a quarter of
+/// PELT's rate under schedutil, from under 10). EAS off, so only misfit moves it
+/// (schedutil runs keep util_est). The same on 5.4, 6.6 and 6.18.
+/// Returns (wake time, time of the first switch onto a big CPU after it).
+fn after_sleep(profile: &str, features: &str) -> (u64, Option<u64>) {
+    use schedlab_core::api::RunOptions;
+    use schedlab_core::trace::TraceEvent;
+    let s = common::scenario(&format!(
+        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"schedutil\"\n\
+         features = {{ ENERGY_AWARE = false{features} }}\n\
+         [[tasks]]\nname = \"t\"\ncpu = 0\naffinity = \"0\"\nprogram = [{{ run = \"40ms\" }}, {{ sleep = \"150ms\" }}, \
+         {{ set_affinity = \"0-7\" }}, {{ run = \"4ms\" }}, {{ sleep = \"1s\" }}]\n\
+         [run]\nduration_s = 1.0\n"
+    ));
+    let out = schedlab_core::api::run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
+    let sw: Vec<(u64, usize)> = out
+        .trace
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu)))
+        .collect();
+    // The wakeup after the 150 ms sleep: the first switch in more than 100 ms.
+    let wake = sw.windows(2).find(|w| w[1].0 - w[0].0 > 100_000_000).map(|w| w[1]).expect("a wakeup after the sleep");
+    assert_eq!(wake.1, 0, "{profile}{features}: woke on CPU {}", wake.1);
+    (wake.0, sw.iter().find(|(t, c)| *t > wake.0 && *c >= 4).map(|(t, _)| *t))
+}
+
+#[test]
+fn util_est_makes_a_decayed_task_a_misfit() {
+    for profile in ["5.4", "6.6", "6.18"] {
+        let (wake, moved) = after_sleep(profile, "");
+        let moved = moved.unwrap_or_else(|| panic!("{profile}: never left the A55"));
+        // The next tick on CPU 0 flags the misfit and kicks an idle big CPU, whose
+        // balance pushes it at once (need_active_balance()): within two jiffies at HZ 250
+        // (measured: 130 us, a tick that fell just after the wakeup).
+        assert!(moved - wake <= 8_000_000, "{profile}: moved {} us after the wake", (moved - wake) / 1000);
+        let (_, stayed) = after_sleep(profile, ", UTIL_EST = false");
+        assert!(stayed.is_none(), "{profile}: without util_est it left at {stayed:?}");
+    }
+}

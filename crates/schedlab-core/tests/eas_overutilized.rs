@@ -66,3 +66,55 @@ fn overutilized_turns_eas_off_and_back_on() {
         assert!(feec >= 0.97 * after, "{profile}: {feec} feec placements, {after} wakeups after the bound");
     }
 }
+
+/// A task boosted to uclamp_min = 1024, pinned to A55 CPU 0 while it runs a light
+/// periodic load (0.5 ms of work every 10 ms: util about 50, which fits the A55, and
+/// cpu_overutilized() counts util_fits_cpu()'s -1 as fitting, so the root domain stays
+/// not overutilized), then opens its affinity to every CPU and runs 20 ms of work
+/// without sleeping, so no wakeup lets feec move it. It is a misfit at once
+/// (task_fits_cpu() wants util_fits_cpu() > 0). Returns how long after the affinity
+/// change it first runs on a big CPU.
+fn boosted_misfit_moves_after(profile: &str, features: &str) -> u64 {
+    use schedlab_core::api::{run, RunOptions};
+    use schedlab_core::trace::TraceEvent;
+    let s = common::scenario(&format!(
+        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"schedutil\"\nfeatures = {{ {features} }}\n\
+         [[tasks]]\nname = \"ui\"\ncpu = 0\naffinity = \"0\"\nsched_attr = {{ util_min = 1024 }}\nprogram = [\
+         {{ loop = {{ count = 30, body = [{{ run = \"500us\" }}, {{ periodic = {{ period = \"10ms\" }} }}] }} }}, \
+         {{ set_affinity = \"0-7\" }}, {{ run = \"20ms\" }}, {{ sleep = \"1s\" }}]\n\
+         [run]\nduration_s = 1.0\n"
+    ));
+    let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
+    let sw: Vec<(u64, usize)> = out
+        .trace
+        .unwrap()
+        .records
+        .iter()
+        .filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu)))
+        .collect();
+    // The 30 periods end at 300 ms; the switch of the 31st activation is the last on CPU 0 before the move.
+    let open = sw.iter().filter(|(t, c)| *t >= 290_000_000 && *c == 0).map(|(t, _)| *t).next().expect("the last period");
+    let moved = sw.iter().find(|(t, c)| *t > open && *c >= 4).unwrap_or_else(|| panic!("{profile} {features}: never moved: {sw:?}"));
+    assert!(sw.iter().all(|(t, c)| *t >= open || *c == 0), "{profile}: left CPU 0 while pinned");
+    moved.0 - open
+}
+
+/// 6.3+ (e5ed0550c04c) forces a misfit group's balance before find_busiest_group()'s
+/// EAS exit: the boosted task is pulled within 16 ms of becoming a misfit: the tick that
+/// flags it (a jiffy, 4 ms at HZ 250), nohz.next_balance of the idle CPUs (the domain's
+/// balance interval, 8 ms for the 8-CPU MC level) and the tick that sends the kick (4 ms);
+/// the kicked CPU's balance pushes the running task at once (measured: 10.9 ms). Before,
+/// the exit comes first and it waits until its own util makes the A55 overutilized: from
+/// about 50 towards 160 at the top OPP (uclamp_min asks for it), past 128 after
+/// tau ln(110/32) = 57 ms, tau = 46.2 ms (measured: 75.9 ms); the 6.6 and 6.18 forms with
+/// the feature off stand for the earlier kernels.
+#[test]
+fn a_misfit_is_pulled_before_the_eas_exit_from_6_3() {
+    for profile in ["6.6", "6.18"] {
+        let t = boosted_misfit_moves_after(profile, "");
+        assert!(t <= 16_000_000, "{profile}: moved {} us after", t / 1000);
+        let before = boosted_misfit_moves_after(profile, "MISFIT_BEFORE_EAS_EXIT = false");
+        eprintln!("{profile}: moved {} us after, {} us with the EAS exit first", t / 1000, before / 1000);
+        assert!(before >= 40_000_000, "{profile} before 6.3: moved {} us after", before / 1000);
+    }
+}

@@ -198,7 +198,7 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
     })
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None) -> str
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None, eas_check=False) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
 /// `trace_path`, streams a trace there while the run goes ("perfetto": Perfetto
@@ -208,10 +208,12 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
 /// while building the run. `limits` is JSON of `schedlab_core::api::Limits`
 /// (`max_events`, `max_sim_ns`, `max_wall_ns`, `max_memory`). Ctrl-C (or a
 /// KeyboardInterrupt from the progress callback, or `interrupt_runs()`) stops the run at
-/// its next check: the result then says `"stopped_by": "interrupted"`. The GIL is
-/// released during the run.
+/// its next check: the result then says `"stopped_by": "interrupted"`. `eas_check`
+/// records every find_energy_efficient_cpu() decision against the best allowed CPU on
+/// its snapshot: the result gains `eas_check` (the decisions) and `eas_check_*` summary
+/// keys. The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None, eas_check = false))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -222,6 +224,7 @@ fn run(
     progress: Option<Py<PyAny>>,
     origin: Option<String>,
     limits: Option<&str>,
+    eas_check: bool,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
@@ -235,6 +238,7 @@ fn run(
     };
     let (mut opts, _) = interruptible(progress);
     opts.limits = limits;
+    opts.eas_check = eas_check;
     enum Outcome {
         Done(String),
         Sim(schedlab_core::SimError),
@@ -260,7 +264,15 @@ fn run(
             if let (Some(path), Some(e)) = (&trace_path, &out.trace_error) {
                 return Outcome::Io(format!("cannot write trace {path}: {e}"));
             }
-            match serde_json::to_string(&out.result) {
+            let text = match out.eas_check {
+                // The decisions ride beside the figures, under a key of their own.
+                Some(decisions) => serde_json::to_value(&out.result).and_then(|mut v| {
+                    v["eas_check"] = serde_json::to_value(decisions)?;
+                    serde_json::to_string(&v)
+                }),
+                None => serde_json::to_string(&out.result),
+            };
+            match text {
                 Ok(s) => Outcome::Done(s),
                 Err(e) => Outcome::Panic(format!("cannot serialize the result: {e}")),
             }

@@ -185,6 +185,8 @@ class Experiment:
     compare: Optional[Callable[..., list]] = None
     options: tuple[ExpOption, ...] = ()
     verdict: Optional[Verdict] = None
+    # Run with the LISA-style check of EAS decisions (summary.eas_check_*; api.run's eas_check).
+    eas_check: bool = False
 
     def __post_init__(self) -> None:
         self.machines = tuple(self.machines)

@@ -163,7 +163,7 @@ def run_experiments(
     for k, p in enumerate(planned):
         for seed in p.seeds:
             # Comparisons read summary figures only, never the per-task list.
-            jobs.append(Job(p.scenario.json, seed, without_tasks=True))
+            jobs.append(Job(p.scenario.json, seed, without_tasks=True, eas_check=p.experiment.eas_check))
             owner.append(k)
     if on_jobs:
         on_jobs([planned[k].experiment.name for k in owner])

@@ -23,6 +23,7 @@
 //! (utilizations, capacities, clamps, the EM table) and returns what the kernel would
 //! decide; the engine glue feeds them from the runqueues and tasks.
 
+pub mod check;
 pub mod energy;
 pub mod schedutil;
 pub mod util_est;

@@ -272,6 +272,7 @@ impl Simulator {
             None => (None, None),
         };
         let liveness = self.take_liveness();
-        RunOutput { result, trace, trace_error, liveness }
+        let eas_check = self.eas_check_finish(&mut result);
+        RunOutput { result, trace, trace_error, liveness, eas_check }
     }
 }

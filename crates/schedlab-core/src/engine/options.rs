@@ -22,6 +22,11 @@ pub struct RunOptions {
     /// Queue every event, even one that will be popped next (the exact elision of
     /// `state::events` off: the A/B check that it changes nothing but the speed).
     pub no_elision: bool,
+    /// Record every find_energy_efficient_cpu() decision with its energy and the best
+    /// allowed CPU's on the same snapshot (the LISA-style check, eas/check.rs): the
+    /// decisions in [`RunOutput::eas_check`], `eas_check_*` keys in the summary. Off by
+    /// default; runs without it pay one branch per feec call.
+    pub eas_check: bool,
 }
 
 /// Where a run stops short of what its scenario asked, keeping a partial result (its
@@ -50,6 +55,7 @@ impl std::fmt::Debug for RunOptions {
             .field("check_invariants", &self.check_invariants)
             .field("limits", &self.limits)
             .field("no_elision", &self.no_elision)
+            .field("eas_check", &self.eas_check)
             .finish_non_exhaustive()
     }
 }
@@ -65,4 +71,7 @@ pub struct RunOutput {
     pub trace_error: Option<String>,
     /// Each task's longest stall (runs with `check_invariants` only).
     pub liveness: Option<crate::state::liveness::Liveness>,
+    /// The feec decisions of the measured window (runs with `eas_check` only; empty when
+    /// EAS never placed a wakeup).
+    pub eas_check: Option<Vec<crate::eas::check::FeecDecision>>,
 }

@@ -47,6 +47,12 @@ impl Simulation {
         self.sim.q.set_inline(on);
     }
 
+    /// Records every feec decision with the best placement on its snapshot (the
+    /// LISA-style check; see `RunOptions::eas_check`).
+    pub fn record_eas_check(&mut self) {
+        self.sim.eas.check = Some(Vec::new());
+    }
+
     /// Stops the run after `n` events at most (the lower of this and the scenario's
     /// `run.max_events`).
     pub fn limit_events(&mut self, n: u64) {
@@ -134,6 +140,9 @@ impl Simulation {
 pub fn drive(mut sim: Simulation, opts: &RunOptions) -> Result<RunOutput, SimError> {
     let wall = std::time::Instant::now();
     sim.set_elision(!opts.no_elision);
+    if opts.eas_check {
+        sim.record_eas_check();
+    }
     if let Some(n) = opts.limits.max_events {
         sim.limit_events(n);
     }

@@ -322,12 +322,16 @@ impl Simulator {
         {
             return (0, cost);
         }
-        if self.eas_balance_stands_aside(cpu, level) {
+        // find_busiest_group(): while EAS places tasks it stands aside, after (6.3+) or
+        // before a misfit group is forced.
+        let aside = self.eas_balance_stands_aside(cpu, level);
+        let misfit_first = aside && self.misfit_active() && self.feat.has(Feature::MISFIT_BEFORE_EAS_EXIT);
+        if aside && !misfit_first {
             self.balanced(cpu, level, idle);
             return (0, cost);
         }
         let tree = self.busiest_from_tree(cpu, level);
-        let Some(plan) = self.find_busiest(cpu, level, tree, idle) else {
+        let Some(plan) = self.find_busiest(cpu, level, tree, idle).filter(|p| !aside || p.misfit) else {
             self.balanced(cpu, level, idle);
             return (0, cost);
         };

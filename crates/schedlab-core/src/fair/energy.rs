@@ -11,6 +11,7 @@
 //! the remote CPUs' averages unsynced too), the rq's util_est sum, its clamps; the waking
 //! task's util synced to now (sync_entity_load_avg()). The rules are eas/energy.rs.
 
+use crate::eas::check::{FeecCheckSummary, FeecDecision};
 use crate::eas::energy::{CpuSnap, EasSnapshot, TaskSnap};
 use crate::eas::util_est::cpu_util;
 use crate::state::task::TaskId;
@@ -55,12 +56,45 @@ impl Simulator {
             util_est_on: self.eas.util_est_on,
             uclamp_used: self.eas.uclamp_used,
         };
-        let cpu = snap.find_energy_efficient_cpu(&task, false, self.eas.rules.expect("set with feec"));
+        let rules = self.eas.rules.expect("set with feec");
+        let cpu = snap.find_energy_efficient_cpu(&task, false, rules);
+        if let (Some(c), Some(rec)) = (cpu, self.eas.check.as_mut()) {
+            rec.push(snap.judge_feec(&task, p, c, rules, self.now));
+        }
         self.eas.pds = snap.pds;
         if cpu.is_some() {
             self.eas.feec_placements += 1;
         }
         cpu
+    }
+
+    /// The LISA-style check at the end of a run: the decisions of the measured window,
+    /// summed into `eas_check_*` summary keys (fractions of the judged decisions).
+    pub(crate) fn eas_check_finish(&mut self, result: &mut crate::metrics::RunResult) -> Option<Vec<FeecDecision>> {
+        let mut decisions = self.eas.check.take()?;
+        if !self.eas.feec {
+            return Some(decisions); // no EAS on this run: nothing to sum
+        }
+        decisions.retain(|d| d.t_ns >= self.measure.from);
+        let s = FeecCheckSummary::of(&decisions);
+        // A fraction of no decision is left out (JSON has no NaN).
+        let frac = |n: u64, of: u64| (of > 0).then(|| n as f64 / of as f64);
+        for (k, v) in [
+            ("eas_check_decisions", Some(s.decisions as f64)),
+            ("eas_check_judged", Some(s.judged as f64)),
+            ("eas_check_within_5pct", frac(s.within_5pct, s.judged)),
+            ("eas_check_optimal", frac(s.optimal, s.judged)),
+            ("eas_check_within_5pct_lisa", frac(s.within_5pct_lisa, s.judged_lisa)),
+            ("eas_check_max_excess", Some(s.max_excess)),
+            ("eas_check_miss_candidates", Some(s.miss_candidates as f64)),
+            ("eas_check_miss_margin", Some(s.miss_margin as f64)),
+            ("eas_check_miss_fits_order", Some(s.miss_fits_order as f64)),
+        ] {
+            if let Some(v) = v {
+                result.summary.insert(k.to_string(), v);
+            }
+        }
+        Some(decisions)
     }
 
     /// cpu_overutilized() of `cpu` now.

@@ -93,6 +93,8 @@ pub(crate) struct EasState {
     pub(crate) overutilized_ns: Ns,
     /// Times rd->overutilized changed (sched_overutilized_tp events).
     pub(crate) overutilized_changes: u64,
+    /// The LISA-style check's record of feec decisions (RunOptions::eas_check; None: off).
+    pub(crate) check: Option<Vec<crate::eas::check::FeecDecision>>,
 }
 
 impl EasState {

@@ -11,14 +11,35 @@ in all (the Energy Model's dynamic power at the OPPs schedutil chose: gs101.dtsi
 dynamic-power-coefficient and OPP tables, no leakage), and the latency cost: the tasks'
 run time over their work (1 = an X1 at its top OPP). No published figure exists for
 this: the rows are simulated figures only.
+
+LISA's EAS behaviour workloads, each EAS off against on (rt-app's 16 ms period, work
+sized at capacity 1024 as rt-app calibrates on the biggest CPU; durations shortened):
+``two-big`` (two tasks of 80 % of an X1, both started on CPU 6: TwoBigTasks),
+``wake-mig`` (one task per X1 alternating 20 % of an A55 and 70 % of an X1 every 0.5 s,
+twice: EnergyModelWakeMigration) and ``ramp`` (one task from 10 % of an A55 to 70 % of
+an X1 in 14 steps of 0.25 s: RampUp), and the periodic set on 5.15 (feec's 1/16 energy
+margin, removed in 6.0). On the EAS runs, ``eas_check_within_5pct`` is the LISA-style
+check: the fraction of feec's decisions whose energy (compute_energy() on the snapshot
+feec read) is within 5 % of the cheapest allowed CPU's on that snapshot; a workload
+whose root domain stays overutilized has no decision to judge (no row).
 """
 
 from __future__ import annotations
 
+from ..compare import compare_grouped
 from ..registry import Metric, Source, experiment, machine_spec
 
 NAME = "eas"
-CONFIGS = {"eas-off": False, "eas-on": True}
+# LISA's workload shapes (lisa/tests/scheduler/eas_behaviour.py): rt-app's period.
+PERIOD_US = 16_000
+WORKLOADS = ("two-big", "wake-mig", "ramp")
+CONFIGS = {"eas-off": False, "eas-on": True, "eas-on-5.15": True}
+CONFIGS.update({f"{w}:{c}": on for w in WORKLOADS for c, on in (("eas-off", False), ("eas-on", True))})
+GROUPS = [(("eas-off", "eas-on", "eas-on-5.15"), "eas-off")] + [
+    ((f"{w}:eas-off", f"{w}:eas-on"), f"{w}:eas-off") for w in WORKLOADS
+]
+# Pixel 6 capacities (gs101.dtsi capacity-dmips-mhz, as the preset reads them).
+A55_CAP, X1_CAP, X1_CPUS = 160, 1024, (6, 7)
 CLUSTERS = {"a55": "cortex-a55", "a76": "cortex-a76", "x1": "cortex-x1"}
 # (name, work per period in us at capacity 1024, start CPU): 156 us is 10 % of an A55
 # (160 x 0.1 / 1024 of 10 ms), 312 us 20 %; 3890 us is 80 % of an A76 (498 x 0.8).
@@ -31,8 +52,18 @@ METRICS = (
         Metric("summary.energy_cpu_mj", "mJ", "CPU energy: active + idle states"),
         Metric("summary.work_stretch", "x", "run time over work (latency cost; 1 = X1 at its top OPP)"),
         Metric("summary.cpufreq_changes", "changes", "OPP changes made by schedutil"),
+        Metric("summary.eas_overutilized_seconds", "s", "rd->overutilized set (EAS stands aside)"),
+        Metric("summary.eas_check_decisions", "decisions", "feec decisions judged (LISA-style check)"),
+        Metric("summary.eas_check_within_5pct", "fraction",
+               "feec decisions within 5 % of the best CPU's energy on their snapshot"),
+        Metric("summary.eas_check_max_excess", "fraction", "largest excess of a decision over the best"),
     ]
 )
+
+
+def _rows(exp, runs):
+    # The check's rows exist on EAS runs only; drop the empty ones of the EAS-off runs.
+    return [r for r in compare_grouped(exp, runs, GROUPS) if r.n_seeds > 0]
 
 
 @experiment(
@@ -47,8 +78,13 @@ METRICS = (
     seeds=3,
     quick_seeds=1,
     description=__doc__.split("\n\n", 1)[1],
+    compare=_rows,
+    eas_check=True,
 )
 def build(machine: str, config: str, quick: bool) -> dict:
+    if ":" in config:
+        workload, mode = config.split(":")
+        return _lisa(machine, workload, CONFIGS[config], quick)
     seconds = 1.0 if quick else 5.0
     tasks = [
         {
@@ -61,7 +97,46 @@ def build(machine: str, config: str, quick: bool) -> dict:
     return {
         "name": f"{NAME}-{config}",
         "machine": machine_spec(machine),
-        "kernel": {"profile": "6.6", "governor": "schedutil", "features": {"ENERGY_AWARE": CONFIGS[config]}},
+        "kernel": {"profile": "5.15" if config == "eas-on-5.15" else "6.6", "governor": "schedutil",
+                   "features": {"ENERGY_AWARE": CONFIGS[config]}},
+        "tasks": tasks,
+        "run": {"duration_s": seconds},
+    }
+
+
+def _work(capacity: int, pct: float) -> int:
+    """Work per period (us at capacity 1024) for ``pct`` % of a CPU of ``capacity``
+    (LISA's unscaled_utilization())."""
+    return int(PERIOD_US * capacity / 1024 * pct / 100)
+
+
+def _phases(name: str, cpu: int, steps: list, loops: int = 1) -> dict:
+    """rt-app phases as consecutive counted loops: ``steps`` = [(work_us, seconds)]."""
+    body = lambda work: [{"run": f"{work}us"}, {"periodic": {"period": f"{PERIOD_US}us"}}]
+    prog = [{"loop": {"count": max(1, int(secs * 1e6 / PERIOD_US)), "body": body(work)}}
+            for _ in range(loops) for work, secs in steps]
+    return {"name": name, "cpu": cpu, "program": prog}
+
+
+def _lisa(machine: str, workload: str, eas: bool, quick: bool) -> dict:
+    """One of LISA's EAS behaviour workloads (shapes of eas_behaviour.py, shortened)."""
+    if workload == "two-big":
+        seconds = 1.0 if quick else 3.0
+        tasks = [_phases(f"big{i}", X1_CPUS[0], [(_work(X1_CAP, 80), seconds)]) for i in range(2)]
+    elif workload == "wake-mig":
+        phase = 0.25 if quick else 0.5
+        steps = [(_work(A55_CAP, 20), phase), (_work(X1_CAP, 70), phase)]
+        tasks = [_phases(f"emwm{i}", cpu, steps, loops=2) for i, cpu in enumerate(X1_CPUS)]
+        seconds = 4 * phase
+    else:  # ramp: 10 % of an A55 to 70 % of an X1, 14 steps
+        step = 0.1 if quick else 0.25
+        lo, hi = _work(A55_CAP, 10), _work(X1_CAP, 70)
+        tasks = [_phases("ramp", 0, [(lo + (hi - lo) * k // 13, step) for k in range(14)])]
+        seconds = 14 * step
+    return {
+        "name": f"{NAME}-{workload}-{'on' if eas else 'off'}",
+        "machine": machine_spec(machine),
+        "kernel": {"profile": "6.6", "governor": "schedutil", "features": {"ENERGY_AWARE": eas}},
         "tasks": tasks,
         "run": {"duration_s": seconds},
     }
