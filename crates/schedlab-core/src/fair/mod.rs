@@ -200,8 +200,17 @@ impl Simulator {
         if eevdf {
             // reweight_eevdf(): lag and the deadline's distance scale by old/new weight.
             let scale = |x: i128| x * old as i128 / weight as i128;
+            let (v0, d0) = (se.vruntime, se.deadline);
             se.vruntime = (v - scale(v - se.vruntime as i128)).max(0) as u64;
             se.deadline = (v + scale(se.deadline as i128 - v)).max(0) as u64;
+            // 6.17+: a protection short of the deadline keeps its distance, rescaled.
+            if se.vprot != u64::MAX {
+                se.vprot = if se.vprot == d0 {
+                    se.deadline
+                } else {
+                    (se.vruntime as i128 + scale(se.vprot as i128 - v0 as i128)).max(0) as u64
+                };
+            }
         }
         se.weight = weight;
         self.account_entity_enqueue(c, e);
@@ -260,6 +269,7 @@ impl Simulator {
         let mut place = place_task;
         let mut climbing = true;
         loop {
+            self.group_slice_update(e);
             if climbing && (e == p || !self.on_rq(e)) {
                 self.enqueue_entity(cpu, e, place);
                 place = true;
@@ -304,11 +314,26 @@ impl Simulator {
             } else {
                 self.update_load_avg(self.cfs_of(e, cpu), e, cpu);
                 self.update_cfs_group(e, cpu);
+                self.group_slice_update(e);
             }
             match self.parent_entity(e, cpu) {
                 Some(pe) => e = pe,
                 None => break,
             }
+        }
+    }
+
+    /// enqueue_task_fair() / dequeue_entities() (6.12+): a group entity's slice is its
+    /// own queue's shortest (cfs_rq_min_slice()), so the group serves its entities in the
+    /// time they asked for. Only custom slices make it differ from the base slice.
+    fn group_slice_update(&mut self, e: EntityId) {
+        if !self.fg.custom_slices || !is_group(e) {
+            return;
+        }
+        if let Some((min, _)) = self.cfs_rq_slice_bounds(e & !GROUP_SE) {
+            let se = self.se_mut(e);
+            se.slice = min;
+            se.custom_slice = true;
         }
     }
 
@@ -511,12 +536,12 @@ impl Simulator {
     fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize, first: bool) {
         self.update_load_avg(c, e, cpu);
         self.tree_remove(c, e);
+        if first {
+            self.set_protect_slice(c, e);
+        }
         self.fg.cfs[c].curr = Some(e);
         let se = self.se_mut(e);
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        if first {
-            se.protected = true;
-        }
     }
 
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
@@ -539,7 +564,7 @@ impl Simulator {
             loop {
                 let e = match self.policy() {
                     FairPolicy::Cfs => self.cfs_leftmost(c),
-                    FairPolicy::Eevdf => self.pick_eevdf(c, false),
+                    FairPolicy::Eevdf => self.pick_eevdf(c, false, true),
                 }?;
                 if !is_group(e) {
                     if self.tasks[e].sched_delayed {
@@ -647,7 +672,7 @@ impl Simulator {
         }
         let preempt = match self.policy() {
             FairPolicy::Cfs => self.wakeup_preempt_entity(se, pse),
-            FairPolicy::Eevdf => self.pick_eevdf(self.cfs_of(pse, cpu), true) == Some(pse),
+            FairPolicy::Eevdf => self.wakeup_preempt_eevdf(se, pse, cpu),
         };
         if preempt {
             self.resched_curr(cpu, from_cpu);

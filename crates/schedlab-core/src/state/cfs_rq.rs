@@ -56,6 +56,9 @@ pub struct FairGroups {
     pub(crate) gse_on_rq: Vec<bool>,
     /// tg->load_avg: Σ of the group's cfs_rqs' contributions.
     pub(crate) tg_load: Vec<u64>,
+    /// Some task has a custom slice (6.12+): slices differ, so a queue's shortest and
+    /// longest are looked up instead of being the base slice.
+    pub(crate) custom_slices: bool,
 }
 
 impl FairGroups {
@@ -77,6 +80,7 @@ impl FairGroups {
             gse: vec![SchedEntity { weight: DEFAULT_SHARES, ..Default::default() }; n * nr_cpus],
             gse_on_rq: vec![false; n * nr_cpus],
             tg_load: vec![0; n],
+            custom_slices: false,
         }
     }
 
