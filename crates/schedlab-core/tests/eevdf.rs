@@ -150,3 +150,64 @@ fn a_short_custom_slice_shortens_wakeup_latency_against_the_default() {
     assert!(p50_short < 20_000 && p50_default > 100_000, "p50 {p50_short} / {p50_default} ns");
     assert!(p90_short < p90_default, "p90 {p90_short} / {p90_default} ns");
 }
+
+/// NEXT_BUDDY: two hogs take turns on one CPU and a sleeper asking for a 5 ms slice
+/// (zero lag: PLACE_LAG off) wakes every 1.1 ms. Its wakeup does not preempt the running
+/// hog (protected, its own deadline later); at the hog's slice end EEVDF would mostly
+/// take the waiting hog (eligible, earlier deadline), the next buddy takes the sleeper.
+/// 6.18.35 (the rework) picks the eligible buddy in the wakeup check itself, ahead of
+/// the protection: it runs at once. Returns the p50 and p99 wakeup latency, ns.
+fn buddy_wakeups(profile: &str, on: bool) -> (u64, u64) {
+    let r = run_toml(
+        &format!(
+            "[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"{profile}\"\ntunables = {{ hz = 250 }}\n\
+             features = {{ PLACE_LAG = false, DELAY_DEQUEUE = false, NEXT_BUDDY = {on} }}\n\
+             [[tasks]]\nname = \"hog\"\ncount = 2\ncputime_poll = \"3us\"\nprogram = [{{ run = \"100s\" }}]\n\
+             [[tasks]]\nname = \"b\"\nslice_us = 5000\nprogram = [{{ loop = {{ body = [{{ run = \"100us\" }}, {{ sleep = \"1ms\" }}] }} }}]\n\
+             [run]\nduration_s = 3\n"
+        ),
+        1,
+    );
+    let h = &r.histograms["wakeup_latency"];
+    assert!(h.count > 500, "{profile}: {} wakeups", h.count);
+    (h.p50_ns, h.p99_ns)
+}
+
+#[test]
+fn a_next_buddy_runs_next_when_eligible() {
+    for profile in ["6.12", "6.18.2", "6.18.35"] {
+        let (p50_on, p99_on) = buddy_wakeups(profile, true);
+        let (p50_off, p99_off) = buddy_wakeups(profile, false);
+        eprintln!("{profile}: p50 {p50_on} / {p50_off} ns, p99 {p99_on} / {p99_off} ns with / without NEXT_BUDDY");
+        assert!(p99_on < p99_off, "{profile}: p99 {p99_on} with the buddy, {p99_off} without");
+        if profile == "6.18.35" {
+            assert!(p99_on < 20_000, "{profile}: the eligible buddy preempts at once: p99 {p99_on}");
+        }
+    }
+}
+
+/// dequeue_entities()' buddy: a task that sleeps leaving its group's queue non-empty
+/// makes the group the next buddy of the queue above, which PICK_BUDDY (6.18) honours.
+/// Bursty threads of two groups beside a root hog on one CPU run with every invariant
+/// checked after every event, with the buddy and without.
+#[test]
+fn the_dequeue_buddy_keeps_every_invariant() {
+    use schedlab_core::api::{run, RunOptions};
+    let mut runs = Vec::new();
+    for on in [true, false] {
+        let text = format!(
+            "[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.18\"\nfeatures = {{ PICK_BUDDY = {on} }}\n[[groups]]\nname = \"g\"\n[[groups]]\nname = \"h\"\n\
+             [[tasks]]\nname = \"g\"\ncount = 3\ngroup = \"g\"\nprogram = [{{ loop = {{ body = [{{ run = \"300us\" }}, {{ sleep_exp = \"1ms\" }}] }} }}]\n\
+             [[tasks]]\nname = \"h\"\ncount = 2\ngroup = \"h\"\nprogram = [{{ loop = {{ body = [{{ run = \"2ms\" }}, {{ sleep_exp = \"1ms\" }}] }} }}]\n\
+             [[tasks]]\nname = \"hog\"\nprogram = [{{ run = \"100s\" }}]\n[run]\nduration_s = 1.0\n"
+        );
+        let s = common::scenario(&text);
+        let r = run(&s, 1, &RunOptions { check_invariants: true, ..Default::default() }).unwrap_or_else(|e| panic!("{e}")).result;
+        runs.push(r.histograms["wakeup_latency"].p50_ns);
+        for t in &r.tasks {
+            assert!(t.run_ns > 0, "PICK_BUDDY {on}: {} never ran", t.name);
+        }
+    }
+    eprintln!("wakeup latency p50 {} ns with the buddy, {} ns without", runs[0], runs[1]);
+    assert_ne!(runs[0], runs[1], "the buddy changes the picks");
+}

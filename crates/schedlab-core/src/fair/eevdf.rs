@@ -108,6 +108,7 @@ impl Simulator {
         se.protected = false;
         if self.fg.cfs[c].nr_queued > 1 {
             self.resched_curr(cpu, cpu);
+            self.clear_buddies(c, e, cpu);
         }
     }
 
@@ -167,7 +168,16 @@ impl Simulator {
             }
             return self.pick_eevdf(c, true, true) == Some(pse);
         }
-        if self.pick_eevdf(c, true, !short) == Some(pse) {
+        let rework = self.next_buddy_rework();
+        if rework && !short && self.feat.has(Feature::NEXT_BUDDY) && !self.tasks_delayed(pse) {
+            // set_preempt_buddy(): an older buddy with an earlier deadline stays.
+            let keep = self.fg.cfs[c].next.is_some_and(|n| (self.se(n).deadline as i64).wrapping_sub(self.se(pse).deadline as i64) < 0);
+            if !keep {
+                self.set_next_buddy(pse, cpu);
+            }
+        }
+        let buddy = if rework { self.pick_buddy(c) } else { None };
+        if buddy.or_else(|| self.pick_eevdf(c, true, !short)) == Some(pse) {
             if short {
                 self.se_mut(se).protected = false; // cancel_protect_slice()
             }
@@ -179,12 +189,57 @@ impl Simulator {
         false
     }
 
+    /// The pick's buddy (pick_next_entity(); inside pick_eevdf() from the 6.18.35 / 6.19
+    /// rework): cfs_rq->next if it is eligible and the pick honours it (PICK_BUDDY;
+    /// before that feature existed, NEXT_BUDDY).
+    pub(crate) fn pick_buddy(&self, c: usize) -> Option<EntityId> {
+        let n = self.fg.cfs[c].next?;
+        let on = self.feat.has(Feature::PICK_BUDDY)
+            || (self.feat.has(Feature::NEXT_BUDDY) && !Feature::PICK_BUDDY_DEFAULT.eval(self.k.version, self.m.arch));
+        (on && self.fg.cfs[c].nr_queued > 1 && self.entity_eligible(c, n)).then_some(n)
+    }
+
+    /// set_next_buddy(): `e` and each of its queued ancestors become their cfs_rq's next
+    /// buddy, up to a SCHED_IDLE entity.
+    pub(crate) fn set_next_buddy(&mut self, e: EntityId, cpu: usize) {
+        let mut x = Some(e);
+        while let Some(y) = x {
+            if !self.on_rq(y) || (y < self.tasks.len() && self.has_idle_policy(y)) {
+                return;
+            }
+            let c = self.cfs_of(y, cpu);
+            self.fg.cfs[c].next = Some(y);
+            x = self.parent_entity(y, cpu);
+        }
+    }
+
+    /// clear_buddies(): `e` of `c` is no longer anyone's next, from its level up while
+    /// its ancestors were.
+    pub(crate) fn clear_buddies(&mut self, c: usize, e: EntityId, cpu: usize) {
+        if self.fg.cfs[c].next != Some(e) {
+            return;
+        }
+        let mut x = Some(e);
+        while let Some(y) = x {
+            let q = self.cfs_of(y, cpu);
+            if self.fg.cfs[q].next != Some(y) {
+                break;
+            }
+            self.fg.cfs[q].next = None;
+            x = self.parent_entity(y, cpu);
+        }
+    }
+
     /// Mel Gorman's rework of check_preempt_wakeup_fair() ("sched/fair: Reimplement
     /// NEXT_BUDDY to align with EEVDF goals"): in 6.18.35's fair.c, not in 6.18.2's; 6.19
     /// mainline as the stable backport implies (not read here), so the first 6.18 stable
     /// carrying it lies in 6.18.3..6.18.35 and 6.18.35 is the earliest known.
     pub(crate) fn next_buddy_rework(&self) -> bool {
         crate::features::FeatureDefault::SinceWithStable((6, 19), ((6, 18), 35)).eval(self.k.version, self.m.arch)
+    }
+
+    fn tasks_delayed(&self, e: EntityId) -> bool {
+        e < self.tasks.len() && self.tasks[e].sched_delayed
     }
 
     /// Whether the protection is 6.17's (se->vprot, sized by the queue's shortest slice:

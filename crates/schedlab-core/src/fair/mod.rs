@@ -164,6 +164,7 @@ impl Simulator {
                 self.update_deadline(q, e, cpu);
                 if self.resched_next_slice(q, e) {
                     self.resched_curr(cpu, cpu);
+                    self.clear_buddies(q, e, cpu);
                 }
             }
             match self.parent_entity(e, cpu) {
@@ -246,6 +247,7 @@ impl Simulator {
     /// dequeue_entity(): takes `e` off its cfs_rq (its lag kept, EEVDF).
     fn dequeue_entity(&mut self, cpu: usize, e: EntityId) {
         let c = self.cfs_of(e, cpu);
+        self.clear_buddies(c, e, cpu);
         self.update_load_avg(c, e, cpu);
         if self.policy() == FairPolicy::Eevdf {
             self.update_entity_lag(c, e);
@@ -291,19 +293,27 @@ impl Simulator {
     /// dequeue_task_fair()'s walk: the task, then each group entity whose cfs_rq it
     /// leaves empty; the rest re-weighted. A queued (not running) task leaves the list.
     fn dequeue_entities(&mut self, cpu: usize, p: TaskId) {
+        self.dequeue_entities_sleep(cpu, p, false);
+    }
+
+    /// dequeue_entities(); `sleep`: DEQUEUE_SLEEP (the task blocks or exits).
+    fn dequeue_entities_sleep(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         self.eas_dequeue(p);
         if self.rqs[cpu].curr != Some(p) {
             self.list_del(cpu, p);
             self.wc_waiting(cpu, p, -1);
         }
-        self.dequeue_levels(cpu, p);
+        self.dequeue_levels_sleep(cpu, p, sleep);
         self.add_h_nr_running(cpu, p, -1);
         self.idle_policy_nr(cpu, p, -1);
         self.add_nr_running(cpu, -1);
     }
 
     /// The entity walk of a dequeue: the task, then each group entity left empty.
-    fn dequeue_levels(&mut self, cpu: usize, p: TaskId) {
+    /// dequeue_levels(); `sleep`: the task goes to sleep (DEQUEUE_SLEEP), and under EEVDF
+    /// the group it leaves non-empty becomes the next buddy of its own cfs_rq
+    /// (dequeue_entities(): "bias pick_next to pick a task from this cfs_rq").
+    pub(crate) fn dequeue_levels_sleep(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         let mut e = p;
         let mut climbing = true;
         loop {
@@ -311,6 +321,11 @@ impl Simulator {
                 self.dequeue_entity(cpu, e);
                 // Don't dequeue the parent if it has other entities besides us.
                 climbing = self.fg.cfs[self.cfs_of(e, cpu)].nr_queued == 0;
+                if !climbing && sleep && self.policy() == FairPolicy::Eevdf {
+                    if let Some(pe) = self.parent_entity(e, cpu) {
+                        self.set_next_buddy(pe, cpu);
+                    }
+                }
             } else {
                 self.update_load_avg(self.cfs_of(e, cpu), e, cpu);
                 self.update_cfs_group(e, cpu);
@@ -400,7 +415,7 @@ impl Simulator {
             self.cpufreq_update_util(cpu, false);
             return;
         }
-        self.dequeue_entities(cpu, p);
+        self.dequeue_entities_sleep(cpu, p, sleep);
         if sleep {
             self.eas_util_est_update(cpu, p);
         }
@@ -534,6 +549,7 @@ impl Simulator {
     /// not running there before this pick, so its slice protection starts now
     /// (set_protect_slice()).
     fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize, first: bool) {
+        self.clear_buddies(c, e, cpu);
         self.update_load_avg(c, e, cpu);
         self.tree_remove(c, e);
         if first {
@@ -564,7 +580,7 @@ impl Simulator {
             loop {
                 let e = match self.policy() {
                     FairPolicy::Cfs => self.cfs_leftmost(c),
-                    FairPolicy::Eevdf => self.pick_eevdf(c, false, true),
+                    FairPolicy::Eevdf => self.pick_buddy(c).or_else(|| self.pick_eevdf(c, false, true)),
                 }?;
                 if !is_group(e) {
                     if self.tasks[e].sched_delayed {
@@ -653,6 +669,11 @@ impl Simulator {
         // nothing (throttled_hierarchy(), from 6.18 task_is_throttled()).
         if c == p || self.tasks[p].state == TaskState::Throttled {
             return;
+        }
+        // NEXT_BUDDY before the 6.18.35 / 6.19 rework: any wakeup but a fork's (6.12+: not
+        // of a delayed task), ahead of every other test.
+        if self.policy() == FairPolicy::Eevdf && self.feat.has(crate::features::Feature::NEXT_BUDDY) && !self.fg.wf_fork && !self.tasks[p].sched_delayed && !self.next_buddy_rework() {
+            self.set_next_buddy(p, cpu);
         }
         // SCHED_IDLE and SCHED_BATCH (sched/fair_policy.rs).
         if self.idle_curr_preempted_early(c, p) {
