@@ -291,6 +291,14 @@ CATALOGUE = [
          '{\n  "tasks": {\n    "t": { "loop": 1, "policy": "SCHED_IDLE", "priority": 5, "run": 1000 }\n  }\n}\n',
          file_name="bad.json",
          expected="error: bad.json:3: tasks.t.priority: 5 for SCHED_IDLE: expected none (SCHED_IDLE has no priority or nice)"),
+    Case("custom slice before 6.12",
+         TWO_CPUS + '[kernel]\nprofile = "6.6"\n[[tasks]]\nname = "t"\nslice_us = 1000\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:7:12: tasks[0].slice_us: a custom slice needs kernel 6.12 or later "
+                  "(sched_attr.sched_runtime on a fair task); the profile is 6.6"),
+    Case("custom slice out of range",
+         TWO_CPUS + '[kernel]\nprofile = "6.12"\n[[tasks]]\nname = "t"\nslice_us = 50\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:7:12: tasks[0].slice_us: 50 us: expected 100..100000 (0.1 to 100 ms, the range "
+                  "__setparam_fair() clamps to)"),
     Case("trace: event line missing a field", args=("trace-info", "bad.trace"),
          scenario="# tracer: nop\n   bash-12 [000] 1.000000: sched_switch: prev_comm=a prev_pid=1\nthis is garbage\n",
          file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),

@@ -36,7 +36,7 @@ pub enum FeatureDefault {
 }
 
 impl FeatureDefault {
-    fn eval(self, v: KernelVersion, arch: Arch) -> bool {
+    pub(crate) fn eval(self, v: KernelVersion, arch: Arch) -> bool {
         let at = |(a, b): (u32, u32)| KernelVersion::new(a, b);
         match self {
             FeatureDefault::Always(b) => b,
@@ -83,9 +83,11 @@ sched_features! {
     DELAY_ZERO = Since(6, 12), "EEVDF: a delayed task's positive lag is dropped when it leaves or is woken (152e11f6df29)";
     LAG_CLAMP_MAX_SLICE = SinceWithStable((7, 0), ((6, 18), 35)), "EEVDF: update_entity_lag() clamps a leaving entity's lag at the queue's longest slice plus a tick (cfs_rq_max_slice() + TICK_NSEC) instead of max(2 x its own slice, a tick) (6e3c0a4e1ad1, 'sched/fair: Fix lag clamp'; in 7.0 mainline as a third-party note reads it, not checked here; 6.18.2's fair.c has the old clamp, 6.18.35's the new one)";
     PLACE_REL_DEADLINE = Since(6, 12), "EEVDF: a queued task taken off its runqueue to migrate (load balance, active balance) keeps its virtual deadline relative to its vruntime, and place_entity() restores it instead of starting a fresh slice (82e9d0456e06, 'sched/fair: Avoid re-setting virtual deadline on migrations', 6.12; read at 6.18.35: dequeue_entity() without DEQUEUE_SLEEP, place_entity())";
-    RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done";
-    PREEMPT_SHORT = Since(6, 12), "EEVDF: update_curr() reschedules a current task whose slice protection is over once it is not eligible (did_preempt_short(), 85e511df3cec; the shorter-slice wakeup override is moot: schedlab gives every task the base slice)";
+    RUN_TO_PARITY = Since(6, 6), "EEVDF: the current task is not preempted before its slice is done; 6.17+ protects only up to the shortest slice queued beside it (set_protect_slice(), update_protect_slice()), and without the feature still for the base quantum (normalized_sysctl_sched_base_slice)";
+    PREEMPT_SHORT = Since(6, 12), "EEVDF: a waking task with a shorter slice than the current one (a custom slice, slice_us / sched_runtime) overrides the current's slice protection (6.12 do_preempt_short(): the protection ends if the wakee is eligible and ahead in deadline or the current is not eligible; 6.17+: the wakeup pick ignores the protection, which ends if the wakee wins), and update_curr() reschedules a current task whose protection is over once it is not eligible (did_preempt_short(), 85e511df3cec)";
     RESCHED_NEXT_SLICE = Since(6, 18), "EEVDF: update_curr() reschedules as soon as the current task's protected slice is over, eligible or not, and the pick decides (6.18 fair.c: resched || !protect_slice(curr); 74eec63661d4 began it)";
+    NEXT_BUDDY = Always(false), "EEVDF: a wakeup that does not preempt makes the wakee its cfs_rq's next buddy (set_next_buddy()), which the pick prefers while it is eligible; 6.6 to 6.18.2 on every wakeup but a fork's (check_preempt_wakeup_fair()), 6.18.35 / 6.19 (Mel Gorman's rework) only past the PREEMPT_SHORT case and unless an earlier-deadline buddy is set. Off in features.h in every version (CFS's unconditional next and last buddies are not modeled)";
+    PICK_BUDDY = Feature::PICK_BUDDY_DEFAULT, "EEVDF: the pick takes cfs_rq->next if it is eligible, whoever set it (NEXT_BUDDY, or dequeue_entities()' set_next_buddy() of a group whose task sleeps while the group keeps others queued); before it the pick honoured the buddy only under NEXT_BUDDY (2a77e4be12cb 'sched/fair: Untangle NEXT_BUDDY and pick_next_task()', Fixes the 6.6 EEVDF commit; backported to 6.12 and 6.13 stable in the 5 Feb 2025 reviews (6.12.13 inferred from the review date; the 6.13 backport, 6.13.2, not modeled), so mainline 6.14; in 6.12.67's and 6.18's fair.c; 6.18 moved it into pick_eevdf())";
     PELT = Since(3, 8), "per-entity load tracking: load, runnable and util averages drive load balance, wake_affine and group shares (off: instantaneous queued weights)";
     FAIR_GROUP_SCHED = Always(true), "cgroups are scheduling entities: a cfs_rq per group and CPU, weighted by cpu.shares/cpu.weight (off: every task on its CPU's root runqueue)";
     WAKEUP_PREEMPTION = Always(true), "a waking task may preempt the current one";
@@ -139,6 +141,12 @@ sched_features! {
 /// Features that act only on RT tasks, shown in a run's features only where RT or
 /// deadline tasks are in play (added after the fixtures of runs without them).
 pub const RT_ONLY: &[Feature] = &[Feature::RT_PUSH_IPI];
+
+impl Feature {
+    /// PICK_BUDDY's default rule: whether the feature exists in a version (before it the
+    /// pick honoured the buddy under NEXT_BUDDY).
+    pub(crate) const PICK_BUDDY_DEFAULT: FeatureDefault = FeatureDefault::SinceWithStable((6, 14), ((6, 12), 13));
+}
 
 /// The set of features in force for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -288,6 +288,15 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 sim.set_task_uclamp(tid, a.util_min, a.util_max);
                 sim.set_sched_attr(tid, a).map_err(|e| ScenarioError::new(format!("tasks[{i}].sched_attr"), format!("task '{}': {e}", sim.tasks[tid].stats.name)))?;
             }
+            // __setparam_fair(): slice_us, or an rt-app thread's sched_runtime (ignored
+            // by kernels before 6.12, which have no custom slice).
+            let from_attr = t.sched_attr.as_ref().and_then(|a| a.fair_slice_ns()).filter(|_| sim.k.version >= crate::kernel::KernelVersion::new(6, 12));
+            if let Some(ns) = t.slice_us.map(|us| us * crate::time::NSEC_PER_USEC).or(from_attr) {
+                let se = &mut sim.tasks[tid].se;
+                se.slice = ns;
+                se.custom_slice = true;
+                sim.fg.custom_slices = true;
+            }
             if let Some(cpu) = t.cpu {
                 if !mask.test(cpu) {
                     return Err(ScenarioError::new(format!("tasks[{i}].cpu"), format!("CPU {cpu} is not in the task's affinity")).into());

@@ -3,9 +3,15 @@
 //! Mirrors: kernel/sched/fair.c (≤6.5): __sched_period(), sched_slice(),
 //! sched_vslice(), place_entity() (START_DEBIT, GENTLE_FAIR_SLEEPERS),
 //! check_preempt_tick(), wakeup_preempt_entity() / wakeup_gran(), pick_next_entity().
-//! Model: no buddies (NEXT_BUDDY off by default; LAST_BUDDY skip is not modeled). The
-//! period counts the CPU's runnable tasks (ALT_PERIOD, 5.13+); the slice is then
-//! divided at each level by the entity's share of its cfs_rq's load.
+//! Model: no buddies under CFS. The kernel's CFS pick_next_entity() takes cfs_rq->next,
+//! then cfs_rq->last, when within a wakeup granularity of the leftmost, and
+//! check_preempt_wakeup() sets the next buddy on every wakeup preemption (NEXT_BUDDY
+//! only adds the wakeups that do not preempt) and the last buddy under LAST_BUDDY (on by
+//! default before 6.6), and dequeue_task_fair() sets a sleeping task's group as next:
+//! none of that is modeled (it would move every CFS result). EEVDF's buddies (6.6+:
+//! NEXT_BUDDY, PICK_BUDDY, the dequeue buddy) are in `eevdf` and `mod`. The period
+//! counts the CPU's runnable tasks (ALT_PERIOD, 5.13+); the slice is then divided at each
+//! level by the entity's share of its cfs_rq's load.
 
 use super::calc_delta_fair;
 use crate::state::timeline::EntityId;

@@ -36,6 +36,7 @@ impl Simulator {
         if self.entity_eligible(c, p) {
             return false;
         }
+        self.clear_buddies(c, p, cpu);
         self.update_load_avg(c, p, cpu);
         self.tasks[p].sched_delayed = true;
         self.add_h_nr_running(cpu, p, -1);
@@ -45,7 +46,7 @@ impl Simulator {
     /// pick_next_entity() found delayed task `p`: it leaves the runqueue now
     /// (DEQUEUE_SLEEP | DEQUEUE_DELAYED), its lag clipped to 0 under DELAY_ZERO.
     pub(crate) fn finish_delayed_dequeue(&mut self, cpu: usize, p: TaskId) {
-        self.dequeue_levels(cpu, p);
+        self.dequeue_levels_sleep(cpu, p, true);
         self.add_nr_running(cpu, -1);
         self.tasks[p].sched_delayed = false;
         if self.feat.has(Feature::DELAY_ZERO) && self.tasks[p].se.vlag > 0 {

@@ -164,6 +164,7 @@ impl Simulator {
                 self.update_deadline(q, e, cpu);
                 if self.resched_next_slice(q, e) {
                     self.resched_curr(cpu, cpu);
+                    self.clear_buddies(q, e, cpu);
                 }
             }
             match self.parent_entity(e, cpu) {
@@ -200,8 +201,17 @@ impl Simulator {
         if eevdf {
             // reweight_eevdf(): lag and the deadline's distance scale by old/new weight.
             let scale = |x: i128| x * old as i128 / weight as i128;
+            let (v0, d0) = (se.vruntime, se.deadline);
             se.vruntime = (v - scale(v - se.vruntime as i128)).max(0) as u64;
             se.deadline = (v + scale(se.deadline as i128 - v)).max(0) as u64;
+            // 6.17+: a protection short of the deadline keeps its distance, rescaled.
+            if se.vprot != u64::MAX {
+                se.vprot = if se.vprot == d0 {
+                    se.deadline
+                } else {
+                    (se.vruntime as i128 + scale(se.vprot as i128 - v0 as i128)).max(0) as u64
+                };
+            }
         }
         se.weight = weight;
         self.account_entity_enqueue(c, e);
@@ -237,6 +247,7 @@ impl Simulator {
     /// dequeue_entity(): takes `e` off its cfs_rq (its lag kept, EEVDF).
     fn dequeue_entity(&mut self, cpu: usize, e: EntityId) {
         let c = self.cfs_of(e, cpu);
+        self.clear_buddies(c, e, cpu);
         self.update_load_avg(c, e, cpu);
         if self.policy() == FairPolicy::Eevdf {
             self.update_entity_lag(c, e);
@@ -260,6 +271,7 @@ impl Simulator {
         let mut place = place_task;
         let mut climbing = true;
         loop {
+            self.group_slice_update(e);
             if climbing && (e == p || !self.on_rq(e)) {
                 self.enqueue_entity(cpu, e, place);
                 place = true;
@@ -281,19 +293,27 @@ impl Simulator {
     /// dequeue_task_fair()'s walk: the task, then each group entity whose cfs_rq it
     /// leaves empty; the rest re-weighted. A queued (not running) task leaves the list.
     fn dequeue_entities(&mut self, cpu: usize, p: TaskId) {
+        self.dequeue_entities_sleep(cpu, p, false);
+    }
+
+    /// dequeue_entities(); `sleep`: DEQUEUE_SLEEP (the task blocks or exits).
+    fn dequeue_entities_sleep(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         self.eas_dequeue(p);
         if self.rqs[cpu].curr != Some(p) {
             self.list_del(cpu, p);
             self.wc_waiting(cpu, p, -1);
         }
-        self.dequeue_levels(cpu, p);
+        self.dequeue_levels_sleep(cpu, p, sleep);
         self.add_h_nr_running(cpu, p, -1);
         self.idle_policy_nr(cpu, p, -1);
         self.add_nr_running(cpu, -1);
     }
 
     /// The entity walk of a dequeue: the task, then each group entity left empty.
-    fn dequeue_levels(&mut self, cpu: usize, p: TaskId) {
+    /// dequeue_levels(); `sleep`: the task goes to sleep (DEQUEUE_SLEEP), and under EEVDF
+    /// the group it leaves non-empty becomes the next buddy of its own cfs_rq
+    /// (dequeue_entities(): "bias pick_next to pick a task from this cfs_rq").
+    pub(crate) fn dequeue_levels_sleep(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         let mut e = p;
         let mut climbing = true;
         loop {
@@ -301,14 +321,34 @@ impl Simulator {
                 self.dequeue_entity(cpu, e);
                 // Don't dequeue the parent if it has other entities besides us.
                 climbing = self.fg.cfs[self.cfs_of(e, cpu)].nr_queued == 0;
+                if !climbing && sleep && self.policy() == FairPolicy::Eevdf {
+                    if let Some(pe) = self.parent_entity(e, cpu) {
+                        self.set_next_buddy(pe, cpu);
+                    }
+                }
             } else {
                 self.update_load_avg(self.cfs_of(e, cpu), e, cpu);
                 self.update_cfs_group(e, cpu);
+                self.group_slice_update(e);
             }
             match self.parent_entity(e, cpu) {
                 Some(pe) => e = pe,
                 None => break,
             }
+        }
+    }
+
+    /// enqueue_task_fair() / dequeue_entities() (6.12+): a group entity's slice is its
+    /// own queue's shortest (cfs_rq_min_slice()), so the group serves its entities in the
+    /// time they asked for. Only custom slices make it differ from the base slice.
+    fn group_slice_update(&mut self, e: EntityId) {
+        if !self.fg.custom_slices || !is_group(e) {
+            return;
+        }
+        if let Some((min, _)) = self.cfs_rq_slice_bounds(e & !GROUP_SE) {
+            let se = self.se_mut(e);
+            se.slice = min;
+            se.custom_slice = true;
         }
     }
 
@@ -375,7 +415,7 @@ impl Simulator {
             self.cpufreq_update_util(cpu, false);
             return;
         }
-        self.dequeue_entities(cpu, p);
+        self.dequeue_entities_sleep(cpu, p, sleep);
         if sleep {
             self.eas_util_est_update(cpu, p);
         }
@@ -509,14 +549,15 @@ impl Simulator {
     /// not running there before this pick, so its slice protection starts now
     /// (set_protect_slice()).
     fn set_next_entity(&mut self, c: usize, e: EntityId, cpu: usize, first: bool) {
+        self.clear_buddies(c, e, cpu);
         self.update_load_avg(c, e, cpu);
         self.tree_remove(c, e);
+        if first {
+            self.set_protect_slice(c, e);
+        }
         self.fg.cfs[c].curr = Some(e);
         let se = self.se_mut(e);
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        if first {
-            se.protected = true;
-        }
     }
 
     /// Picks and removes the next task to run from `cpu`'s queue (pick_next_task_fair):
@@ -539,7 +580,7 @@ impl Simulator {
             loop {
                 let e = match self.policy() {
                     FairPolicy::Cfs => self.cfs_leftmost(c),
-                    FairPolicy::Eevdf => self.pick_eevdf(c, false),
+                    FairPolicy::Eevdf => self.pick_buddy(c).or_else(|| self.pick_eevdf(c, false, true)),
                 }?;
                 if !is_group(e) {
                     if self.tasks[e].sched_delayed {
@@ -629,6 +670,11 @@ impl Simulator {
         if c == p || self.tasks[p].state == TaskState::Throttled {
             return;
         }
+        // NEXT_BUDDY before the 6.18.35 / 6.19 rework: any wakeup but a fork's (6.12+: not
+        // of a delayed task), ahead of every other test.
+        if self.policy() == FairPolicy::Eevdf && self.feat.has(crate::features::Feature::NEXT_BUDDY) && !self.fg.wf_fork && !self.tasks[p].sched_delayed && !self.next_buddy_rework() {
+            self.set_next_buddy(p, cpu);
+        }
         // SCHED_IDLE and SCHED_BATCH (sched/fair_policy.rs).
         if self.idle_curr_preempted_early(c, p) {
             self.resched_curr(cpu, from_cpu);
@@ -647,7 +693,7 @@ impl Simulator {
         }
         let preempt = match self.policy() {
             FairPolicy::Cfs => self.wakeup_preempt_entity(se, pse),
-            FairPolicy::Eevdf => self.pick_eevdf(self.cfs_of(pse, cpu), true) == Some(pse),
+            FairPolicy::Eevdf => self.wakeup_preempt_eevdf(se, pse, cpu),
         };
         if preempt {
             self.resched_curr(cpu, from_cpu);

@@ -571,6 +571,7 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         cputime_poll: None,
         timer_histogram: None,
         sched_attr: (!a.sched.is_empty()).then_some(a.sched),
+        slice_us: None,
         pid: None,
         program,
     };

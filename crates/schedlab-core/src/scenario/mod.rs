@@ -623,6 +623,10 @@ pub struct TaskSpec {
     /// util_max); an imported rt-app thread's, written back on export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_attr: Option<SchedAttrSpec>,
+    /// A custom EEVDF slice in us (6.12+): sched_setattr()'s sched_runtime on a fair task,
+    /// kept as se->slice instead of the base slice (`__setparam_fair()`), 100..100000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_us: Option<u64>,
     /// The pid the task has in results and traces (a replayed trace keeps its own);
     /// absent: the next free one. Only for a single task (count = 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -898,6 +902,9 @@ impl Scenario {
         }
         if let Some(a) = &t.sched_attr {
             a.class_attr().map_err(|(f, msg)| ScenarioError::new(field(&format!("sched_attr.{f}")), msg))?;
+        }
+        if let Some(us) = t.slice_us {
+            rt_app_spec::check_slice_us(us, &self.kernel.profile).map_err(|msg| ScenarioError::new(field("slice_us"), msg))?;
         }
         if let Some(d) = t.cputime_poll {
             // One event a poll: below 100 ns a run would be all polls.

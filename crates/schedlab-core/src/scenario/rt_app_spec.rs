@@ -77,14 +77,26 @@ impl SchedAttrSpec {
     }
 
     /// Whether it asks for something schedlab does not model: deadline parameters outside
-    /// SCHED_DEADLINE.
+    /// SCHED_DEADLINE, but for the runtime of a SCHED_OTHER / SCHED_BATCH thread (rt-app
+    /// passes it as sched_runtime, the custom slice of 6.12+: [`Self::fair_slice_ns`]).
     pub fn unmodeled(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
         let dl = self.policy.as_deref() == Some("SCHED_DEADLINE");
-        if !dl && (self.runtime.is_some() || self.period.is_some() || self.deadline.is_some()) {
+        let runtime = self.runtime.is_some() && self.fair_slice_ns().is_none();
+        if !dl && (runtime || self.period.is_some() || self.deadline.is_some()) {
             out.push("dl-runtime/period/deadline (outside SCHED_DEADLINE)");
         }
         out
+    }
+
+    /// The custom slice a SCHED_OTHER or SCHED_BATCH thread's sched_runtime asks for, as
+    /// `__setparam_fair()` clamps it (rt-app's `__set_thread_sched_other_attrs()` passes
+    /// `dl-runtime`, or a thread's legacy `runtime`, as sched_attr.sched_runtime for these
+    /// two policies only; kernels before 6.12 ignore it, which the caller decides).
+    pub fn fair_slice_ns(&self) -> Option<u64> {
+        let fair = matches!(self.policy.as_deref(), None | Some("SCHED_OTHER" | "SCHED_BATCH"));
+        let r = self.runtime.filter(|r| fair && r.0 > 0)?;
+        Some(r.0.clamp(SLICE_US_MIN * 1_000, SLICE_US_MAX * 1_000))
     }
 }
 
@@ -130,6 +142,27 @@ impl SchedAttrSpec {
         }
         Ok(out)
     }
+}
+
+/// The bounds `__setparam_fair()` clamps sched_runtime to (NSEC_PER_MSEC / 10 and
+/// NSEC_PER_MSEC * 100, declared in kernel/sched/fair.c, 6.12+), in us.
+pub const SLICE_US_MIN: u64 = 100;
+/// See [`SLICE_US_MIN`].
+pub const SLICE_US_MAX: u64 = 100_000;
+
+/// A task's `slice_us`: custom slices exist from 6.12 (857b158dc5e8, read at 6.18.35's
+/// `__setparam_fair()`), within the clamp the kernel applies; a scenario asking outside it
+/// is refused rather than silently clamped.
+pub fn check_slice_us(us: u64, profile: &str) -> Result<(), String> {
+    if let Ok(v) = crate::kernel::KernelVersion::parse(profile) {
+        if v < crate::kernel::KernelVersion::new(6, 12) {
+            return Err(format!("a custom slice needs kernel 6.12 or later (sched_attr.sched_runtime on a fair task); the profile is {profile}"));
+        }
+    }
+    if !(SLICE_US_MIN..=SLICE_US_MAX).contains(&us) {
+        return Err(format!("{us} us: expected {SLICE_US_MIN}..{SLICE_US_MAX} (0.1 to 100 ms, the range __setparam_fair() clamps to)"));
+    }
+    Ok(())
 }
 
 /// `{ mem = { bytes = 4096 } }` (rt-app `mem`: memset() of the thread's buffer) or

@@ -108,6 +108,13 @@ impl Simulator {
     /// sched_fork()'s class for `child` of `parent` (after sched_fork_allowed()).
     pub(crate) fn sched_fork(&mut self, parent: TaskId, child: TaskId) {
         let ps = self.tasks[parent].sched;
+        // dup_task_struct() copies the parent's slice request; reset-on-fork drops it.
+        let (slice, custom) = (self.tasks[parent].se.slice, self.tasks[parent].se.custom_slice);
+        if custom && !ps.reset_on_fork {
+            let se = &mut self.tasks[child].se;
+            se.slice = slice;
+            se.custom_slice = true;
+        }
         if ps.reset_on_fork {
             // The child's flag is cleared; an RT parent's child is SCHED_NORMAL, a
             // negative nice is reset to 0 (a BATCH or IDLE policy is kept).

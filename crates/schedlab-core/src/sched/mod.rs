@@ -158,7 +158,9 @@ impl Simulator {
         self.activate_task(cpu, p, false);
         self.trace_event(this_cpu, TraceEvent::WakeupNew { pid: p + 1, target_cpu: cpu });
         if self.tasks[p].state == TaskState::Runnable {
+            self.fg.wf_fork = true; // WF_FORK: no next buddy for a new task
             self.wakeup_preempt(cpu, p, this_cpu);
+            self.fg.wf_fork = false;
         }
     }
 

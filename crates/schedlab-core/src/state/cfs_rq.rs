@@ -29,6 +29,8 @@ pub struct CfsRqState {
     pub curr: Option<EntityId>,
     /// Entities on the runqueue, curr included (nr_queued).
     pub nr_queued: u32,
+    /// The next buddy (cfs_rq->next): the entity a pick prefers while it is eligible.
+    pub next: Option<EntityId>,
     /// Tasks runnable in this cfs_rq's hierarchy (h_nr_running).
     pub h_nr_running: u32,
     /// This cfs_rq's contribution to its group's load sum (tg_load_avg_contrib).
@@ -56,6 +58,11 @@ pub struct FairGroups {
     pub(crate) gse_on_rq: Vec<bool>,
     /// tg->load_avg: Σ of the group's cfs_rqs' contributions.
     pub(crate) tg_load: Vec<u64>,
+    /// Some task has a custom slice (6.12+): slices differ, so a queue's shortest and
+    /// longest are looked up instead of being the base slice.
+    pub(crate) custom_slices: bool,
+    /// The wakeup being checked is a new task's (WF_FORK).
+    pub(crate) wf_fork: bool,
 }
 
 impl FairGroups {
@@ -77,6 +84,8 @@ impl FairGroups {
             gse: vec![SchedEntity { weight: DEFAULT_SHARES, ..Default::default() }; n * nr_cpus],
             gse_on_rq: vec![false; n * nr_cpus],
             tg_load: vec![0; n],
+            custom_slices: false,
+            wf_fork: false,
         }
     }
 

@@ -371,6 +371,9 @@ pub struct SchedEntity {
     pub vlag: i64,
     /// EEVDF requested slice, ns.
     pub slice: Ns,
+    /// The slice was asked for (sched_attr.sched_runtime, 6.12+; a group entity's is its
+    /// queue's shortest) and is kept instead of the base slice (se->custom_slice).
+    pub custom_slice: bool,
     /// Total time run.
     pub sum_exec_runtime: Ns,
     /// sum_exec_runtime when last picked (CFS slice accounting).
@@ -379,6 +382,9 @@ pub struct SchedEntity {
     pub exec_start: Ns,
     /// EEVDF RUN_TO_PARITY: protected from preemption until its deadline moves.
     pub protected: bool,
+    /// 6.17+: the vruntime up to which the protection lasts (se->vprot, set_protect_slice());
+    /// u64::MAX before 6.17, where it lasts until the deadline moves.
+    pub vprot: u64,
     /// PLACE_REL_DEADLINE: `deadline` holds deadline - vruntime while a migrated task is
     /// off its runqueues (se->rel_deadline).
     pub rel_deadline: bool,

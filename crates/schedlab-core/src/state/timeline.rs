@@ -289,6 +289,18 @@ impl Timeline {
         n
     }
 
+    /// Calls `f` on every entity in the tree under `root` (a walk).
+    pub fn for_each(&self, root: TimelineRoot, mut f: impl FnMut(EntityId)) {
+        let mut stack = vec![root.root];
+        while let Some(x) = stack.pop() {
+            if x != NIL {
+                f(x as EntityId);
+                stack.push(self.nd(x).left);
+                stack.push(self.nd(x).right);
+            }
+        }
+    }
+
     /// The vruntime and deadline a queued entity was inserted with.
     pub fn keys(&self, p: EntityId) -> (u64, u64) {
         let n = self.nd(p as u32);

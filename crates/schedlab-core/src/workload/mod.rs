@@ -121,6 +121,7 @@ pub(crate) fn task(name: &str, program: Vec<crate::scenario::OpSpec>) -> TaskSpe
         cputime_poll: None,
         timer_histogram: None,
         sched_attr: None,
+        slice_us: None,
         pid: None,
         program,
     }
