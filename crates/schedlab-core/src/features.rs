@@ -134,13 +134,9 @@ sched_features! {
     MM_CID_CACHE_LOCAL = Since(6, 13), "mm_cid: reuse the CPU's recent cid and spread up to min(nr_cpus_allowed, mm_users)";
     TLB_BATCH = SinceByArch((4, 3), (6, 5)), "reclaim defers TLB flushes and waits once per batch (try_to_unmap_flush)";
     RT_THROTTLING = Before(6, 12), "RT throttling of the root rt_rq: RT tasks get sched_rt_runtime_us of every sched_rt_period_us, then wait for the period timer (sched_rt_runtime_exceeded(), do_sched_rt_period_timer()); without RT group scheduling it went in 6.12 with the fair server (5f6bd380c7bd, 'sched/rt: Remove default bandwidth control')";
-    RT_PUSH_IPI = Since(4, 16), "RT: a CPU whose priority drops does not pull waiting RT tasks itself: tell_cpu_to_push() sends one IPI (irq_work) to the first RT-overloaded CPU, whose rto_push_irq_work_func() pushes its own waiting tasks (push_rt_tasks()) and passes the IPI on to the next overloaded CPU (rto_next_cpu()) until the rto_mask is done (read at 6.18.35: rt.c, features.h SCHED_FEAT(RT_PUSH_IPI, true)). The rto_loop iterator modeled is 4bdced5c9a29 ('sched/rt: Simplify the IPI based RT balancing logic'), 4.16 by the commit's date as recalled, not checked here; an earlier IPI form (b6366f048e0c) is not modeled, so profiles before 4.16 pull directly. Shown in a run's features only where RT or deadline tasks are in play";
+    RT_PUSH_IPI = Since(4, 16), "RT: a CPU whose priority drops does not pull waiting RT tasks itself: tell_cpu_to_push() sends one IPI (irq_work) to the first RT-overloaded CPU, whose rto_push_irq_work_func() pushes its own waiting tasks (push_rt_tasks()) and passes the IPI on to the next overloaded CPU (rto_next_cpu()) until the rto_mask is done (read at 6.18.35: rt.c, features.h SCHED_FEAT(RT_PUSH_IPI, true)). The rto_loop iterator modeled is 4bdced5c9a29 ('sched/rt: Simplify the IPI based RT balancing logic'), 4.16 by the commit's date as recalled, not checked here; an earlier IPI form (b6366f048e0c) is not modeled, so profiles before 4.16 pull directly.";
     DL_SERVER = Since(6, 12), "the fair deadline server: a per-CPU SCHED_DEADLINE entity (fair_server runtime/period, 50 ms / 1 s) that runs fair tasks starved by RT, deferred to its zero-laxity time (63ba8422f876 'sched/deadline: Introduce deadline servers', a110a81c52a9 'sched/deadline: Deferrable dl server')";
 }
-
-/// Features that act only on RT tasks, shown in a run's features only where RT or
-/// deadline tasks are in play (added after the fixtures of runs without them).
-pub const RT_ONLY: &[Feature] = &[Feature::RT_PUSH_IPI];
 
 impl Feature {
     /// PICK_BUDDY's default rule: whether the feature exists in a version (before it the
@@ -185,15 +181,9 @@ impl Features {
         FEATURE_TABLE.iter().find(|e| e.1 == name).map(|e| e.0)
     }
 
-    /// Returns every feature with its state, in table order (recorded in results). The
-    /// features of the RT class alone (`RT_ONLY`) are left out of runs without RT or
-    /// deadline tasks (`rt_in_use`), whose documents stay as they were before them.
-    pub fn to_map(&self, rt_in_use: bool) -> std::collections::BTreeMap<String, bool> {
-        FEATURE_TABLE
-            .iter()
-            .filter(|e| rt_in_use || !RT_ONLY.contains(&e.0))
-            .map(|e| (e.1.to_string(), self.has(e.0)))
-            .collect()
+    /// Returns every feature with its state, in table order (recorded in results).
+    pub fn to_map(&self) -> std::collections::BTreeMap<String, bool> {
+        FEATURE_TABLE.iter().map(|e| (e.1.to_string(), self.has(e.0))).collect()
     }
 }
 

@@ -59,17 +59,3 @@ fn without_rt_push_ipi_the_puller_takes_the_task_itself() {
     assert_eq!((pulls, pushes, ipis), (1.0, 0.0, 0.0), "a direct pull, no IPI");
     assert_eq!(moved, left, "pulled in CPU 1's own schedule()");
 }
-
-/// The feature is listed in a run's features only where RT or deadline tasks are in
-/// play, so the documents of other runs stay as they were.
-#[test]
-fn rt_push_ipi_is_shown_only_in_runs_with_rt_tasks() {
-    let fair = common::run_toml("[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"a\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n", 1);
-    assert!(!fair.features.contains_key("RT_PUSH_IPI"));
-    assert!(fair.features.contains_key("DL_SERVER"));
-    let rt = common::run_toml(
-        "[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = \"a\"\nsched_attr = { policy = \"SCHED_FIFO\", priority = 5 }\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n",
-        1,
-    );
-    assert_eq!(rt.features.get("RT_PUSH_IPI"), Some(&true));
-}

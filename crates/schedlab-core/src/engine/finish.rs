@@ -213,7 +213,7 @@ impl Simulator {
             machine: self.m.name.clone(),
             nr_cpus: self.m.nr_cpus(),
             kernel: self.k.clone(),
-            features: self.feat.to_map(self.rtc.in_use),
+            features: self.feat.to_map(),
             engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
