@@ -31,7 +31,9 @@ def test_eas_moves_the_small_tasks_to_the_littles_and_saves_energy():
     jsonschema.validate(rows, ROW_SCHEMA)
     v = {(d["config"], d["metric"]): d["simulated_mean"] for d in rows}
     a55 = "busy_cortex-a55_seconds"
-    assert v[("eas-on", a55)] > 2 * v[("eas-off", a55)]
+    # Without EAS, idle littles still take waiting tasks from the nohz balancer (1.7x
+    # here since idle CPUs balance at the idle interval; 3.3x before).
+    assert v[("eas-on", a55)] > 1.5 * v[("eas-off", a55)]
     assert v[("eas-on", "energy_cpu_mj")] < v[("eas-off", "energy_cpu_mj")]
     # The price: the work runs on slower CPUs at lower OPPs.
     assert v[("eas-on", "work_stretch")] > v[("eas-off", "work_stretch")]
