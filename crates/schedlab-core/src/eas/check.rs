@@ -37,8 +37,9 @@ pub const LISA_THRESHOLD_PCT: u64 = 5;
 pub enum FeecMiss {
     /// Within 5 % of the best (no miss).
     Within,
-    /// The best CPU was not a candidate: neither its domain's max-spare-capacity CPU nor
-    /// prev_cpu.
+    /// No candidate (its domain's max-spare-capacity CPU, or prev_cpu) is as cheap as the
+    /// best CPU: the restriction itself cost energy. A candidate as cheap as the best
+    /// (a tie, e.g. two idle CPUs of one domain) is not this miss.
     Candidates,
     /// 5.x: the best was a candidate, but it did not save the 1/16 margin over prev_cpu.
     Margin,
@@ -72,6 +73,8 @@ pub struct FeecDecision {
     pub best_lisa_cpu: Option<usize>,
     /// Its energy.
     pub best_lisa_energy: Option<u64>,
+    /// The cheapest of feec's candidates that fit (what feec could at best have chosen).
+    pub best_candidate_energy: Option<u64>,
     /// The task's util as feec read it (max of util_avg and util_est).
     pub task_util: u64,
     /// Against the kernel-rule best.
@@ -174,12 +177,14 @@ impl EasSnapshot {
         let kernel = cheapest(&|c| self.fits_for_feec(p, c, self.cpu_util(c, p, Some(c)), rules) != 0);
         let lisa = cheapest(&|c| self.util_with_uncapped(c, p) <= self.cpus[c].capacity);
         let energy = self.total_energy(p, chosen);
+        let best_candidate_energy = self.feec_candidates(p, rules).into_iter().filter_map(|c| energy_of[c]).min();
         let miss = match kernel {
             None => FeecMiss::NoFit,
             Some((best, _)) if within(energy, best) => FeecMiss::Within,
-            Some((_, best_cpu)) => {
-                let cands = self.feec_candidates(p, rules);
-                if !cands.contains(&best_cpu) {
+            Some((best, _)) => {
+                // Judged by energy, not by CPU: the search breaks ties by CPU number,
+                // feec by spare capacity, so the "best CPU" of a tie says nothing.
+                if best_candidate_energy.is_none_or(|e| e > best) {
                     FeecMiss::Candidates
                 } else if rules == FeecRules::Margin {
                     FeecMiss::Margin
@@ -200,6 +205,7 @@ impl EasSnapshot {
             best_energy: kernel.map(|(e, _)| e),
             best_lisa_cpu: lisa.map(|(_, c)| c),
             best_lisa_energy: lisa.map(|(e, _)| e),
+            best_candidate_energy,
             task_util: p.util_avg.max(p.util_est),
             miss,
         }
