@@ -362,7 +362,7 @@ fn machine(name: &str) -> PyResult<String> {
             if name == "host" {
                 // What a host scenario runs unless it says otherwise.
                 let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
-                obj.insert("host_kernel".into(), serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz}));
+                obj.insert("host_kernel".into(), host_kernel_json(&k));
             }
             // Every cost-table figure's source, kind and band (docs/hardware-sources.md).
             let sources = schedlab_core::topology::preset_sources::cost_sources(&m);
@@ -376,6 +376,27 @@ fn machine(name: &str) -> PyResult<String> {
         }
         to_json(&doc)
     })
+}
+
+fn host_kernel_json(k: &schedlab_core::topology::sysfs::HostKernel) -> serde_json::Value {
+    serde_json::json!({"release": k.release, "profile": k.profile, "hz": k.hz, "hz_source": k.hz_source})
+}
+
+/// The kernel this program runs on, as JSON: release, profile (the version schedlab
+/// models, stable sublevel kept), CONFIG_HZ and where it was read. Raises ValueError off
+/// Linux.
+#[pyfunction]
+fn host_kernel() -> PyResult<String> {
+    no_panic("host_kernel", || {
+        let k = schedlab_core::topology::sysfs::host_kernel().map_err(PyValueError::new_err)?;
+        to_json(&host_kernel_json(&k))
+    })
+}
+
+/// The kernel profile of a release string ("6.18.44-fc-v657" -> "6.18.44"), or None.
+#[pyfunction]
+fn kernel_profile(release: &str) -> Option<String> {
+    schedlab_core::topology::sysfs::profile_of_release(release)
 }
 
 fn parse_arch(arch: &str) -> PyResult<Arch> {
@@ -498,7 +519,8 @@ mod _core {
     use super::errors::{InternalError, ScenarioError, SchedlabError, SimulationLimitError};
     #[pymodule_export]
     use super::{
-        available_memory, bench_case, bench_cases, bench_heap, features, interrupt_runs, kernel, load_scenario, machine, machines, rt_app_export,
+        available_memory, bench_case, bench_cases, bench_heap, features, host_kernel, interrupt_runs, kernel, kernel_profile, load_scenario, machine,
+        machines, rt_app_export,
         machine_spec, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

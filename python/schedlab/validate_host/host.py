@@ -7,14 +7,14 @@ recorded data without a host.
 
 from __future__ import annotations
 
-import gzip
+import json
 import os
-import platform
-import re
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
+
+from .. import _core
 
 
 @dataclass
@@ -46,25 +46,9 @@ class HostInfo:
 
 def kernel_profile(release: str) -> str:
     """'6.18.44-fc-v657' -> '6.18.44': the stable sublevel is kept, since stable
-    backports change scheduler features (NI_RANDOM came to 6.18 in a stable release)."""
-    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", release)
-    if not m:
-        return release
-    return ".".join(g for g in m.groups() if g is not None)
-
-
-def config_hz(release: str) -> tuple[Optional[int], str]:
-    """CONFIG_HZ from /proc/config.gz or /boot/config-<release>."""
-    sources = [Path("/proc/config.gz"), Path(f"/boot/config-{release}")]
-    for src in sources:
-        try:
-            raw = gzip.open(src, "rt").read() if src.suffix == ".gz" else src.read_text()
-        except OSError:
-            continue
-        m = re.search(r"^CONFIG_HZ=(\d+)$", raw, re.M)
-        if m:
-            return int(m.group(1)), str(src)
-    return None, "not found in /proc/config.gz or /boot/config-*"
+    backports change scheduler features (NI_RANDOM came to 6.18 in a stable release).
+    The core's mapping, so a host scenario and validate-host agree."""
+    return _core.kernel_profile(release) or release
 
 
 def _mounts() -> list[tuple[str, str, list[str]]]:
@@ -123,17 +107,16 @@ def vendor_sched_params(cmdline: str) -> list[str]:
 
 
 def host_info() -> HostInfo:
-    release = platform.release()
-    hz, src = config_hz(release)
+    kernel = json.loads(_core.host_kernel())
     try:
         load = Path("/proc/loadavg").read_text().strip()
     except OSError:
         load = "?"
     return HostInfo(
-        kernel_release=release,
-        profile=kernel_profile(release),
-        hz=hz,
-        hz_source=src,
+        kernel_release=kernel["release"],
+        profile=kernel["profile"],
+        hz=kernel["hz"],
+        hz_source=kernel["hz_source"],
         nr_cpus=os.cpu_count() or 1,
         loadavg=load,
         cgroup=cgroup_access(),

@@ -214,6 +214,8 @@ pub struct HostKernel {
     pub profile: String,
     /// CONFIG_HZ, where the kernel's configuration can be read.
     pub hz: Option<u32>,
+    /// Where CONFIG_HZ was read, or why it was not.
+    pub hz_source: String,
 }
 
 /// Reads the running kernel's release and CONFIG_HZ (/proc/config.gz, else
@@ -222,8 +224,17 @@ pub fn host_kernel() -> Result<HostKernel, String> {
     let path = Path::new("/proc/sys/kernel/osrelease");
     let release = read_optional(path)?.ok_or_else(|| format!("{}: missing (not a Linux host?)", path.display()))?.trim().to_string();
     let profile = profile_of_release(&release).ok_or_else(|| format!("{}: '{release}' is not a kernel release", path.display()))?;
-    let config = read_gz(Path::new("/proc/config.gz")).or_else(|| std::fs::read_to_string(format!("/boot/config-{release}")).ok());
-    Ok(HostKernel { hz: config.as_deref().and_then(config_hz), release, profile })
+    let boot_config = format!("/boot/config-{release}");
+    let configs = [
+        ("/proc/config.gz".to_string(), read_gz(Path::new("/proc/config.gz"))),
+        (boot_config.clone(), std::fs::read_to_string(&boot_config).ok()),
+    ];
+    let found = configs.into_iter().find_map(|(src, text)| text.as_deref().and_then(config_hz).map(|hz| (hz, src)));
+    let (hz, hz_source) = match found {
+        Some((hz, src)) => (Some(hz), src),
+        None => (None, "not found in /proc/config.gz or /boot/config-*".to_string()),
+    };
+    Ok(HostKernel { hz, hz_source, release, profile })
 }
 
 /// "6.18.44-fc-v782" -> "6.18.44": stable backports change features (NI_RANDOM), so
