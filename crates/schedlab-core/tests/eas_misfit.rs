@@ -51,8 +51,6 @@ fn uclamp_max_keeps_a_busy_task_off_misfit() {
 /// (schedutil runs keep util_est). The same on 5.4, 6.6 and 6.18.
 /// Returns (wake time, time of the first switch onto a big CPU after it).
 fn after_sleep(profile: &str, features: &str) -> (u64, Option<u64>) {
-    use schedlab_core::api::RunOptions;
-    use schedlab_core::trace::TraceEvent;
     let s = common::scenario(&format!(
         "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"schedutil\"\n\
          features = {{ ENERGY_AWARE = false{features} }}\n\
@@ -60,14 +58,7 @@ fn after_sleep(profile: &str, features: &str) -> (u64, Option<u64>) {
          {{ set_affinity = \"0-7\" }}, {{ run = \"4ms\" }}, {{ sleep = \"1s\" }}]\n\
          [run]\nduration_s = 1.0\n"
     ));
-    let out = schedlab_core::api::run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
-    let sw: Vec<(u64, usize)> = out
-        .trace
-        .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu)))
-        .collect();
+    let sw = common::switches_into(&s, 1);
     // The wakeup after the 150 ms sleep: the first switch in more than 100 ms.
     let wake = sw.windows(2).find(|w| w[1].0 - w[0].0 > 100_000_000).map(|w| w[1]).expect("a wakeup after the sleep");
     assert_eq!(wake.1, 0, "{profile}{features}: woke on CPU {}", wake.1);

@@ -75,8 +75,6 @@ fn overutilized_turns_eas_off_and_back_on() {
 /// (task_fits_cpu() wants util_fits_cpu() > 0). Returns how long after the affinity
 /// change it first runs on a big CPU.
 fn boosted_misfit_moves_after(profile: &str, features: &str) -> u64 {
-    use schedlab_core::api::{run, RunOptions};
-    use schedlab_core::trace::TraceEvent;
     let s = common::scenario(&format!(
         "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"schedutil\"\nfeatures = {{ {features} }}\n\
          [[tasks]]\nname = \"ui\"\ncpu = 0\naffinity = \"0\"\nsched_attr = {{ util_min = 1024 }}\nprogram = [\
@@ -84,14 +82,7 @@ fn boosted_misfit_moves_after(profile: &str, features: &str) -> u64 {
          {{ set_affinity = \"0-7\" }}, {{ run = \"20ms\" }}, {{ sleep = \"1s\" }}]\n\
          [run]\nduration_s = 1.0\n"
     ));
-    let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
-    let sw: Vec<(u64, usize)> = out
-        .trace
-        .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu)))
-        .collect();
+    let sw = common::switches_into(&s, 1);
     // The 30 periods end at 300 ms; the switch of the 31st activation is the last on CPU 0 before the move.
     let open = sw.iter().filter(|(t, c)| *t >= 290_000_000 && *c == 0).map(|(t, _)| *t).next().expect("the last period");
     let moved = sw.iter().find(|(t, c)| *t > open && *c >= 4).unwrap_or_else(|| panic!("{profile} {features}: never moved: {sw:?}"));

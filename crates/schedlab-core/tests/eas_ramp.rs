@@ -7,8 +7,6 @@
 mod common;
 
 use common::scenario;
-use schedlab_core::api::{run, RunOptions};
-use schedlab_core::trace::TraceEvent;
 
 /// Periods of the 10 % phase: 62 x 16 ms = 0.992 s, when the 90 % phase starts.
 const LOW_PERIODS: u64 = 62;
@@ -22,8 +20,7 @@ fn ramp(features: &str) -> Vec<(u64, usize)> {
          {{ loop = {{ body = [{{ run = \"2250us\" }}, {{ periodic = {{ period = \"16ms\" }} }}] }} }}]\n\
          [run]\nduration_s = 2.0\n"
     ));
-    let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
-    out.trace.unwrap().records.iter().filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu))).collect()
+    common::switches_into(&s, 1)
 }
 
 /// The bound on the move after the step, from PELT and schedutil (the task's util u on

@@ -14,6 +14,15 @@ pub fn run_toml(toml: &str, seed: u64) -> RunResult {
     run(&scenario(toml), seed, &RunOptions::default()).unwrap_or_else(|e| panic!("{e}")).result
 }
 
+/// Runs `s` with seed 1 and a trace, and returns (time, cpu) of each switch into task
+/// `pid` (the tests' way of seeing where and when a task ran).
+pub fn switches_into(s: &Scenario, pid: usize) -> Vec<(u64, usize)> {
+    use schedlab_core::trace::TraceEvent;
+    let out = run(s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap_or_else(|e| panic!("{e}"));
+    let trace = out.trace.expect("traced");
+    trace.records.iter().filter_map(|r| matches!(r.event, TraceEvent::Switch { next, .. } if next == pid).then_some((r.ts, r.cpu))).collect()
+}
+
 /// Returns the run time of the task called `name`.
 pub fn run_ns(r: &RunResult, name: &str) -> u64 {
     r.tasks.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no task {name}")).run_ns
