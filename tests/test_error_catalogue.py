@@ -214,6 +214,10 @@ CATALOGUE = [
          ok('[machine]\ntopo = { cores = 2 }\nguest_halt = { stages = [[0, 0], [200, 9], [100, 50]] }\n'),
          expected="error: bad.toml:3:14: machine.guest_halt: stages[2]: idle_us must be greater than the stage "
                   "before it (200 us), got 100"),
+    Case("vendor Energy Model on a machine without one",
+         ok('[machine]\npreset = "pixel6"\nenergy_model = { kernel = "vendor" }\n'),
+         expected="error: bad.toml:3:27: machine.energy_model.kernel: machine pixel6 has no vendor kernel's Energy "
+                  "Model modeled (only snapdragon-888 does; pixel6's comes from mainline gs101.dtsi)"),
     Case("clock reads too often", ok('[[tasks]]\nname = "t"\ncputime_poll = "10ns"\nprogram = [{ run = "1ms" }]\n'),
          expected="error: bad.toml:5:16: tasks[0].cputime_poll: 10 ns: expected at least 100ns"),
     Case("RT priority outside 1..99",

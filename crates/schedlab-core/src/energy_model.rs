@@ -31,6 +31,10 @@ pub struct EmPerfDomain {
     pub states: Vec<EmPerfState>,
     /// Where the coefficient and OPP table come from.
     pub source: String,
+    /// The band of the OPP voltages, as a factor of the ones used, where they are not
+    /// declared (None: the device tree declares them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voltage: Option<crate::provenance::Provenance>,
 }
 
 impl EmPerfDomain {
@@ -46,7 +50,7 @@ impl EmPerfDomain {
             })
             .collect();
         states.sort_by_key(|s| s.frequency_khz);
-        EmPerfDomain { name: name.to_string(), states, source: source.to_string() }
+        EmPerfDomain { name: name.to_string(), states, source: source.to_string(), voltage: None }
     }
 
     /// Power of one CPU running at the top OPP, milliwatts.

@@ -24,6 +24,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
 pub mod rt_app_spec;
+pub mod energy_model_spec;
+pub use energy_model_spec::{EnergyModelSpec, VoltageSpec};
+pub mod topo_spec;
+pub use topo_spec::TopoSpec;
+use topo_spec::one;
 pub use rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
 use crate::time::Ns;
@@ -50,6 +55,9 @@ pub struct MachineSpec {
     /// A virtual machine's hidden halt ladder (`cpuidle::guest_halt`), for every core type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guest_halt: Option<crate::cpuidle::guest_halt::GuestHaltSpec>,
+    /// Which kernel's Energy Model the machine runs with (default: mainline's device tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_model: Option<EnergyModelSpec>,
 }
 
 impl MachineSpec {
@@ -69,6 +77,9 @@ impl MachineSpec {
             crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
                 .map_err(|e| ScenarioError::new("machine.host", e))?
         };
+        if let Some(em) = &spec.energy_model {
+            em.apply(&mut m)?;
+        }
         // `cpuidle.STATE.FIELD` keys change the machine's idle states; the rest its cost table.
         let (idle, cost): (BTreeMap<_, _>, BTreeMap<_, _>) =
             spec.cost.iter().map(|(k, v)| (k.clone(), *v)).partition(|(k, _)| k.starts_with("cpuidle."));
@@ -92,43 +103,6 @@ impl MachineSpec {
         }
         Ok(m)
     }
-}
-
-/// A synthetic machine: `topo(sockets, llcs, cores, smt)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TopoSpec {
-    /// Packages.
-    #[serde(default = "one")]
-    pub sockets: usize,
-    /// LLCs per package.
-    #[serde(default = "one")]
-    pub llcs: usize,
-    /// Cores per LLC.
-    pub cores: usize,
-    /// Hardware threads per core.
-    #[serde(default = "one")]
-    pub smt: usize,
-    /// Instruction-set family ("x86_64" or "arm64").
-    pub arch: Option<crate::topology::Arch>,
-}
-
-impl TopoSpec {
-    /// Every count at least 1, and no more CPUs than schedlab models.
-    pub fn check(&self) -> Result<(), String> {
-        if self.sockets.min(self.llcs).min(self.cores).min(self.smt) == 0 {
-            return Err("sockets, llcs, cores and smt must all be at least 1".into());
-        }
-        let cpus = [self.sockets, self.llcs, self.cores, self.smt].iter().fold(1usize, |n, &x| n.saturating_mul(x));
-        if cpus > crate::cpumask::MAX_CPUS {
-            return Err(format!("{cpus} CPUs is more than the {} schedlab models", crate::cpumask::MAX_CPUS));
-        }
-        Ok(())
-    }
-}
-
-fn one() -> usize {
-    1
 }
 
 /// Kernel version and configuration.

@@ -191,6 +191,25 @@ impl Machine {
         self.cpus.iter().any(|c| self.cluster_span[c.id] != self.core_span[c.core])
     }
 
+    /// Replaces the machine's Energy Model with the one its vendor kernel registers, at
+    /// voltage band end `voltage(core_type)` for each cluster. Only the Snapdragon 888
+    /// has one modeled (mainline's sm8350.dtsi gives it none; Qualcomm's kernel builds it
+    /// from the cpufreq hardware's LUT: `preset_energy::sd888_vendor_domain`).
+    pub fn use_vendor_energy_model(&mut self, voltage: impl Fn(&str) -> preset_energy::VoltageEnd) -> Result<(), String> {
+        if self.name != "snapdragon-888" {
+            return Err(format!(
+                "machine {} has no vendor kernel's Energy Model modeled (only snapdragon-888 does; pixel6's comes from mainline gs101.dtsi)",
+                self.name
+            ));
+        }
+        for cpu in 0..self.nr_cpus() {
+            let d = self.cpu_idle_driver[cpu];
+            let t = self.cpus[cpu].core_type.clone();
+            self.perf_domains[d] = preset_energy::sd888_vendor_domain(&t, voltage(&t));
+        }
+        Ok(())
+    }
+
     /// The Energy Model performance domain of `cpu`, if the machine has one.
     pub fn perf_domain(&self, cpu: CpuId) -> Option<&crate::energy_model::EmPerfDomain> {
         self.perf_domains[self.cpu_idle_driver[cpu]].as_ref()

@@ -215,12 +215,15 @@ pub fn preset(name: &str) -> Option<Machine> {
             costs::gs101_costs(),
         ),
         // [lahaina] capacity-dmips-mhz 1024/1946/2048; top OPPs 1804.8/2419.2/2841.6 MHz
-        // (Qualcomm: 1.80/2.42/2.84 GHz, multiples of the 19.2 MHz XO).
+        // (Qualcomm: 1.80/2.42/2.84 GHz, multiples of the 19.2 MHz XO). The Energy Model
+        // is the vendor kernel's, opt-in (preset_energy::sd888_vendor_domain).
         "snapdragon-888" => Machine::from_cpus(
             name,
             "Qualcomm Snapdragon 888 (SM8350, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, \
              capacity 325) + 3x A78 2.42 GHz (4-6, 828) + 1x X1 2.84 GHz (7, 1024), one 4 MiB \
-             L3; capacities computed from Qualcomm's lahaina device tree",
+             L3; capacities computed from Qualcomm's lahaina device tree; no Energy Model under \
+             mainline (sm8350.dtsi has none), the vendor kernel's with [machine.energy_model] \
+             kernel = \"vendor\"",
             Arch::Arm64,
             cluster_cpus(&[
                 Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 1024, max_khz: 1_804_800 },

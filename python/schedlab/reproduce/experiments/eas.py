@@ -1,4 +1,4 @@
-"""eas: energy-aware placement on the Pixel 6, on against off (issue 34).
+"""eas: energy-aware placement on the Pixel 6 and the Snapdragon 888, on against off (issue 34).
 
 A small periodic task set in rt-app's shape (run + timer on an absolute 10 ms grid):
 four tasks of 10-20 % of an A55's capacity and one of 80 % of an A76's, started on the
@@ -22,12 +22,23 @@ margin, removed in 6.0). On the EAS runs, ``eas_check_within_5pct`` is the LISA-
 check: the fraction of feec's decisions whose energy (compute_energy() on the snapshot
 feec read) is within 5 % of the cheapest allowed CPU's on that snapshot; a workload
 whose root domain stays overutilized has no decision to judge (no row).
+
+On the Snapdragon 888 the same shapes run at its own capacities (A55 325, A78 828, one
+X1 of 1024: LISA's "big" CPUs are the X1 alone, so ``wake-mig`` has one task and
+``two-big`` starts both on CPU 7) with the vendor kernel's Energy Model (mainline's
+sm8350.dtsi gives it none): lahaina.dtsi's coefficients, the LUT's frequencies, and
+voltages derived from gs101's with a +/-7.98 % band. ``--em-voltage`` picks the band's
+end: ``low``, ``centre`` (default) or ``high`` for every cluster, or the corners
+``little-low`` (A55 at the low end, A78 and X1 at the high end) and ``little-high``
+(the reverse), where the clusters' costs move apart. A uniform end scales every OPP's
+power by the same factor, so it moves energy, not the ratios feec compares.
 """
 
 from __future__ import annotations
 
+from ...errors import InputError
 from ..compare import compare_grouped
-from ..registry import Metric, Source, experiment, machine_spec
+from ..registry import ExpOption, Metric, Source, experiment, machine_spec
 
 NAME = "eas"
 # LISA's workload shapes (lisa/tests/scheduler/eas_behaviour.py): rt-app's period.
@@ -38,12 +49,31 @@ CONFIGS.update({f"{w}:{c}": on for w in WORKLOADS for c, on in (("eas-off", Fals
 GROUPS = [(("eas-off", "eas-on", "eas-on-5.15"), "eas-off")] + [
     ((f"{w}:eas-off", f"{w}:eas-on"), f"{w}:eas-off") for w in WORKLOADS
 ]
-# Pixel 6 capacities (gs101.dtsi capacity-dmips-mhz, as the preset reads them).
-A55_CAP, X1_CAP, X1_CPUS = 160, 1024, (6, 7)
-CLUSTERS = {"a55": "cortex-a55", "a76": "cortex-a76", "x1": "cortex-x1"}
-# (name, work per period in us at capacity 1024, start CPU): 156 us is 10 % of an A55
-# (160 x 0.1 / 1024 of 10 ms), 312 us 20 %; 3890 us is 80 % of an A76 (498 x 0.8).
+# Capacities as the presets compute them from the device trees' capacity-dmips-mhz
+# (gs101.dtsi; Qualcomm's lahaina.dtsi): the little's and the biggest's, and LISA's
+# "big" CPUs (those of the biggest capacity).
+PLATFORMS = {
+    "pixel6": {"little": 160, "mid": 498, "big_cpus": (6, 7)},
+    "snapdragon-888": {"little": 325, "mid": 828, "big_cpus": (7,)},
+}
+X1_CAP = 1024
+CLUSTERS = {"a55": "cortex-a55", "a76": "cortex-a76", "a78": "cortex-a78", "x1": "cortex-x1"}
+# The periodic set, (name, share of a little's capacity or of a mid's, start CPU): four
+# small tasks of 10-20 % of a little, one of 80 % of a mid, started on the mid and big
+# CPUs (the smalls) and on CPU 0 (the medium).
+SMALL = [("small0", 10.0, 4), ("small1", 12.8, 5), ("small2", 16.0, 6), ("small3", 20.0, 7)]
+MEDIUM = ("medium", 80.0, 0)
+# The Pixel 6's, as first written (work per 10 ms in us at capacity 1024): 156 us is 10 %
+# of an A55 (160 x 0.1 / 1024 of 10 ms), 312 us 20 %; 3890 us is 80 % of an A76.
 TASKS = [("small0", 156, 4), ("small1", 200, 5), ("small2", 250, 6), ("small3", 312, 7), ("medium", 3890, 0)]
+# --em-voltage: the SD888 vendor EM's voltage band end for every cluster, or a corner.
+EM_VOLTAGES = {
+    "low": "low",
+    "centre": "centre",
+    "high": "high",
+    "little-low": {"cortex-a55": "low", "cortex-a78": "high", "cortex-x1": "high"},
+    "little-high": {"cortex-a55": "high", "cortex-a78": "low", "cortex-x1": "low"},
+}
 
 METRICS = (
     [Metric(f"summary.busy_{core}_seconds", "s", f"{c}: busy time (where the tasks ran)") for c, core in CLUSTERS.items()]
@@ -66,12 +96,35 @@ def _rows(exp, runs):
     return [r for r in compare_grouped(exp, runs, GROUPS) if r.n_seeds > 0]
 
 
+def _machine(machine: str, em_voltage: str) -> dict:
+    """The ``[machine]`` table: the SD888 with its vendor kernel's Energy Model."""
+    if em_voltage not in EM_VOLTAGES:
+        raise InputError(f"option --em-voltage: '{em_voltage}' is not one of {', '.join(EM_VOLTAGES)}")
+    spec = machine_spec(machine)
+    if machine == "snapdragon-888":
+        spec["energy_model"] = {"kernel": "vendor", "voltage": EM_VOLTAGES[em_voltage]}
+    return spec
+
+
+def _tasks(machine: str) -> list[tuple[str, int, int]]:
+    """The periodic set's (name, work per 10 ms in us at capacity 1024, start CPU)."""
+    if machine == "pixel6":
+        return TASKS
+    p = PLATFORMS[machine]
+    work = lambda cap, pct: int(10_000 * cap / 1024 * pct / 100)
+    name, pct, cpu = MEDIUM
+    return [(n, work(p["little"], q), c) for n, q, c in SMALL] + [(name, work(p["mid"], pct), cpu)]
+
+
 @experiment(
     name=NAME,
-    title="EAS on the Pixel 6: a periodic set's placement, energy per cluster and latency cost, on vs off",
+    title="EAS on the Pixel 6 and the Snapdragon 888 (vendor EM): a periodic set's and LISA's "
+          "workloads' placement, energy per cluster and latency cost, on vs off",
     source=Source("none (issue 34)", "no published figure: simulated rows only",
-                  note="Energy Model: gs101.dtsi dynamic-power-coefficient and OPP tables"),
-    machines=["pixel6"],
+                  note="Energy Models: gs101.dtsi dynamic-power-coefficient and OPP tables; SD888: the "
+                       "vendor kernel's (lahaina.dtsi coefficients, LUT frequencies, voltages derived "
+                       "from gs101's with a band: --em-voltage)"),
+    machines=["pixel6", "snapdragon-888"],
     configs=list(CONFIGS),
     baseline="eas-off",
     metrics=METRICS,
@@ -80,11 +133,14 @@ def _rows(exp, runs):
     description=__doc__.split("\n\n", 1)[1],
     compare=_rows,
     eas_check=True,
+    options=[ExpOption("em_voltage", str, "centre",
+                       "SD888 vendor EM voltage band end: low, centre, high, little-low or little-high "
+                       "(the Pixel 6's voltages are declared: no band)")],
 )
-def build(machine: str, config: str, quick: bool) -> dict:
+def build(machine: str, config: str, quick: bool, em_voltage: str = "centre") -> dict:
     if ":" in config:
         workload, mode = config.split(":")
-        return _lisa(machine, workload, CONFIGS[config], quick)
+        return _lisa(machine, workload, CONFIGS[config], quick, em_voltage)
     seconds = 1.0 if quick else 5.0
     tasks = [
         {
@@ -92,11 +148,11 @@ def build(machine: str, config: str, quick: bool) -> dict:
             "cpu": cpu,
             "program": [{"loop": {"body": [{"run": f"{work}us"}, {"periodic": {"period": "10ms"}}]}}],
         }
-        for name, work, cpu in TASKS
+        for name, work, cpu in _tasks(machine)
     ]
     return {
         "name": f"{NAME}-{config}",
-        "machine": machine_spec(machine),
+        "machine": _machine(machine, em_voltage),
         "kernel": {"profile": "5.15" if config == "eas-on-5.15" else "6.6", "governor": "schedutil",
                    "features": {"ENERGY_AWARE": CONFIGS[config]}},
         "tasks": tasks,
@@ -118,24 +174,25 @@ def _phases(name: str, cpu: int, steps: list, loops: int = 1) -> dict:
     return {"name": name, "cpu": cpu, "program": prog}
 
 
-def _lisa(machine: str, workload: str, eas: bool, quick: bool) -> dict:
+def _lisa(machine: str, workload: str, eas: bool, quick: bool, em_voltage: str) -> dict:
     """One of LISA's EAS behaviour workloads (shapes of eas_behaviour.py, shortened)."""
+    little, big_cpus = PLATFORMS[machine]["little"], PLATFORMS[machine]["big_cpus"]
     if workload == "two-big":
         seconds = 1.0 if quick else 3.0
-        tasks = [_phases(f"big{i}", X1_CPUS[0], [(_work(X1_CAP, 80), seconds)]) for i in range(2)]
+        tasks = [_phases(f"big{i}", big_cpus[0], [(_work(X1_CAP, 80), seconds)]) for i in range(2)]
     elif workload == "wake-mig":
         phase = 0.25 if quick else 0.5
-        steps = [(_work(A55_CAP, 20), phase), (_work(X1_CAP, 70), phase)]
-        tasks = [_phases(f"emwm{i}", cpu, steps, loops=2) for i, cpu in enumerate(X1_CPUS)]
+        steps = [(_work(little, 20), phase), (_work(X1_CAP, 70), phase)]
+        tasks = [_phases(f"emwm{i}", cpu, steps, loops=2) for i, cpu in enumerate(big_cpus)]
         seconds = 4 * phase
-    else:  # ramp: 10 % of an A55 to 70 % of an X1, 14 steps
+    else:  # ramp: 10 % of a little to 70 % of an X1, 14 steps
         step = 0.1 if quick else 0.25
-        lo, hi = _work(A55_CAP, 10), _work(X1_CAP, 70)
+        lo, hi = _work(little, 10), _work(X1_CAP, 70)
         tasks = [_phases("ramp", 0, [(lo + (hi - lo) * k // 13, step) for k in range(14)])]
         seconds = 14 * step
     return {
         "name": f"{NAME}-{workload}-{'on' if eas else 'off'}",
-        "machine": machine_spec(machine),
+        "machine": _machine(machine, em_voltage),
         "kernel": {"profile": "6.6", "governor": "schedutil", "features": {"ENERGY_AWARE": eas}},
         "tasks": tasks,
         "run": {"duration_s": seconds},
