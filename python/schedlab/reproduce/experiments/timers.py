@@ -22,6 +22,21 @@ Three experiments, each on the seed's own benchmark shape:
   the seed's residency table turned into shares; and each rail's mean power (the
   device tree's Energy Model, dynamic power at the top OPP: no cpufreq governor and no
   leakage in the model), compared with the seed's per-rail power as pull/push ratios.
+- ``timers-ui-android``: the same frame loop placed as Android places it on the Pixel 6
+  (issue 34): gs101's cpusets and cpu cgroups instead of pinning, EAS with schedutil at
+  sched_pixel's rate limits, the cgroups' uclamp at the frame loop's steady state, and the
+  power HAL's touch boost as a fourth variant; the seed's table is held against
+  ``android``. What moves (5 seeds, push): the top-app threads leave the top OPPs of the
+  mid and big clusters for low OPPs (UI thread on the A76s at ~0.8 GHz, render thread on
+  the X1s at ~0.9-1 GHz, the compositor on littles and A76s), so every cluster's active
+  share grows (little 0.07 -> 0.28, mid 0.15 -> 0.41, big 0.11 -> 0.30; the seed 0.67,
+  0.26, 0.22) and CPU power falls 656 -> 210 mW (the seed's rails: 196.6 mW). The
+  steady-state clamps change nothing (0.1 % is under every lowest OPP; no background
+  thread nears 50 %); the 20 % touch boost moves the UI thread to the X1s (mid 0.26,
+  big 0.43). Schedutil sizes each thread's OPP by its own utilization, so the serial
+  UI -> render -> compose chain outgrows the 16.7 ms frame: 33 frames a second, not 59
+  (the per-frame work is an estimate; Android's ADPF hints, which raise the frame
+  threads' uclamp_min from their measured work, are not modelled).
 """
 
 from __future__ import annotations
