@@ -27,6 +27,7 @@ DOC = ROOT / "docs" / "errors.md"
 OK_TASK = '[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n'
 OK_RUN = "[run]\nduration_s = 0.01\n"
 TWO_CPUS = "[machine]\ntopo = { cores = 2 }\n"
+PIXEL6 = "[machine]\npreset = \"pixel6\"\n"
 
 
 def ok(*parts: str) -> str:
@@ -250,7 +251,7 @@ CATALOGUE = [
     Case("unknown experiment", args=("reproduce", "no-such-experiment"),
          expected="error: unknown experiment 'no-such-experiment': expected one of bandwidth-whatif, eas, fibtest, "
                   "fibtest-scaling, make-core, mm_cid, rt, shared-runq, swap, swap-sweep, swqueue, timers, timers-dbench, "
-                  "timers-ui"),
+                  "timers-ui, timers-ui-android"),
     Case("unknown machine", args=("machines", "no-such-machine"),
          expected="error: unknown preset 'no-such-machine': expected one of ryzen-7950x, milan-72, bergamo, "
                   "epyc-9654-2s, zen3-2s, pixel6, snapdragon-888, kunpeng-920-2s, xeon-80"),
@@ -271,7 +272,7 @@ CATALOGUE = [
          api=lambda d: schedlab.load_scenario(str(ROOT / "examples" / "pipe_pingpong.toml")).with_changes(
              {"kernel.colour": "red"}),
          expected="ScenarioError: kernel.colour = \"red\": unknown field `colour`, expected one of `profile`, "
-                  "`features`, `tunables`, `governor` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
+                  "`features`, `tunables`, `governor`, `schedutil` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
          expected="InputError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------
@@ -303,6 +304,15 @@ CATALOGUE = [
          TWO_CPUS + '[kernel]\nprofile = "6.12"\n[[tasks]]\nname = "t"\nslice_us = 50\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
          expected="error: bad.toml:7:12: tasks[0].slice_us: 50 us: expected 100..100000 (0.1 to 100 ms, the range "
                   "__setparam_fair() clamps to)"),
+    Case("schedutil rate limits without schedutil",
+         PIXEL6 + '[kernel]\nschedutil = { rate_limit_us = 500 }\n[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:4:13: kernel.schedutil: needs governor = \"schedutil\" on a machine with an Energy "
+                  "Model (no schedutil policy to apply it to)"),
+    Case("schedutil rate limits: one per policy",
+         PIXEL6 + '[kernel]\ngovernor = "schedutil"\nschedutil = { up_rate_limit_us = 500, down_rate_limit_us = [5000, 20000] }\n'
+         '[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:5:60: kernel.schedutil.down_rate_limit_us: 2 values: expected one for every policy "
+                  "or a list of 3, one per cpufreq policy in CPU order"),
     Case("trace: event line missing a field", args=("trace-info", "bad.trace"),
          scenario="# tracer: nop\n   bash-12 [000] 1.000000: sched_switch: prev_comm=a prev_pid=1\nthis is garbage\n",
          file_name="bad.trace", expected="error: bad.trace:2: sched_switch.prev_state: missing field prev_state"),

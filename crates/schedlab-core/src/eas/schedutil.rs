@@ -127,6 +127,10 @@ pub struct SugovPolicy {
     pub table_khz: Vec<u64>,
     /// rate_limit_us as ns (freq_update_delay_ns).
     pub rate_limit_ns: Ns,
+    /// The Android common kernel's split of the limit (its schedutil before 5.10, and
+    /// Pixel's sched_pixel governor): (up_rate_limit_us, down_rate_limit_us) as ns, a
+    /// raise waiting out the first, a lowering the second. None: mainline's one limit.
+    pub up_down_ns: Option<(Ns, Ns)>,
     /// The governor.
     pub governor: Governor,
     /// next_freq = policy->cur under fast switching, kHz.
@@ -148,6 +152,7 @@ impl SugovPolicy {
         SugovPolicy {
             table_khz,
             rate_limit_ns,
+            up_down_ns: None,
             governor,
             cur_khz: top,
             last_freq_update: None,
@@ -162,12 +167,30 @@ impl SugovPolicy {
         *self.table_khz.last().expect("non-empty")
     }
 
+    /// The split limits (the Android form): freq_update_delay_ns becomes the smaller of
+    /// the two, as its sugov_init() sets it.
+    pub fn with_up_down(mut self, up_ns: Ns, down_ns: Ns) -> Self {
+        self.up_down_ns = Some((up_ns, down_ns));
+        self.rate_limit_ns = up_ns.min(down_ns);
+        self
+    }
+
     /// sugov_should_update_freq(): outside the rate limit, or after a limits change.
     pub fn should_update(&mut self, now: Ns) -> bool {
         if self.need_freq_update {
             return true;
         }
         self.last_freq_update.is_none_or(|t| now.saturating_sub(t) >= self.rate_limit_ns)
+    }
+
+    /// sugov_up_down_rate_limit() (the Android form): a raise inside up_rate_limit_us or
+    /// a lowering inside down_rate_limit_us of the last change is refused.
+    fn up_down_limited(&self, now: Ns, next: u64) -> bool {
+        let (Some((up, down)), Some(t)) = (self.up_down_ns, self.last_freq_update) else {
+            return false;
+        };
+        let delta = now.saturating_sub(t);
+        (next > self.cur_khz && delta < up) || (next < self.cur_khz && delta < down)
     }
 
     /// sugov_update_shared() for CPU `idx` of the policy at `now`: the iowait bookkeeping,
@@ -199,6 +222,11 @@ impl SugovPolicy {
         let next = self.next_freq(util, max);
         // sugov_update_next_freq(): an unchanged frequency does not restart the limit.
         if next == self.cur_khz && !self.need_freq_update {
+            return None;
+        }
+        if self.up_down_limited(now, next) {
+            // A raw frequency that did not become next_freq is not cached.
+            self.cached_raw_freq = 0;
             return None;
         }
         self.need_freq_update = false;

@@ -243,6 +243,34 @@ fn rate_limit_skips_updates_inside_the_limit() {
     assert_eq!(pol.last_freq_update, Some(1_000_000));
 }
 
+/// The Android split (sched_pixel on gs101: up 500 us, down 20 ms on the big cluster): a
+/// raise waits out the up limit only, a lowering the down limit, where mainline's single
+/// 1 ms limit lets the lowering through.
+#[test]
+fn up_and_down_rate_limits_hold_raises_and_lowerings_apart() {
+    let table = vec![500_000, 1_000_000, 2_000_000];
+    let mut pol = SugovPolicy::new(table.clone(), 1, 1_000_000, Governor::Schedutil).with_up_down(500_000, 20_000_000);
+    let mut mainline = SugovPolicy::new(table, 1, 1_000_000, Governor::Schedutil);
+    let at = |u| [CpuUtilInput { util: u, capacity: 1024, uclamp: None }];
+    let tick = 4_000_000;
+    for p in [&mut pol, &mut mainline] {
+        assert_eq!(p.update_shared(0, 0, tick, false, &at(100)), Some(500_000));
+    }
+    // 0.6 ms on: a raise passes the 500 us up limit, not mainline's 1 ms.
+    assert_eq!(pol.update_shared(0, 600_000, tick, false, &at(800)), Some(2_000_000));
+    assert_eq!(mainline.update_shared(0, 600_000, tick, false, &at(800)), None);
+    assert_eq!(mainline.update_shared(0, 1_000_000, tick, false, &at(800)), Some(2_000_000));
+    // 5 ms after the raise the util has fallen: mainline lowers, the split holds the top
+    // OPP until 20 ms after its last change.
+    assert_eq!(mainline.update_shared(0, 6_000_000, tick, false, &at(100)), Some(500_000));
+    assert_eq!(pol.update_shared(0, 5_600_000, tick, false, &at(100)), None);
+    assert_eq!(pol.update_shared(0, 20_500_000, tick, false, &at(100)), None);
+    assert_eq!(pol.cur_khz, 2_000_000);
+    assert_eq!(pol.update_shared(0, 20_600_000, tick, false, &at(100)), Some(500_000));
+    // freq_update_delay_ns is the smaller of the two.
+    assert_eq!(pol.rate_limit_ns, 500_000);
+}
+
 #[test]
 fn iowait_boost_doubles_per_io_wakeup_and_halves_without() {
     let tick = 4_000_000;

@@ -244,6 +244,9 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
 
     sim.setup_bandwidth(&all_groups)?;
     sim.setup_cpufreq(s.kernel.governor.into());
+    if let Some(su) = &s.kernel.schedutil {
+        sim.set_schedutil_limits(su)?;
+    }
     let mut tg_clamps = Vec::new();
     for (i, g) in all_groups.iter().enumerate() {
         let req = g.uclamp().map_err(|e| ScenarioError::new(format!("groups[{i}].{}", e.0), e.1))?;

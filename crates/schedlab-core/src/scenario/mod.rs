@@ -29,6 +29,8 @@ pub use energy_model_spec::{EnergyModelSpec, VoltageSpec};
 pub mod topo_spec;
 pub use topo_spec::TopoSpec;
 use topo_spec::one;
+mod schedutil_spec;
+pub use schedutil_spec::{GovernorSpec, PerPolicy, SchedutilSpec, MAX_RATE_LIMIT_US};
 pub use rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
 use crate::time::Ns;
@@ -124,33 +126,11 @@ pub struct KernelSpec {
     /// kernel). Only a machine with an Energy Model has OPPs to choose from.
     #[serde(default, skip_serializing_if = "GovernorSpec::is_performance")]
     pub governor: GovernorSpec,
+    /// schedutil's rate limits per cpufreq policy (with `governor = "schedutil"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedutil: Option<SchedutilSpec>,
 }
 
-/// `[kernel] governor`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GovernorSpec {
-    /// The top OPP throughout.
-    #[default]
-    Performance,
-    /// cpufreq_schedutil.c.
-    Schedutil,
-}
-
-impl GovernorSpec {
-    fn is_performance(&self) -> bool {
-        *self == GovernorSpec::Performance
-    }
-}
-
-impl From<GovernorSpec> for crate::eas::schedutil::Governor {
-    fn from(g: GovernorSpec) -> Self {
-        match g {
-            GovernorSpec::Performance => crate::eas::schedutil::Governor::Performance,
-            GovernorSpec::Schedutil => crate::eas::schedutil::Governor::Schedutil,
-        }
-    }
-}
 
 fn default_profile() -> String {
     "6.6".to_string()
@@ -166,7 +146,7 @@ impl KernelSpec {
 
 impl Default for KernelSpec {
     fn default() -> Self {
-        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default(), governor: GovernorSpec::Performance }
+        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default(), governor: GovernorSpec::Performance, schedutil: None }
     }
 }
 

@@ -61,6 +61,27 @@ impl Simulator {
         self.eas = e;
     }
 
+    /// `[kernel.schedutil]`: each policy's rate limits, mainline's one or the Android
+    /// split. Refused without schedutil policies to apply them to.
+    pub(crate) fn set_schedutil_limits(&mut self, su: &crate::scenario::SchedutilSpec) -> Result<(), crate::error::ScenarioError> {
+        if !self.eas.schedutil {
+            return Err(crate::error::ScenarioError::new(
+                "kernel.schedutil",
+                "needs governor = \"schedutil\" on a machine with an Energy Model (no schedutil policy to apply it to)",
+            ));
+        }
+        let limits = su
+            .resolve(self.eas.policies.len(), RATE_LIMIT_NS / 1000)
+            .map_err(|(f, m)| crate::error::ScenarioError::new(format!("kernel.schedutil.{f}"), m))?;
+        for (pol, (base, split)) in self.eas.policies.iter_mut().zip(limits) {
+            pol.rate_limit_ns = base * 1000;
+            if let Some((up, down)) = split {
+                *pol = pol.clone().with_up_down(up * 1000, down * 1000);
+            }
+        }
+        Ok(())
+    }
+
     /// sched_setattr()'s util_min / util_max for task `p` (UCLAMP): recorded only where
     /// something reads them (schedutil and EAS).
     pub(crate) fn set_task_uclamp(&mut self, p: TaskId, min: Option<u32>, max: Option<u32>) {

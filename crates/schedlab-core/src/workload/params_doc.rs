@@ -118,6 +118,9 @@ pub fn params_of(kind: &str) -> &'static [ParamDoc] {
             p!("kernel_timers", "true", "add the Android-like background kernel timers"),
             p!("top_app_cpus", "the two biggest clusters", "CPUs of the UI, render and compositor threads"),
             p!("background_cpus", "the little cluster", "CPUs of the background threads"),
+            p!("cgroups", "false", "Android's cpu cgroups: top-app, system, background (gs101's cpu.shares)"),
+            p!("top_app_uclamp_min", "none", "top-app cpu.uclamp.min, percent (needs cgroups)"),
+            p!("background_uclamp_max", "none", "background cpu.uclamp.max, percent (needs cgroups)"),
         ],
         "netperf" => &[
             p!("test", "UDP_RR", "-t: the test (UDP_RR is the one modeled)"),

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use super::{params, task, Generated};
 use crate::rng::Stream;
 use crate::error::ScenarioError;
-use crate::scenario::{Duration, KernelTimerSpec, LoopSpec, ModTimerSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec};
+use crate::scenario::{Duration, GroupSpec, KernelTimerSpec, LoopSpec, ModTimerSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec};
 use crate::topology::Machine;
 
 fn forever(body: Vec<OpSpec>) -> OpSpec {
@@ -196,6 +196,17 @@ struct UiParams {
     /// CPUs of the background app threads (Android's background cpuset: the little
     /// cluster).
     background_cpus: Option<String>,
+    /// Android's cpu cgroups (the controller AOSP's task profiles join): the UI and
+    /// render threads in `top-app` (MaxPerformance), the compositor in `system`
+    /// (SurfaceFlinger, a system service), the background threads in `background`
+    /// (HighEnergySaving), with gs101's cpu.shares (init.gs101.rc at boot_completed:
+    /// 20480, 20480, 1024).
+    #[serde(default)]
+    cgroups: bool,
+    /// `top-app` cpu.uclamp.min, percent (needs `cgroups`).
+    top_app_uclamp_min: Option<f64>,
+    /// `background` cpu.uclamp.max, percent (needs `cgroups`).
+    background_uclamp_max: Option<f64>,
 }
 
 fn sixty() -> f64 {
@@ -247,12 +258,13 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
         t.affinity = bg.clone();
         tasks.push(t);
     }
+    let groups = android_groups(&p, &mut tasks)?;
     let timers = if p.kernel_timers { android_kernel_timers() } else { vec![] };
     let clusters = clusters_by_capacity(m);
     Ok(Generated {
         tasks,
         templates: vec![],
-        groups: vec![],
+        groups,
         timers,
         reporter: Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
@@ -262,6 +274,33 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             out
         }),
     })
+}
+
+/// `ui_frame`'s cgroups when asked (`cgroups`): each task joins its group, the groups
+/// carry gs101's cpu.shares and the clamps given.
+fn android_groups(p: &UiParams, tasks: &mut [crate::scenario::TaskSpec]) -> Result<Vec<GroupSpec>, ScenarioError> {
+    if !p.cgroups {
+        for (field, v) in [("top_app_uclamp_min", p.top_app_uclamp_min), ("background_uclamp_max", p.background_uclamp_max)] {
+            if v.is_some() {
+                return Err(ScenarioError::new(format!("workload.params.{field}"), "needs cgroups = true (the clamp is a cgroup's)"));
+            }
+        }
+        return Ok(vec![]);
+    }
+    let group = |name: &str, shares: u64| GroupSpec { name: name.into(), cpu_shares: Some(shares), ..Default::default() };
+    let mut top = group("top-app", 20480);
+    top.uclamp_min = p.top_app_uclamp_min;
+    let mut bg = group("background", 1024);
+    bg.uclamp_max = p.background_uclamp_max;
+    for t in tasks.iter_mut() {
+        let g = match t.name.as_str() {
+            "ui-thread" | "render-thread" => "top-app",
+            "composer" => "system",
+            _ => "background",
+        };
+        t.group = Some(g.into());
+    }
+    Ok(vec![top, group("system", 20480), bg])
 }
 
 /// An Android-like set of background kernel timers, all estimates of the kind a phone's

@@ -22,6 +22,21 @@ Three experiments, each on the seed's own benchmark shape:
   the seed's residency table turned into shares; and each rail's mean power (the
   device tree's Energy Model, dynamic power at the top OPP: no cpufreq governor and no
   leakage in the model), compared with the seed's per-rail power as pull/push ratios.
+- ``timers-ui-android``: the same frame loop placed as Android places it on the Pixel 6
+  (issue 34): gs101's cpusets and cpu cgroups instead of pinning, EAS with schedutil at
+  sched_pixel's rate limits, the cgroups' uclamp at the frame loop's steady state, and the
+  power HAL's touch boost as a fourth variant; the seed's table is held against
+  ``android``. What moves (5 seeds, push): the top-app threads leave the top OPPs of the
+  mid and big clusters for low OPPs (UI thread on the A76s at ~0.8 GHz, render thread on
+  the X1s at ~0.9-1 GHz, the compositor on littles and A76s), so every cluster's active
+  share grows (little 0.07 -> 0.28, mid 0.15 -> 0.41, big 0.11 -> 0.30; the seed 0.67,
+  0.26, 0.22) and CPU power falls 656 -> 210 mW (the seed's rails: 196.6 mW). The
+  steady-state clamps change nothing (0.1 % is under every lowest OPP; no background
+  thread nears 50 %); the 20 % touch boost moves the UI thread to the X1s (mid 0.26,
+  big 0.43). Schedutil sizes each thread's OPP by its own utilization, so the serial
+  UI -> render -> compose chain outgrows the 16.7 ms frame: 33 frames a second, not 59
+  (the per-frame work is an estimate; Android's ADPF hints, which raise the frame
+  threads' uclamp_min from their measured work, are not modelled).
 """
 
 from __future__ import annotations
@@ -141,3 +156,91 @@ def build_ui(machine: str, config: str, quick: bool) -> dict:
         "workload": {"kind": "ui_frame", "params": {"fps": 60}},
         "run": {"duration_s": 3.0 if quick else 20.0},
     }
+
+
+# ---------------------------------------------------------------- UI frames as Android runs them
+# Android's configuration of the Pixel 6 (gs101) at the seed's date, as device/google/gs101
+# sets it (GrapheneOS/device_google_gs101 at 0c4376b09891, 2023-11-30, the last change of
+# conf/init.gs101.rc before the seed's 2024-01-30 reply; declared):
+# - cpusets at sys.boot_completed (lines 732-737): top-app 0-7, foreground 0-5,
+#   background 0-3, system-background 0-3. SurfaceFlinger's main thread joins the top-app
+#   cpuset (the device's task_profiles.json SFMainPolicy overrides AOSP's system-background).
+# - cpu.shares (lines 780-789): top-app, foreground, system 20480; background 1024.
+# - uclamp (lines 741 and 756): the top-app group's uclamp_min 1 (of 1024) and the
+#   background group's uclamp_max 512, through Pixel's vendor_sched groups, which the
+#   device kept aligned with the cgroups' cpu.uclamp ("cfs_rq clamp is using tg->uclamp
+#   setting": /dev/cpuctl/background/cpu.uclamp.max 50 until 98a1a13d, 2023-05-01); here as
+#   cgroup v2 cpu.uclamp.min 0.1 % and cpu.uclamp.max 50 %. prefer_idle (line 165) is a
+#   vendor extension (as is cpu.uclamp.latency_sensitive): not modelled.
+# - the power HAL (powerhint_a1.json, TAUClampBoost): a touch at 60 Hz (INTERACTION_60)
+#   raises the top-app uclamp_min to 205 (20 %) for up to 6 s, until DISPLAY_IDLE; the
+#   steady state of the frame loop is init's 1. ``android-touch`` runs the boost throughout.
+# - cpufreq (lines 172-181): Pixel's sched_pixel governor, schedutil with the Android
+#   split of the rate limit: up_rate_limit_us 500 on every cluster, down_rate_limit_us
+#   5000 (little) and 20000 (mid, big); the little's down_rate_limit_scale_pow 2 (a
+#   sched_pixel scaling of the down limit) is not modelled.
+ANDROID_CPUSETS = {"top_app_cpus": "0-7", "background_cpus": "0-3"}
+ANDROID_SCHEDUTIL = {"up_rate_limit_us": 500, "down_rate_limit_us": [5000, 20000, 20000]}
+TOP_APP_UCLAMP_MIN = 0.1  # percent: vendor_sched ta uclamp_min 1 of 1024
+TOUCH_UCLAMP_MIN = 20.0  # percent: the power HAL's INTERACTION_60 boost, 205 of 1024
+BACKGROUND_UCLAMP_MAX = 50.0  # percent: 512 of 1024
+UI_VARIANTS = ("pinned", "eas", "android", "android-touch")
+ANDROID_CONFIGS = [f"{v}:{m}" for v in UI_VARIANTS for m in MODELS]
+ANDROID_GROUPS = [([f"{v}:push", f"{v}:pull"], f"{v}:push") for v in UI_VARIANTS]
+VARIANT_GROUPS = [([f"{v}:{m}" for v in UI_VARIANTS], f"pinned:{m}") for m in MODELS]
+
+
+def _android_published() -> list:
+    """The seed's table (timers-ui's figures) held against the ``android`` configurations."""
+    from dataclasses import replace
+    from ..registry import load_published
+
+    return [replace(p, config=" vs ".join(f"android:{c.strip()}" for c in p.config.split(" vs ")))
+            for p in load_published("timers-ui")]
+
+
+def _android_rows(exp, runs):
+    rows = compare_grouped(exp, runs, ANDROID_GROUPS)
+    # Each variant against the pinned stand-in, per timer model: the change rows only.
+    return rows + [r for r in compare_grouped(exp, runs, VARIANT_GROUPS) if " vs " in r.config]
+
+
+@experiment(
+    name="timers-ui-android",
+    title="UI frames on a Pixel 6 as Android runs them (cpusets, cgroup uclamp, EAS, schedutil): push vs pull",
+    source=published_source("timers-ui") or Source("001_52e82ace3171c26a.txt", "Pixel 6 residency"),
+    machines=["pixel6"],
+    configs=ANDROID_CONFIGS,
+    baseline="pinned:push",
+    metrics=[Metric(m.name, m.unit, m.label.replace("top OPP", "top OPP, or the OPPs schedutil chose"))
+             for m in UI_METRICS],
+    seeds=5,
+    quick_seeds=2,
+    verdict=Verdict(seeds=5),
+    published=_android_published(),
+    compare=_android_rows,
+    description="timers-ui's frame loop under Android's own placement instead of pinning. ``pinned``: timers-ui "
+                "as it is (top-app threads pinned to the mid and big clusters, background to the littles, top "
+                "OPP). ``eas``: gs101's cpusets (top-app 0-7, background 0-3) and cpu cgroups (top-app and "
+                "system 20480 shares, background 1024), no other affinity, EAS with schedutil at sched_pixel's "
+                "rate limits (up 500 us; down 5/20/20 ms). ``android``: plus the cgroups' clamps at the frame "
+                "loop's steady state (top-app cpu.uclamp.min 0.1 %, background cpu.uclamp.max 50 %). "
+                "``android-touch``: the power HAL's 60 Hz touch boost (top-app cpu.uclamp.min 20 %) held "
+                "throughout. The seed's table is held against ``android``. Sources in timers.py.",
+)
+def build_ui_android(machine: str, config: str, quick: bool) -> dict:
+    variant, model = config.split(":")
+    doc = build_ui(machine, model, quick)
+    doc["name"] = f"timers-ui-{variant}-{model}"
+    if variant == "pinned":
+        return doc
+    params = {**doc["workload"]["params"], **ANDROID_CPUSETS, "cgroups": True}
+    if variant != "eas":
+        params["top_app_uclamp_min"] = TOUCH_UCLAMP_MIN if variant == "android-touch" else TOP_APP_UCLAMP_MIN
+        params["background_uclamp_max"] = BACKGROUND_UCLAMP_MAX
+    doc["workload"] = {**doc["workload"], "params": params}
+    kernel = doc["kernel"]
+    kernel["governor"] = "schedutil"
+    kernel["features"] = {**kernel["features"], "ENERGY_AWARE": True}
+    kernel["schedutil"] = dict(ANDROID_SCHEDUTIL)
+    return doc
