@@ -92,8 +92,9 @@ pub enum TraceEvent {
         /// Idle state index, None on exit (the kernel prints 4294967295).
         state: Option<u32>,
     },
-    /// `cpu_frequency`: the CPU runs at `khz` (schedlab has no cpufreq governor: one
-    /// record per CPU at the start, at the top operating point).
+    /// `cpu_frequency`: the CPU runs at `khz`: one record per CPU at the start, then one
+    /// per CPU of a policy at each change schedutil makes (none under `performance`,
+    /// which keeps the top operating point).
     CpuFrequency {
         /// Frequency, kHz.
         khz: u32,
