@@ -68,7 +68,7 @@ fn uclamp_min_1024_wakes_on_the_biggest_idle_cpu() {
     };
     for profile in ["5.10", "5.15", "6.1", "6.6", "6.18"] {
         let boosted = run(profile, "sched_attr = { util_min = 1024 }\n");
-        assert!(boosted.len() > 20, "{profile}: {} switches", boosted.len());
+        assert!(boosted.len() > 10, "{profile}: {} switches", boosted.len());
         let off_x1: Vec<_> = boosted[1..].iter().filter(|(_, c)| *c < 6).collect();
         assert!(off_x1.is_empty(), "{profile}: boosted wakeups off the X1s: {off_x1:?}");
         let plain = run(profile, "");
