@@ -572,7 +572,7 @@ impl Simulator {
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
         let stats_only = |s: &mut Self| {
             if !s.eas.nohz_blocked {
-                return; // nothing blocked to update (no PELT)
+                return; // no blocked-load update on this run (fair/energy.rs)
             }
             if let Some(ilb) = s.next_nohz_idle_cpu(0) {
                 s.nohz_stats_kick(cpu, ilb);
