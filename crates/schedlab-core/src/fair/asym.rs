@@ -176,7 +176,7 @@ impl Simulator {
         let t = self.asym_task_util(p, self.task_util_synced(p));
         let idle = |s: &Self, c: CpuId| (s.available_idle_cpu(c) || s.sched_idle_cpu(c)) && s.tasks[p].cpus_allowed.test(c);
         if self.feat.has(Feature::SIS_ASYM_PREV_FIRST) {
-            // asym_fits_cpu(): fully fits (6.3+: > 0; before, any fit).
+            // asym_fits_cpu(): a full fit (6.3+ wants > 0; the older forms say 1 or 0).
             let fits = |s: &Self, c: CpuId| s.asym_fits(&t, c) > 0;
             if idle(self, target) && fits(self, target) {
                 return target;
