@@ -111,6 +111,9 @@ sched_features! {
     MISFIT = Since(4, 20), "asymmetric capacity: a task too big for its CPU (util x 1.25 > capacity) is a misfit that balance and the nohz kick move to a bigger CPU at once (3b1baa6496e6)";
     MISFIT_BEFORE_EAS_EXIT = Since(6, 3), "EAS: find_busiest_group() forces the balance of a misfit group before its early exit while the root domain is not overutilized, so a task misfit only by its uclamp_min (util_fits_cpu() -1, which cpu_overutilized() counts as fitting) is still pulled to a bigger CPU (e5ed0550c04c, 'sched/fair: unlink misfit task from cpu overutilized', 6.3; the same order in 6.18.35's sched_balance_find_src_group(); stable backports to 5.10/5.15/6.1 were posted in Aug 2023, not modeled). Off: the EAS exit comes first";
     SIS_ASYM_CAPACITY = Since(5, 7), "asymmetric capacity: wakeups look for an idle CPU the task fits (select_idle_capacity, b7a331615d25)";
+    SIS_ASYM_PREV_FIRST = Since(5, 10), "asymmetric capacity: select_idle_sibling() takes the target, prev or recent_used_cpu when idle and the task fits it (asym_fits_capacity()) before the select_idle_capacity() scan (b4c9c9f15649, 'sched/fair: Prefer prev cpu in asymmetric wakeup path'). Off: 5.7-5.9's scan first";
+    ASYM_UTIL_FITS_CPU = Since(6, 2), "asymmetric capacity: the wakeup fit (asym_fits_cpu(), select_idle_capacity()) is util_fits_cpu() on task_util_est() with the task's uclamp_min/max: uclamp_max at or under a CPU's capacity fits it (b759caa1d9f6, a2e7f03ed28f; backported to 5.10/5.15/6.1 stable in Dec 2022-Jan 2023, not modeled). Off: fits_capacity() on the clamped util, uclamp_task_util() (a7008c07a568, 5.6)";
+    ASYM_FITS_UCLAMP_MIN_HINT = Since(6, 3), "asymmetric capacity: util_fits_cpu() returns -1 when a CPU fits the util but not uclamp_min; asym_fits_cpu() wants a full fit and select_idle_capacity() falls back to the largest -1 CPU before any non-fitting one (e5ed0550c04c, 'sched/fair: unlink misfit task from cpu overutilized'). Off: 6.2's bool, where such a CPU does not fit and the scan falls back to the largest idle CPU";
     SHARED_RUNQ = Always(false), "per-LLC shared wakequeue pulled before newidle balance (swqueue RFC, never merged)";
     SHARED_RUNQ_STEAL = Always(false), "v1 only: a CPU whose LLC queue is empty also pulls from other LLCs of its node (the RFC's stated next step)";
     SHARED_RUNQ_V2 = Always(false), "shared_runq v2 (2023-07): pulled at the top of newidle_balance before its gates, head-only pop if allowed on this CPU";
@@ -147,7 +150,8 @@ impl Feature {
 /// The set of features in force for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Features {
-    bits: u64,
+    /// One bit per feature (u128: the table passed 64 entries with issue 34's asym forms).
+    bits: u128,
 }
 
 impl Features {
@@ -163,15 +167,15 @@ impl Features {
     /// Tells whether a feature is on (`sched_feat(X)`).
     #[inline]
     pub fn has(&self, f: Feature) -> bool {
-        self.bits & (1 << f as u32) != 0
+        self.bits & (1u128 << f as u32) != 0
     }
 
     /// Turns a feature on or off.
     pub fn set(&mut self, f: Feature, on: bool) {
         if on {
-            self.bits |= 1 << f as u32;
+            self.bits |= 1u128 << f as u32;
         } else {
-            self.bits &= !(1 << f as u32);
+            self.bits &= !(1u128 << f as u32);
         }
     }
 
@@ -221,7 +225,7 @@ mod tests {
         assert!(!f(6, 12).has(Feature::MM_CID_CACHE_LOCAL) && f(6, 13).has(Feature::MM_CID_CACHE_LOCAL));
         assert!(!f(6, 4).has(Feature::TLB_BATCH) && f(6, 5).has(Feature::TLB_BATCH));
         assert!(Features::defaults(KernelVersion::new(5, 4), Arch::X86_64).has(Feature::TLB_BATCH));
-        assert!(FEATURE_TABLE.len() < 64);
+        assert!(FEATURE_TABLE.len() <= 128, "Features::bits holds 128");
         assert_eq!(Features::lookup("SWQUEUE"), Some(Feature::SHARED_RUNQ));
     }
 

@@ -48,7 +48,7 @@ fn uclamp_max_keeps_a_busy_task_off_misfit() {
 /// an idle big CPU pulls it; with UTIL_EST off its decayed util fits the A55 and the run
 /// stays there, its util far from 128 for the whole run (it grows at a quarter of
 /// PELT's rate under schedutil, from under 10). EAS off, so only misfit moves it
-/// (schedutil runs keep util_est). The same on 5.4, 6.6 and 6.18.
+/// (every run keeps util_est). The same on 5.4, 6.6 and 6.18.
 /// Returns (wake time, time of the first switch onto a big CPU after it).
 fn after_sleep(profile: &str, features: &str) -> (u64, Option<u64>) {
     let s = common::scenario(&format!(

@@ -5,13 +5,14 @@
 //! 'group_misfit_task' load-balance type": rq->misfit_task_load, group_misfit_task,
 //! migrate_misfit, need_active_balance() for misfits, check_misfit_status() in the nohz
 //! kick), select_idle_capacity() and the asym_fits_cpu() checks of
-//! select_idle_sibling() (5.7, b7a331615d25 "sched/fair: Add asymmetric CPU capacity
-//! wakeup scan"; 5.10, b4c9c9f15649, prev/target/recent first).
-//! Model: a task's utilization is its PELT util_avg, synced to now for wakeups as
-//! sync_entity_load_avg() does; misfit's task_fits_cpu() adds util_est and the clamps
-//! on schedutil runs (the only runs that keep them). Without PELT there is no
-//! utilization and every task fits. Energy-aware placement (find_energy_efficient_cpu)
-//! is fair/energy.rs, under schedutil only.
+//! select_idle_sibling(), in each version's form (see [`AsymFit`]).
+//! Model: a task's utilization is task_util_est(): its PELT util_avg (synced to now for
+//! wakeups, as sync_entity_load_avg() does) or its util_est if larger, with its
+//! effective uclamp_min/max; util_est and the clamps are kept on every run with PELT
+//! (state/cpufreq.rs), as the kernel keeps them whatever the governor. Without PELT there
+//! is no utilization and every task fits. No thermal pressure: capacity_of() and
+//! get_actual_cpu_capacity() are the original capacity. Energy-aware placement
+//! (find_energy_efficient_cpu) is fair/energy.rs, under schedutil only.
 
 use crate::cpumask::CpuId;
 use crate::state::Simulator;
@@ -64,29 +65,64 @@ impl Simulator {
 
     /// task_fits_cpu(): does `p` fit `cpu` with the 20 % margin? It reads task_util_est()
     /// (the larger of util_avg and util_est, since misfit came in 4.20) and the task's
-    /// effective clamps: 6.2+ util_fits_cpu() > 0 ("sched/uclamp: Make
+    /// effective clamps: 6.2+ util_fits_cpu() > 0 (b48e16a69792, "sched/uclamp: Make
     /// task_fits_capacity() use util_fits_cpu()": uclamp_max at or under the capacity
-    /// fits, a uclamp_min above it does not); 5.9-6.1 the util clamped first
-    /// ("sched/fair: Make task_fits_capacity() consider uclamp restrictions"; versions from the titles, hashes not checked here).
-    /// Model: util_est and clamps are kept on schedutil runs only (state/cpufreq.rs);
-    /// elsewhere this is fits_capacity(util_avg) as before.
+    /// fits, a uclamp_min above it does not); 5.6-6.1 the util clamped first,
+    /// uclamp_task_util() (a7008c07a568, "sched/fair: Make task_fits_capacity() consider
+    /// uclamp restrictions", 5.6).
     fn task_fits_cpu(&self, p: TaskId, cpu: CpuId) -> bool {
-        let mut util = self.task_util(p);
+        let t = self.asym_task_util(p, self.task_util(p));
+        let cap = self.capacity(cpu);
+        if !self.eas.uclamp_used {
+            return fits_capacity(t.util, cap);
+        }
+        let v = self.k.version;
+        if v >= crate::kernel::KernelVersion::new(6, 2) {
+            crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, true) > 0
+        } else if v >= crate::kernel::KernelVersion::new(5, 6) {
+            fits_capacity(t.clamped(), cap)
+        } else {
+            fits_capacity(t.util, cap)
+        }
+    }
+
+    /// task_util_est(p) from `util_avg` (util_est on runs that keep it) and
+    /// uclamp_eff_value(p, UCLAMP_MIN / MAX) (none without a clamp).
+    fn asym_task_util(&self, p: TaskId, util_avg: u64) -> AsymTaskUtil {
+        let mut util = util_avg;
         if let (true, Some(form), Some(t)) = (self.eas.util_est_on, self.eas.form, self.eas.tasks.get(p)) {
             util = crate::eas::util_est::task_util_est(util, &t.util_est, form);
         }
+        let c = if self.eas.uclamp_used { self.eas.uclamp_of(p, self.task_group(p)) } else { crate::eas::Uclamp::NONE };
+        AsymTaskUtil { util, min: c.min, max: c.max }
+    }
+
+    /// The wakeup path's fit of a task to `cpu`: 1 fits, 0 does not, -1 fits but not
+    /// its uclamp_min hint (6.3+ only: 6.2 says 0 there), by the form of the profile.
+    fn asym_fits(&self, t: &AsymTaskUtil, cpu: CpuId) -> i32 {
         let cap = self.capacity(cpu);
-        if !self.eas.uclamp_used {
-            return fits_capacity(util, cap);
+        match self.asym_fit_form() {
+            AsymFit::UtilFitsCpuHint => crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, self.eas.uclamp_used),
+            // 6.2's util_fits_cpu() was a bool: a uclamp_min above the capacity of a CPU
+            // short of SCHED_CAPACITY_SCALE did not fit (what 6.3 made -1).
+            AsymFit::UtilFitsCpu => (crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, self.eas.uclamp_used) > 0) as i32,
+            AsymFit::Clamped => fits_capacity(t.clamped(), cap) as i32,
+            AsymFit::UtilEst => fits_capacity(t.util, cap) as i32,
         }
-        let c = self.eas.uclamp_of(p, self.task_group(p));
-        let v = self.k.version;
-        if v >= crate::kernel::KernelVersion::new(6, 2) {
-            crate::eas::energy::util_fits_cpu(util, c.min, c.max, cap, true) > 0
-        } else if v >= crate::kernel::KernelVersion::new(5, 9) {
-            fits_capacity(util.clamp(c.min.min(c.max), c.max), cap)
+    }
+
+    /// The fit test of the wakeup path a profile has.
+    pub(crate) fn asym_fit_form(&self) -> AsymFit {
+        if self.feat.has(Feature::ASYM_UTIL_FITS_CPU) {
+            if self.feat.has(Feature::ASYM_FITS_UCLAMP_MIN_HINT) {
+                AsymFit::UtilFitsCpuHint
+            } else {
+                AsymFit::UtilFitsCpu
+            }
+        } else if self.k.version >= crate::kernel::KernelVersion::new(5, 6) {
+            AsymFit::Clamped
         } else {
-            fits_capacity(util, cap)
+            AsymFit::UtilEst
         }
     }
 
@@ -133,51 +169,94 @@ impl Simulator {
         self.balance.asym_capacity && self.feat.has(Feature::SIS_ASYM_CAPACITY)
     }
 
-    /// select_idle_sibling() on an asymmetric machine: target, prev and the recently
-    /// used CPU if idle and the task fits them, else select_idle_capacity() over the
-    /// lowest domain of mixed capacities, else the target.
+    /// select_idle_sibling() on an asymmetric machine: 5.10+ (SIS_ASYM_PREV_FIRST) target,
+    /// prev and the recently used CPU if idle and asym_fits_cpu(); then (5.7+ at once)
+    /// select_idle_capacity() over the lowest domain of mixed capacities, else the target.
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId, reader: CpuId) -> CpuId {
-        let util = self.task_util_synced(p);
-        let idle = |s: &Self, c: CpuId| s.available_idle_cpu(c) && s.tasks[p].cpus_allowed.test(c);
-        let fits = |s: &Self, c: CpuId| fits_capacity(util, s.capacity(c));
-        if idle(self, target) && fits(self, target) {
-            return target;
-        }
-        if prev != target && self.m.share_llc(prev, target) && idle(self, prev) && fits(self, prev) {
-            return prev;
-        }
-        let recent = self.tasks[p].recent_used_cpu;
-        self.tasks[p].recent_used_cpu = prev;
-        if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) && fits(self, recent) {
-            return recent;
+        let t = self.asym_task_util(p, self.task_util_synced(p));
+        let idle = |s: &Self, c: CpuId| (s.available_idle_cpu(c) || s.sched_idle_cpu(c)) && s.tasks[p].cpus_allowed.test(c);
+        if self.feat.has(Feature::SIS_ASYM_PREV_FIRST) {
+            // asym_fits_cpu(): a full fit (6.3+ wants > 0; the older forms say 1 or 0).
+            let fits = |s: &Self, c: CpuId| s.asym_fits(&t, c) > 0;
+            if idle(self, target) && fits(self, target) {
+                return target;
+            }
+            if prev != target && self.m.share_llc(prev, target) && idle(self, prev) && fits(self, prev) {
+                return prev;
+            }
+            let recent = self.tasks[p].recent_used_cpu;
+            self.tasks[p].recent_used_cpu = prev;
+            if recent != prev && recent != target && self.m.share_llc(recent, target) && idle(self, recent) && fits(self, recent) {
+                return recent;
+            }
         }
         let Some(sd) = self.m.domains[target].iter().find(|d| d.flags.has(SdFlags::ASYM_CPUCAPACITY)) else {
             return target;
         };
-        // select_idle_capacity(): wrap from the target; the first idle CPU the task
-        // fits, else the idle CPU of the largest capacity.
+        // select_idle_capacity(): wrap from the target; the first idle CPU the task fully
+        // fits, else the idle CPU that fits best (6.3+: -1 before 0), of the largest
+        // capacity at that level.
         let cpus = sd.span.and(&self.tasks[p].cpus_allowed);
         let order = cpus.iter_wrap(target);
-        let (mut best, mut best_cap, mut examined, mut cost) = (None, 0, 0u64, super::placement::ReadPass::default());
+        let (mut best, mut best_cap, mut best_fits, mut examined, mut cost) = (None, 0, 0, 0u64, super::placement::ReadPass::default());
         let mut found = None;
         for c in order {
             examined += 1;
             cost.add(1.0, self.line_latency(reader, c));
-            if !self.available_idle_cpu(c) {
+            if !self.available_idle_cpu(c) && !self.sched_idle_cpu(c) {
                 continue;
             }
-            if fits(self, c) {
+            let fits = self.asym_fits(&t, c);
+            if fits > 0 {
                 found = Some(c);
                 break;
             }
-            if self.capacity(c) > best_cap {
-                best_cap = self.capacity(c);
-                best = Some(c);
+            let cap = self.capacity(c);
+            if fits < best_fits || (fits == best_fits && cap > best_cap) {
+                (best, best_cap, best_fits) = (Some(c), cap, fits);
             }
         }
         self.charge_waker(reader, examined, cost);
         found.or(best).unwrap_or(target)
     }
+}
+
+/// A task's utilization as the asymmetric paths read it.
+#[derive(Clone, Copy, Debug)]
+struct AsymTaskUtil {
+    /// task_util_est().
+    util: u64,
+    /// uclamp_eff_value(p, UCLAMP_MIN).
+    min: u64,
+    /// uclamp_eff_value(p, UCLAMP_MAX).
+    max: u64,
+}
+
+impl AsymTaskUtil {
+    /// uclamp_task_util(): task_util_est() clamped into [uclamp_min, uclamp_max].
+    fn clamped(&self) -> u64 {
+        self.util.clamp(self.min.min(self.max), self.max)
+    }
+}
+
+/// The fit test of the asymmetric wakeup path (asym_fits_cpu(), select_idle_capacity()).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AsymFit {
+    /// Before 5.6: fits_capacity(task_util_est(p)) (task_fits_capacity() of 4.20's
+    /// misfit; the wakeup scan itself is 5.7+, so only a scenario switching
+    /// SIS_ASYM_CAPACITY on for an older profile reads it here).
+    UtilEst,
+    /// 5.6-6.1: fits_capacity(uclamp_task_util(p)) (a7008c07a568, 5.6; b4c9c9f15649's
+    /// asym_fits_capacity(), 5.10).
+    Clamped,
+    /// 6.2: util_fits_cpu(task_util_est(p), uclamp_min, uclamp_max) as a bool, a
+    /// uclamp_min above a CPU's capacity not fitting it (b759caa1d9f6 "sched/uclamp: Make select_idle_capacity() use util_fits_cpu()",
+    /// a2e7f03ed28f "sched/uclamp: Make asym_fits_capacity() use util_fits_cpu()").
+    UtilFitsCpu,
+    /// 6.3+: util_fits_cpu() with -1 for "fits only without uclamp_min": asym_fits_cpu()
+    /// wants > 0, select_idle_capacity() keeps the best -1 CPU by capacity
+    /// (e5ed0550c04c "sched/fair: unlink misfit task from cpu overutilized").
+    UtilFitsCpuHint,
 }
 
 #[cfg(test)]

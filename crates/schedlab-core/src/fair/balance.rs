@@ -567,12 +567,12 @@ impl Simulator {
     /// (asymmetric machines stop there), or more than one busy CPU in its LLC
     /// (sd_llc_shared->nr_busy_cpus: load to spread within or across LLCs). The next
     /// kick waits for the earliest balance due among the idle CPUs (nohz.next_balance).
-    /// On schedutil runs the kick also carries NOHZ_STATS_KICK when the idle CPUs'
-    /// blocked load is due an update (fair/energy.rs).
+    /// The kick also carries NOHZ_STATS_KICK when the idle CPUs' blocked load is due an
+    /// update (fair/energy.rs, on the runs that keep it).
     fn nohz_balancer_kick(&mut self, cpu: CpuId) {
         let stats_only = |s: &mut Self| {
-            if !s.eas.schedutil {
-                return; // no scan of the idle CPUs on other runs
+            if !s.eas.nohz_blocked {
+                return; // no blocked-load update on this run (fair/energy.rs)
             }
             if let Some(ilb) = s.next_nohz_idle_cpu(0) {
                 s.nohz_stats_kick(cpu, ilb);

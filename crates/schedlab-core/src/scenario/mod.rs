@@ -170,7 +170,7 @@ pub struct GroupSpec {
     pub cpu_shares: Option<u64>,
     /// cgroup v2 `cpu.weight` (1..10000, default 100): shares = weight x 1024 / 100.
     pub cpu_weight: Option<u64>,
-    /// cgroup v2 `cpu.uclamp.min` (5.4+, percent 0..100, default 0): read on schedutil runs.
+    /// cgroup v2 `cpu.uclamp.min` (5.4+, percent 0..100, default 0): kept on every run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uclamp_min: Option<f64>,
     /// cgroup v2 `cpu.uclamp.max` (percent 0..100, default 100).

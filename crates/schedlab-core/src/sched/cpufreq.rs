@@ -25,14 +25,25 @@ use crate::state::Simulator;
 use crate::time::Ns;
 
 impl Simulator {
-    /// Builds the policies when the machine has an Energy Model on every CPU and the
-    /// scenario asks for schedutil; otherwise the state stays empty (performance).
+    /// Keeps util_est and uclamp on every run with PELT (the kernel keeps them whatever
+    /// the governor), and builds the policies when the machine has an Energy Model on
+    /// every CPU and the scenario asks for schedutil (otherwise: performance).
     pub(crate) fn setup_cpufreq(&mut self, governor: Governor) {
         let nr = self.m.nr_cpus();
-        if governor == Governor::Performance || nr == 0 || (0..nr).any(|c| self.m.perf_domain(c).is_none()) {
+        let schedutil = governor == Governor::Schedutil && nr > 0 && (0..nr).all(|c| self.m.perf_domain(c).is_some());
+        let mut e = EasState { schedutil, tracked: schedutil || self.pelt_on(), ..Default::default() };
+        e.nohz_blocked = self.nohz_blocked_readers(schedutil);
+        if e.tracked {
+            e.rq_util_est = vec![Default::default(); nr];
+            e.rq_clamps = vec![Vec::new(); nr];
+            e.util_est_on = self.feat.has(Feature::UTIL_EST);
+            e.fastup = self.feat.has(Feature::UTIL_EST_FASTUP);
+            e.form = Some(UtilEstForm::of(self.k.version));
+        }
+        if !schedutil {
+            self.eas = e;
             return;
         }
-        let mut e = EasState { schedutil: true, ..Default::default() };
         let mut pd_of_driver = vec![usize::MAX; self.m.idle_drivers.len()];
         for cpu in 0..nr {
             let d = self.m.cpu_idle_driver[cpu];
@@ -51,12 +62,7 @@ impl Simulator {
         }
         e.opp_busy = (0..nr).map(|c| vec![0; e.pds[e.pd_of_cpu[c]].states.len()]).collect();
         e.busy_mark = vec![0; nr];
-        e.rq_util_est = vec![Default::default(); nr];
-        e.rq_clamps = vec![Vec::new(); nr];
         e.feec = self.feat.has(Feature::ENERGY_AWARE);
-        e.util_est_on = self.feat.has(Feature::UTIL_EST);
-        e.fastup = self.feat.has(Feature::UTIL_EST_FASTUP);
-        e.form = Some(UtilEstForm::of(self.k.version));
         e.rules = Some(FeecRules::of(self.k.version));
         self.eas = e;
     }
@@ -82,10 +88,10 @@ impl Simulator {
         Ok(())
     }
 
-    /// sched_setattr()'s util_min / util_max for task `p` (UCLAMP): recorded only where
-    /// something reads them (schedutil and EAS).
+    /// sched_setattr()'s util_min / util_max for task `p` (UCLAMP), on every run that
+    /// keeps util_est and uclamp.
     pub(crate) fn set_task_uclamp(&mut self, p: TaskId, min: Option<u32>, max: Option<u32>) {
-        if !self.eas.schedutil || !self.feat.has(Feature::UCLAMP) || (min.is_none() && max.is_none()) {
+        if !self.eas.tracked || !self.feat.has(Feature::UCLAMP) || (min.is_none() && max.is_none()) {
             return;
         }
         let c = Uclamp { min: min.map_or(0, u64::from), max: max.map_or(crate::eas::SCHED_CAPACITY_SCALE, u64::from) };
@@ -96,9 +102,9 @@ impl Simulator {
     /// cpu.uclamp.min/max of the scenario's groups (UCLAMP_TASK_GROUP, 5.4+): each group's
     /// effective clamps, its request capped by its parent's effective ones, min at most
     /// max (cpu_util_update_eff()); `groups[i]` is task group i + 1, parents before
-    /// children. Recorded only where something reads them (schedutil).
+    /// children. Recorded on every run that keeps uclamp.
     pub(crate) fn set_group_uclamps(&mut self, groups: &[(Option<(u64, u64)>, usize)]) {
-        if !self.eas.schedutil || !self.feat.has(Feature::UCLAMP) || self.k.version < crate::kernel::KernelVersion::new(5, 4) || groups.iter().all(|g| g.0.is_none()) {
+        if !self.eas.tracked || !self.feat.has(Feature::UCLAMP) || self.k.version < crate::kernel::KernelVersion::new(5, 4) || groups.iter().all(|g| g.0.is_none()) {
             return;
         }
         // The root group's clamps are both SCHED_CAPACITY_SCALE (init_uclamp()): no cap.
@@ -133,12 +139,12 @@ impl Simulator {
 
     /// util_est_enqueue() and uclamp_rq_inc() for `p` entering `cpu`'s runqueue.
     pub(crate) fn eas_enqueue(&mut self, cpu: usize, p: TaskId) {
-        if !self.eas.schedutil {
+        if !self.eas.tracked {
             return;
         }
         self.eas_dequeue(p);
         let util = self.tasks[p].se.avg.util_avg;
-        let form = self.eas.form.expect("set with schedutil");
+        let form = self.eas.form.expect("set when tracked");
         let on = self.eas.util_est_on;
         let t = self.eas.task(p);
         let est = if on { t.util_est.task_util_est(form) } else { 0 };
@@ -155,7 +161,7 @@ impl Simulator {
 
     /// util_est_dequeue() and uclamp_rq_dec() for `p` leaving its runqueue (idempotent).
     pub(crate) fn eas_dequeue(&mut self, p: TaskId) {
-        if !self.eas.schedutil {
+        if !self.eas.tracked {
             return;
         }
         let t = self.eas.task(p);
@@ -173,7 +179,7 @@ impl Simulator {
 
     /// util_est_update() at a dequeue to sleep of `p` from `cpu`.
     pub(crate) fn eas_util_est_update(&mut self, cpu: usize, p: TaskId) {
-        if !self.eas.schedutil || !self.eas.util_est_on {
+        if !self.eas.tracked || !self.eas.util_est_on {
             return;
         }
         let util = self.tasks[p].se.avg.util_avg;
@@ -310,5 +316,37 @@ impl Simulator {
             out.push(("eas_overutilized_changes".into(), self.eas.overutilized_changes as f64));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+    use crate::state::Simulator;
+
+    /// util_est is kept whatever the governor, as in the kernel: a task pinned to X1 CPU 6
+    /// with uclamp_min = 1024 (so schedutil keeps its cluster at the top OPP, where the
+    /// performance governor has it too) runs 30 ms and sleeps; 50 ms into the sleep its
+    /// estimate under the performance governor equals the schedutil run's, and is the
+    /// util it reached (over 300), not 0.
+    #[test]
+    fn the_performance_governor_keeps_util_est() {
+        let est = |governor: &str| {
+            let text = format!(
+                "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\ngovernor = \"{governor}\"\n\
+                 [[tasks]]\nname = \"t\"\ncpu = 6\naffinity = \"6\"\nsched_attr = {{ util_min = 1024 }}\n\
+                 program = [{{ run = \"30ms\" }}, {{ sleep = \"1s\" }}]\n[run]\nduration_s = 1.0\n"
+            );
+            let mut s = Simulator::new(&Scenario::from_toml_str(&text, "<test>").unwrap(), 1, false).unwrap();
+            while s.now < 80_000_000 && s.step() {}
+            assert!(!s.tasks[0].se.on_rq, "{governor}: asleep");
+            let form = s.eas.form.expect("kept");
+            (s.eas.tasks[0].util_est.task_util_est(form), s.task_util_synced(0))
+        };
+        let (perf, perf_avg) = est("performance");
+        let (sugov, _) = est("schedutil");
+        assert!(perf > 300, "performance: util_est {perf}");
+        assert!(perf_avg < perf / 2, "util_avg decayed in the sleep: {perf_avg} against {perf}");
+        assert_eq!(perf, sugov, "the same estimate under both governors");
     }
 }

@@ -6,9 +6,12 @@
 //! Mirrors: include/linux/sched.h `struct util_est` and `uclamp_se` in task_struct;
 //! kernel/sched/sched.h `cfs_rq->avg.util_est`, `rq->uclamp[]`, `root_domain->pd` and
 //! `->overutilized`; kernel/sched/cpufreq_schedutil.c `struct sugov_policy` per policy.
-//! Model: nothing here is allocated or read unless the machine has an Energy Model and
-//! the scenario asks for schedutil (`[kernel] governor`): with the performance governor,
-//! the default, every CPU stays at its top OPP as before and no result moves.
+//! Model: util_est and uclamp are kept on every run with PELT, whatever the governor, as
+//! the kernel keeps them (`tracked`); their readers are schedutil, EAS and, on machines
+//! of asymmetric capacity, misfit and select_idle_capacity() (fair/asym.rs). The
+//! policies, the overutilized flag and the OPP residency exist only when the machine
+//! has an Energy Model and the scenario asks for schedutil (`[kernel] governor`): with
+//! the performance governor, the default, every CPU stays at its top OPP.
 
 use crate::eas::energy::{FeecRules, PerfDomainCosts, RootDomainOverutilized};
 use crate::eas::schedutil::SugovPolicy;
@@ -41,10 +44,16 @@ pub(crate) struct TaskEas {
 pub(crate) struct EasState {
     /// schedutil drives the clusters' frequencies (an EM and `governor = "schedutil"`).
     pub(crate) schedutil: bool,
+    /// util_est and uclamp are kept (every run with PELT; the per-task and per-rq
+    /// tables below are allocated).
+    pub(crate) tracked: bool,
+    /// The nohz blocked-load update of idle CPUs runs (nohz.has_blocked; see
+    /// fair/energy.rs for the runs that have it).
+    pub(crate) nohz_blocked: bool,
     /// sched_energy_enabled(): ENERGY_AWARE, an EM and schedutil on every policy (the
     /// kernel's build_perf_domains() refuses EAS under any other governor).
     pub(crate) feec: bool,
-    /// UTIL_EST (read by feec and schedutil only).
+    /// UTIL_EST (read by feec, schedutil, misfit and the asymmetric wakeup path).
     pub(crate) util_est_on: bool,
     /// UTIL_EST_FASTUP.
     pub(crate) fastup: bool,
