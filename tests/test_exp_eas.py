@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 
 from schedlab import schemas
 from schedlab.reproduce import get
@@ -20,7 +21,9 @@ def test_scenarios_switch_only_energy_aware_placement():
     assert off["tasks"] == on["tasks"]
 
 
-def test_eas_moves_the_small_tasks_to_the_littles_and_saves_energy():
+@pytest.fixture(scope="module")
+def quick_rows() -> dict:
+    """(machine, config, metric) -> simulated mean, from one `reproduce eas --quick` run."""
     from typer.testing import CliRunner
 
     from schedlab.cli import app
@@ -29,14 +32,37 @@ def test_eas_moves_the_small_tasks_to_the_littles_and_saves_energy():
     assert r.exit_code == 0, r.output
     rows = json.loads(r.stdout)
     jsonschema.validate(rows, ROW_SCHEMA)
-    v = {(d["config"], d["metric"]): d["simulated_mean"] for d in rows}
+    return {(d["machine"], d["config"], d["metric"]): d["simulated_mean"] for d in rows}
+
+
+def test_eas_moves_the_small_tasks_to_the_littles_and_saves_energy(quick_rows):
+    v = lambda config, metric: quick_rows[("pixel6", config, metric)]
     a55 = "busy_cortex-a55_seconds"
     # Without EAS, idle littles still take waiting tasks from the nohz balancer (1.7x
     # here since idle CPUs balance at the idle interval; 3.3x before).
-    assert v[("eas-on", a55)] > 1.5 * v[("eas-off", a55)]
-    assert v[("eas-on", "energy_cpu_mj")] < v[("eas-off", "energy_cpu_mj")]
+    assert v("eas-on", a55) > 1.5 * v("eas-off", a55)
+    assert v("eas-on", "energy_cpu_mj") < v("eas-off", "energy_cpu_mj")
     # The price: the work runs on slower CPUs at lower OPPs.
-    assert v[("eas-on", "work_stretch")] > v[("eas-off", "work_stretch")]
+    assert v("eas-on", "work_stretch") > v("eas-off", "work_stretch")
+
+
+@pytest.mark.parametrize("machine", ["pixel6", "snapdragon-888"])
+def test_without_util_est_the_opps_follow_the_decayed_util(quick_rows, machine):
+    # After each sleep schedutil reads util_avg decayed over the sleep instead of the
+    # task's estimate: lower OPPs, so less energy and a longer stretch.
+    v = lambda config, metric: quick_rows[(machine, config, metric)]
+    assert v("eas-on-no-util-est", "energy_cpu_mj") < v("eas-on", "energy_cpu_mj")
+    assert v("eas-on-no-util-est", "work_stretch") > v("eas-on", "work_stretch")
+
+
+def test_the_ui_configurations_differ_only_by_the_boost():
+    e = get("eas")
+    plain, boost = e.scenario("pixel6", "eas-on-ui"), e.scenario("pixel6", "eas-on-ui-boost")
+    ui = [t for t in boost["tasks"] if t["name"] == "ui"]
+    assert len(ui) == 1 and ui[0]["sched_attr"] == {"util_min": 205}
+    assert [t for t in plain["tasks"] if t["name"] != "ui"] == [t for t in boost["tasks"] if t["name"] != "ui"]
+    assert "sched_attr" not in [t for t in plain["tasks"] if t["name"] == "ui"][0]
+    assert e.scenario("pixel6", "eas-on-no-util-est")["kernel"]["features"] == {"ENERGY_AWARE": True, "UTIL_EST": False}
 
 
 def test_the_sd888_runs_with_its_vendor_em_at_the_chosen_band_end():

@@ -18,7 +18,10 @@ sized at capacity 1024 as rt-app calibrates on the biggest CPU; durations shorte
 ``wake-mig`` (one task per X1 alternating 20 % of an A55 and 70 % of an X1 every 0.5 s,
 twice: EnergyModelWakeMigration) and ``ramp`` (one task from 10 % of an A55 to 70 % of
 an X1 in 14 steps of 0.25 s: RampUp), and the periodic set on 5.15 (feec's 1/16 energy
-margin, removed in 6.0). On the EAS runs, ``eas_check_within_5pct`` is the LISA-style
+margin, removed in 6.0), without util_est (``eas-on-no-util-est``: UTIL_EST off, so
+schedutil and feec read the decayed util_avg after each sleep), and with a 60 Hz UI
+thread added, plain (``eas-on-ui``) and boosted by ``uclamp_min`` 205 (``eas-on-ui-boost``:
+the 20 % top-app boost of Pixel's power HAL on touch). On the EAS runs, ``eas_check_within_5pct`` is the LISA-style
 check: the fraction of feec's decisions whose energy (compute_energy() on the snapshot
 feec read) is within 5 % of the cheapest allowed CPU's on that snapshot; a workload
 whose root domain stays overutilized has no decision to judge (no row).
@@ -44,9 +47,11 @@ NAME = "eas"
 # LISA's workload shapes (lisa/tests/scheduler/eas_behaviour.py): rt-app's period.
 PERIOD_US = 16_000
 WORKLOADS = ("two-big", "wake-mig", "ramp")
-CONFIGS = {"eas-off": False, "eas-on": True, "eas-on-5.15": True}
+CONFIGS = {"eas-off": False, "eas-on": True, "eas-on-5.15": True, "eas-on-no-util-est": True,
+           "eas-on-ui": True, "eas-on-ui-boost": True}
 CONFIGS.update({f"{w}:{c}": on for w in WORKLOADS for c, on in (("eas-off", False), ("eas-on", True))})
-GROUPS = [(("eas-off", "eas-on", "eas-on-5.15"), "eas-off")] + [
+GROUPS = [(("eas-off", "eas-on", "eas-on-5.15", "eas-on-no-util-est"), "eas-off"),
+          (("eas-on-ui", "eas-on-ui-boost"), "eas-on-ui")] + [
     ((f"{w}:eas-off", f"{w}:eas-on"), f"{w}:eas-off") for w in WORKLOADS
 ]
 # Capacities as the presets compute them from the device trees' capacity-dmips-mhz
@@ -66,6 +71,13 @@ MEDIUM = ("medium", 80.0, 0)
 # The Pixel 6's, as first written (work per 10 ms in us at capacity 1024): 156 us is 10 %
 # of an A55 (160 x 0.1 / 1024 of 10 ms), 312 us 20 %; 3890 us is 80 % of an A76.
 TASKS = [("small0", 156, 4), ("small1", 200, 5), ("small2", 250, 6), ("small3", 312, 7), ("medium", 3890, 0)]
+# The UI thread of the ui configurations: a 60 Hz frame of 3 ms of work at capacity 1024
+# (an estimate of a light frame: 18 % of an X1), started on CPU 0; boosted, it carries
+# uclamp_min 205 (20 %), the top-app boost Pixel's power HAL sets on touch
+# (GrapheneOS/device_google_gs101 powerhint_a1.json; timers-ui-android's source).
+UI_TASK = {"name": "ui", "cpu": 0,
+           "program": [{"loop": {"body": [{"run": "3000us"}, {"periodic": {"period": "16667us"}}]}}]}
+UI_BOOST_UTIL_MIN = 205
 # --em-voltage: the SD888 vendor EM's voltage band end for every cluster, or a corner.
 EM_VOLTAGES = {
     "low": "low",
@@ -150,11 +162,19 @@ def build(machine: str, config: str, quick: bool, em_voltage: str = "centre") ->
         }
         for name, work, cpu in _tasks(machine)
     ]
+    features = {"ENERGY_AWARE": CONFIGS[config]}
+    if config == "eas-on-no-util-est":
+        features["UTIL_EST"] = False
+    if config.startswith("eas-on-ui"):
+        ui = dict(UI_TASK)
+        if config == "eas-on-ui-boost":
+            ui["sched_attr"] = {"util_min": UI_BOOST_UTIL_MIN}
+        tasks.append(ui)
     return {
         "name": f"{NAME}-{config}",
         "machine": _machine(machine, em_voltage),
         "kernel": {"profile": "5.15" if config == "eas-on-5.15" else "6.6", "governor": "schedutil",
-                   "features": {"ENERGY_AWARE": CONFIGS[config]}},
+                   "features": features},
         "tasks": tasks,
         "run": {"duration_s": seconds},
     }
