@@ -170,9 +170,14 @@ impl SugovPolicy {
     /// The split limits (the Android form): freq_update_delay_ns becomes the smaller of
     /// the two, as its sugov_init() sets it.
     pub fn with_up_down(mut self, up_ns: Ns, down_ns: Ns) -> Self {
+        self.set_up_down(up_ns, down_ns);
+        self
+    }
+
+    /// [`Self::with_up_down`] on a policy in place.
+    pub fn set_up_down(&mut self, up_ns: Ns, down_ns: Ns) {
         self.up_down_ns = Some((up_ns, down_ns));
         self.rate_limit_ns = up_ns.min(down_ns);
-        self
     }
 
     /// sugov_should_update_freq(): outside the rate limit, or after a limits change.

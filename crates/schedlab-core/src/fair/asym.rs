@@ -72,18 +72,15 @@ impl Simulator {
     /// uclamp restrictions", 5.6).
     fn task_fits_cpu(&self, p: TaskId, cpu: CpuId) -> bool {
         let t = self.asym_task_util(p, self.task_util(p));
-        let cap = self.capacity(cpu);
-        if !self.eas.uclamp_used {
-            return fits_capacity(t.util, cap);
-        }
         let v = self.k.version;
-        if v >= crate::kernel::KernelVersion::new(6, 2) {
-            crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, true) > 0
+        let form = if v >= crate::kernel::KernelVersion::new(6, 2) {
+            AsymFit::UtilFitsCpu
         } else if v >= crate::kernel::KernelVersion::new(5, 6) {
-            fits_capacity(t.clamped(), cap)
+            AsymFit::Clamped
         } else {
-            fits_capacity(t.util, cap)
-        }
+            AsymFit::UtilEst
+        };
+        form.fits(&t, self.capacity(cpu), self.eas.uclamp_used) > 0
     }
 
     /// task_util_est(p) from `util_avg` (util_est on runs that keep it) and
@@ -95,20 +92,6 @@ impl Simulator {
         }
         let c = if self.eas.uclamp_used { self.eas.uclamp_of(p, self.task_group(p)) } else { crate::eas::Uclamp::NONE };
         AsymTaskUtil { util, min: c.min, max: c.max }
-    }
-
-    /// The wakeup path's fit of a task to `cpu`: 1 fits, 0 does not, -1 fits but not
-    /// its uclamp_min hint (6.3+ only: 6.2 says 0 there), by the form of the profile.
-    fn asym_fits(&self, t: &AsymTaskUtil, cpu: CpuId) -> i32 {
-        let cap = self.capacity(cpu);
-        match self.asym_fit_form() {
-            AsymFit::UtilFitsCpuHint => crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, self.eas.uclamp_used),
-            // 6.2's util_fits_cpu() was a bool: a uclamp_min above the capacity of a CPU
-            // short of SCHED_CAPACITY_SCALE did not fit (what 6.3 made -1).
-            AsymFit::UtilFitsCpu => (crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, self.eas.uclamp_used) > 0) as i32,
-            AsymFit::Clamped => fits_capacity(t.clamped(), cap) as i32,
-            AsymFit::UtilEst => fits_capacity(t.util, cap) as i32,
-        }
     }
 
     /// The fit test of the wakeup path a profile has.
@@ -175,9 +158,11 @@ impl Simulator {
     pub(crate) fn select_idle_sibling_asym(&mut self, p: TaskId, prev: CpuId, target: CpuId, reader: CpuId) -> CpuId {
         let t = self.asym_task_util(p, self.task_util_synced(p));
         let idle = |s: &Self, c: CpuId| (s.available_idle_cpu(c) || s.sched_idle_cpu(c)) && s.tasks[p].cpus_allowed.test(c);
+        let form = self.asym_fit_form();
+        let fit = |s: &Self, c: CpuId| form.fits(&t, s.capacity(c), s.eas.uclamp_used);
         if self.feat.has(Feature::SIS_ASYM_PREV_FIRST) {
             // asym_fits_cpu(): a full fit (6.3+ wants > 0; the older forms say 1 or 0).
-            let fits = |s: &Self, c: CpuId| s.asym_fits(&t, c) > 0;
+            let fits = |s: &Self, c: CpuId| fit(s, c) > 0;
             if idle(self, target) && fits(self, target) {
                 return target;
             }
@@ -206,7 +191,7 @@ impl Simulator {
             if !self.available_idle_cpu(c) && !self.sched_idle_cpu(c) {
                 continue;
             }
-            let fits = self.asym_fits(&t, c);
+            let fits = fit(self, c);
             if fits > 0 {
                 found = Some(c);
                 break;
@@ -257,6 +242,22 @@ pub(crate) enum AsymFit {
     /// wants > 0, select_idle_capacity() keeps the best -1 CPU by capacity
     /// (e5ed0550c04c "sched/fair: unlink misfit task from cpu overutilized").
     UtilFitsCpuHint,
+}
+
+impl AsymFit {
+    /// The fit of a task to a CPU of capacity `cap` in this form: 1 fits, 0 does not, -1
+    /// fits but not its uclamp_min hint (6.3+ only: 6.2 says 0 there).
+    fn fits(self, t: &AsymTaskUtil, cap: u64, uclamp_used: bool) -> i32 {
+        let util_fits_cpu = || crate::eas::energy::util_fits_cpu(t.util, t.min, t.max, cap, uclamp_used);
+        match self {
+            AsymFit::UtilFitsCpuHint => util_fits_cpu(),
+            // 6.2's util_fits_cpu() was a bool: a uclamp_min above the capacity of a CPU
+            // short of SCHED_CAPACITY_SCALE did not fit (what 6.3 made -1).
+            AsymFit::UtilFitsCpu => (util_fits_cpu() > 0) as i32,
+            AsymFit::Clamped => fits_capacity(t.clamped(), cap) as i32,
+            AsymFit::UtilEst => fits_capacity(t.util, cap) as i32,
+        }
+    }
 }
 
 #[cfg(test)]

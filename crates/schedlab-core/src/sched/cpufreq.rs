@@ -82,7 +82,7 @@ impl Simulator {
         for (pol, (base, split)) in self.eas.policies.iter_mut().zip(limits) {
             pol.rate_limit_ns = base * 1000;
             if let Some((up, down)) = split {
-                *pol = pol.clone().with_up_down(up * 1000, down * 1000);
+                pol.set_up_down(up * 1000, down * 1000);
             }
         }
         Ok(())
