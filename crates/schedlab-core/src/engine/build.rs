@@ -612,14 +612,11 @@ impl Simulator {
             self.rtc.idle_policy = true;
             self.tasks[tid].se.weight = crate::sched::WEIGHT_IDLEPRIO;
         }
-        let s = &self.tasks[tid].sched;
-        if s.is_rt_or_dl() {
-            self.rtc.in_use = true;
-            // RT and deadline tasks sleep with no timer slack: hrtimer_nanosleep() and
-            // select_estimate_accuracy() drop it for rt_task()/dl_task() (3.x-6.10), and
-            // since 6.11 (ed4fb6d7ef68) sched_setscheduler() sets timer_slack_ns to 0.
-            self.tasks[tid].timer_slack_ns = 0;
-        }
+        // The class's part of sched_setscheduler() (RT and deadline tasks sleep with no
+        // timer slack: hrtimer_nanosleep() and select_estimate_accuracy() drop it for
+        // rt_task()/dl_task() (3.x-6.10), and since 6.11 (ed4fb6d7ef68)
+        // sched_setscheduler() sets timer_slack_ns to 0).
+        self.class_switched_to(tid);
         if policy == SchedPolicy::Deadline {
             let before = self.rtc.dl_bw.total_bw;
             if a.ebusy_stays_fair && self.dl_admit(tid).is_err() {

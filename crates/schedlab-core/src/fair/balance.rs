@@ -428,7 +428,7 @@ impl Simulator {
     /// Active balance: the stopper pushes `src`'s running task to an idle `dst`.
     fn active_balance(&mut self, src: CpuId, dst: CpuId) -> bool {
         let Some(p) = self.rqs[src].curr else { return false };
-        if self.tasks[p].sched.is_rt_or_dl() {
+        if self.class_of(p) != crate::state::task::SchedClass::Fair {
             return false; // the stopper moves fair tasks only (RT has push/pull)
         }
         if !self.rqs[dst].is_idle() || !self.tasks[p].cpus_allowed.test(dst) || self.rqs[src].nr_running != 1 {
@@ -441,7 +441,7 @@ impl Simulator {
         // The stopper preempts p; p is then queued and moved as a queued task. The switch
         // to the stopper (a kernel thread) is a context switch for mm_cid too.
         self.update_curr(src);
-        self.put_prev_task(src, p);
+        self.put_prev_task_fair(src, p);
         self.mm_switch(src, Some(p), None);
         self.set_curr(src, None);
         self.cancel_segment(src);
@@ -839,7 +839,7 @@ mod tests {
             assert!(sim.balance.rd_overloaded, "{profile}: reaching two tasks sets the flag");
             // The second task leaves CPU 1 (not a sleep: no delayed dequeue).
             let p = sim.rqs[1].queue.tasks[0];
-            sim.dequeue_task(1, p, false);
+            sim.dequeue_task(1, p, crate::sched::class::DequeueFlags::NONE);
             assert_eq!(sim.balance.nr_overloaded, 0);
             assert!(sim.balance.rd_overloaded, "{profile}: leaving does not clear it");
             sim.sched_balance_newidle(0);

@@ -179,7 +179,7 @@ impl Simulator {
             queued[c] += 1;
         };
         for (p, t) in self.tasks.iter().enumerate() {
-            if t.sched.is_rt_or_dl() {
+            if t.sched.class() != crate::state::task::SchedClass::Fair {
                 continue; // not the fair class's (sched/class.rs checks them)
             }
             let runnable = matches!(t.state, TaskState::Running | TaskState::Runnable);

@@ -11,6 +11,8 @@
 //! running task and its group entities are each their cfs_rq's `curr`, off the tree.
 
 pub mod asym;
+pub(crate) mod class;
+mod invariants;
 mod cfs;
 mod delay;
 mod eevdf;
@@ -266,7 +268,7 @@ impl Simulator {
     /// enqueue_task_fair(): the task, then every group entity that was not queued
     /// (placed as wakeups); the rest re-weighted. `place_task`: place the task itself.
     /// The caller has run update_curr and set the task's state.
-    fn enqueue_task_fair(&mut self, cpu: usize, p: TaskId, place_task: bool) {
+    pub(crate) fn enqueue_task_fair(&mut self, cpu: usize, p: TaskId, place_task: bool) {
         let mut e = p;
         let mut place = place_task;
         let mut climbing = true;
@@ -371,32 +373,6 @@ impl Simulator {
                 Some(pe) => e = pe,
                 None => break,
             }
-        }
-    }
-
-    /// Puts a woken, new or migrated task on `cpu`'s runqueue (enqueue_task_fair);
-    /// a wakeup is placed here, others by the caller.
-    pub(crate) fn activate_task(&mut self, cpu: usize, p: TaskId, wakeup: bool) {
-        debug_assert_eq!(self.tasks[p].cpu, cpu);
-        if self.rtc.in_use && self.enqueue_task_class(cpu, p, wakeup) {
-            return;
-        }
-        if wakeup {
-            self.update_curr(cpu);
-        }
-        self.enqueue_task_fair(cpu, p, wakeup);
-        if self.rtc.in_use {
-            self.dl_server_start(cpu);
-        }
-        if self.bw_enqueue(cpu, p) {
-            self.throttle_task(cpu, p);
-        }
-        if self.eas.schedutil {
-            // Not on a new task's first enqueue (its util is a guess).
-            if wakeup || self.tasks[p].se.sum_exec_runtime > 0 {
-                self.check_update_overutilized_status(cpu);
-            }
-            self.cpufreq_update_util(cpu, false);
         }
     }
 
@@ -532,7 +508,7 @@ impl Simulator {
 
     /// Puts the preempted current task back on the queue (put_prev_task_fair), or on
     /// the throttled list if its group ran out of runtime.
-    pub(crate) fn put_prev_task(&mut self, cpu: usize, p: TaskId) {
+    pub(crate) fn put_prev_task_fair(&mut self, cpu: usize, p: TaskId) {
         let t = &mut self.tasks[p];
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
@@ -652,78 +628,6 @@ impl Simulator {
         }
         if preempt {
             self.resched_curr(cpu, cpu);
-        }
-    }
-
-    /// Decides whether woken/new `p` on `cpu` preempts the current task (wakeup_preempt),
-    /// comparing the two at the first level they share (find_matching_se).
-    pub(crate) fn wakeup_preempt(&mut self, cpu: usize, p: TaskId, from_cpu: usize) {
-        if self.class_wakeup_preempt(cpu, p, from_cpu).is_some() {
-            return; // a class above fair is involved (sched/class.rs)
-        }
-        let Some(c) = self.rqs[cpu].curr else {
-            self.resched_curr(cpu, from_cpu);
-            return;
-        };
-        // check_preempt_wakeup_fair(): a task whose hierarchy is throttled preempts
-        // nothing (throttled_hierarchy(), from 6.18 task_is_throttled()).
-        if c == p || self.tasks[p].state == TaskState::Throttled {
-            return;
-        }
-        // NEXT_BUDDY before the 6.18.35 / 6.19 rework: any wakeup but a fork's (6.12+: not
-        // of a delayed task), ahead of every other test.
-        if self.policy() == FairPolicy::Eevdf && self.feat.has(crate::features::Feature::NEXT_BUDDY) && !self.fg.wf_fork && !self.tasks[p].sched_delayed && !self.next_buddy_rework() {
-            self.set_next_buddy(p, cpu);
-        }
-        // SCHED_IDLE and SCHED_BATCH (sched/fair_policy.rs).
-        if self.idle_curr_preempted_early(c, p) {
-            self.resched_curr(cpu, from_cpu);
-            return;
-        }
-        if !self.feat.has(crate::features::Feature::WAKEUP_PREEMPTION) {
-            return;
-        }
-        self.update_curr(cpu);
-        let (se, pse) = self.find_matching_se(c, p, cpu);
-        if let Some(decided) = self.wakeup_preempt_policy(se, pse, p) {
-            if decided {
-                self.resched_curr(cpu, from_cpu);
-            }
-            return;
-        }
-        let preempt = match self.policy() {
-            FairPolicy::Cfs => self.wakeup_preempt_entity(se, pse),
-            FairPolicy::Eevdf => self.wakeup_preempt_eevdf(se, pse, cpu),
-        };
-        if preempt {
-            self.resched_curr(cpu, from_cpu);
-        }
-    }
-
-    /// Changes rq->nr_running and the root domain's overload count (rd->overload).
-    pub(crate) fn add_nr_running(&mut self, cpu: usize, delta: isize) {
-        self.load_sums.nr_running_changed(cpu, delta);
-        let rq = &mut self.rqs[cpu];
-        rq.nr_running = (rq.nr_running as isize + delta) as usize;
-        let over = rq.nr_running > 1;
-        if rq.nr_running > 0 {
-            self.balance.has_tasks.set(cpu);
-        } else {
-            self.balance.has_tasks.clear(cpu);
-        }
-        self.update_sched_idle(cpu);
-        let rq = &mut self.rqs[cpu];
-        if over != rq.overloaded {
-            rq.overloaded = over;
-            if over {
-                // add_nr_running(): prev_nr < 2 && nr_running >= 2 sets rd->overloaded.
-                self.balance.rd_overloaded = true;
-                self.balance.nr_overloaded += 1;
-                self.balance.overloaded_cpus.set(cpu);
-            } else {
-                self.balance.nr_overloaded -= 1;
-                self.balance.overloaded_cpus.clear(cpu);
-            }
         }
     }
 }

@@ -1,199 +1,150 @@
-//! The scheduling classes in their order: what core.c does through `p->sched_class`
-//! (enqueue, dequeue, put_prev, the pick, the tick, wakeup preemption, CPU selection)
-//! dispatched to the deadline, RT and fair classes.
+//! The scheduling classes as the kernel's `struct sched_class`: one op table
+//! ([`SchedClassOps`]) that every class implements, the classes in their order, and the
+//! one place that dispatches on a task's class ([`for_class!`]).
 //!
-//! Mirrors: kernel/sched/core.c `__pick_next_task()` (stop > dl > rt > fair > idle; the
-//! fast path straight to the fair class when every runnable task is fair),
-//! `wakeup_preempt()` (same class: the class decides; a higher class preempts at once; a
-//! lower one never), `select_task_rq()`, `put_prev_task_balance()` (balance_rt():
-//! pull_rt_task() when the previous RT task leaves), and `sched_tick()`'s
-//! `curr->sched_class->task_tick()`.
-//! Model: in a run with no RT or deadline task (`rtc.in_use` false) every path is the
-//! fair class's as before, so such runs are unchanged.
+//! Mirrors: kernel/sched/sched.h `struct sched_class` (the ops and their names) and
+//! `for_each_class()` (stop > dl > rt > fair > ext > idle); core.c calls a class only
+//! through its ops (`p->sched_class->enqueue_task(...)`).
+//! Model: the classes are zero-sized types (`DlSchedClass` in `deadline.rs`,
+//! `RtSchedClass` in `rt.rs`, `FairSchedClass` in `fair/class.rs`); an op is an
+//! associated function taking the simulator, so dispatch is a `match` on
+//! [`SchedClass`] that the compiler resolves statically (no `dyn` on the hot path).
+//! An op a class leaves out has the kernel's default: a NULL op in the kernel is an op
+//! that does nothing here. A new class is one more type implementing the trait, one
+//! more variant of `SchedClass` and one more arm in [`for_class!`] and [`CLASS_ORDER`]
+//! (docs/architecture.md, "Adding a scheduling class").
+//! The stop class has no task of a scenario's; the idle class is the pick's end
+//! (`sched/core.rs`: `set_next_task_idle()`).
 
-use crate::features::Feature;
 use crate::state::task::{SchedClass, TaskId, TaskState};
 use crate::state::Simulator;
 use crate::time::Ns;
 
+/// enqueue_task()'s flags (kernel/sched/sched.h `ENQUEUE_*`), as far as the model uses them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct EnqueueFlags {
+    /// ENQUEUE_WAKEUP: a woken task (placed by its lag, its reservation renewed).
+    pub wakeup: bool,
+    /// ENQUEUE_DELAYED: a delayed-dequeue sleeper woken where it still is (ttwu_runnable()).
+    pub delayed: bool,
+    /// ENQUEUE_RESTORE | ENQUEUE_MOVE: a running task put back after a change of
+    /// affinity or group (sched_move_task(), migration_cpu_stop()); `Some(from)` names
+    /// the CPU it ran on.
+    pub moved_from: Option<usize>,
+}
+
+impl EnqueueFlags {
+    /// A wakeup (ENQUEUE_WAKEUP).
+    pub(crate) const WAKEUP: Self = Self { wakeup: true, delayed: false, moved_from: None };
+    /// A new, migrated or unthrottled task (no flag the model reads).
+    pub(crate) const NONE: Self = Self { wakeup: false, delayed: false, moved_from: None };
+}
+
+/// dequeue_task()'s flags (`DEQUEUE_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DequeueFlags {
+    /// DEQUEUE_SLEEP: the task blocks or exits.
+    pub sleep: bool,
+    /// DEQUEUE_SAVE | DEQUEUE_MOVE of the running task (sched_move_task()): the class
+    /// also puts its running state (put_prev_task()), as the caller then does.
+    pub moving: bool,
+}
+
+impl DequeueFlags {
+    /// DEQUEUE_SLEEP.
+    pub(crate) const SLEEP: Self = Self { sleep: true, moving: false };
+    /// No flag (an exit's dequeue; a migration's).
+    pub(crate) const NONE: Self = Self { sleep: false, moving: false };
+    /// DEQUEUE_SAVE | DEQUEUE_MOVE.
+    pub(crate) const MOVE: Self = Self { sleep: false, moving: true };
+}
+
+/// `struct sched_class`: the ops core.c calls, named as the kernel names them. Each is
+/// an associated function on a zero-sized class type; the defaults are the kernel's for
+/// an op a class leaves NULL (or, where core.c has a fallback, that fallback).
+pub(crate) trait SchedClassOps {
+    /// Its tasks sleep with timer slack (`rt_or_dl_task_policy()` drops it for RT and
+    /// deadline tasks: hrtimer_nanosleep(), select_estimate_accuracy(), and from 6.11
+    /// sched_setscheduler()).
+    const TIMER_SLACK: bool = true;
+
+    /// enqueue_task(): `p` joins `cpu`'s queues.
+    fn enqueue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: EnqueueFlags);
+    /// dequeue_task() of the running task `p` (it blocks, exits or is moved).
+    fn dequeue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: DequeueFlags);
+    /// yield_task(): sched_yield() of the running task.
+    fn yield_task(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// wakeup_preempt() of woken `p` against `curr` of the same class: the class decides
+    /// and reschedules `cpu` itself.
+    fn wakeup_preempt(sim: &mut Simulator, cpu: usize, p: TaskId, curr: TaskId, from_cpu: usize);
+    /// pick_task() (with pick_next_task()'s own work where the class has one, such as
+    /// the fair class's newidle balance): the class's next task, taken as `cpu`'s curr.
+    fn pick_task(sim: &mut Simulator, cpu: usize) -> Option<TaskId>;
+    /// put_prev_task(): `p` stops running on `cpu`, still runnable or gone (blocked,
+    /// exited: its state says which).
+    fn put_prev_task(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// set_next_task(): `p` was picked to run on `cpu` (after the switch).
+    fn set_next_task(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// balance() (put_prev_task_balance()), before the pick: the previous task `prev`
+    /// of this class left or dropped, so `cpu` may pull work of this class.
+    fn balance(_sim: &mut Simulator, _cpu: usize, _prev: TaskId) {}
+    /// select_task_rq(): a CPU for waking or new `p`; the default keeps it where it is
+    /// (core.c without the op: task_cpu(p)).
+    fn select_task_rq(_sim: &mut Simulator, _p: TaskId, prev: usize, _this_cpu: usize, _waker: Option<TaskId>, _sync: bool, _fork: bool) -> usize {
+        prev
+    }
+    /// migrate_task_rq(): `p`, not running, moves from `src` to `dst` (set_task_cpu()).
+    fn migrate_task_rq(_sim: &mut Simulator, _p: TaskId, _src: usize, _dst: usize) {}
+    /// task_woken(): after the wakeup's preemption check, `p` waits on `cpu` behind its
+    /// current task.
+    fn task_woken(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// task_tick(): the scheduler tick with `p` running on `cpu`.
+    fn task_tick(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// task_fork(): a new task, before its first enqueue on `cpu`.
+    fn task_fork(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// task_dead(): `p` exited and was dequeued.
+    fn task_dead(_sim: &mut Simulator, _p: TaskId) {}
+    /// switched_to(): `p` entered the class (here: created in it, sched_setscheduler()).
+    fn switched_to(_sim: &mut Simulator, _p: TaskId) {}
+    /// update_curr(): the class's accounting of `delta` ns the running `p` ran.
+    fn update_curr(_sim: &mut Simulator, _cpu: usize, _p: TaskId, _delta: Ns) {}
+}
+
+/// Runs `$body` with `$C` the class type of `$class`, the one dispatch on a class:
+/// `for_class!(cls, |C| C::enqueue_task(self, cpu, p, flags))`.
+macro_rules! for_class {
+    ($class:expr, |$C:ident| $body:expr) => {
+        match $class {
+            $crate::state::task::SchedClass::Dl => {
+                type $C = $crate::sched::deadline::DlSchedClass;
+                $body
+            }
+            $crate::state::task::SchedClass::Rt => {
+                type $C = $crate::sched::rt::RtSchedClass;
+                $body
+            }
+            $crate::state::task::SchedClass::Fair => {
+                type $C = $crate::fair::class::FairSchedClass;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use for_class;
+
+/// for_each_class(): the classes with tasks, highest first (the idle class follows).
+pub(crate) const CLASS_ORDER: [SchedClass; 3] = [SchedClass::Dl, SchedClass::Rt, SchedClass::Fair];
+
 impl Simulator {
-    /// The class of `p`.
+    /// The class of `p` (`p->sched_class`).
     #[inline]
     pub(crate) fn class_of(&self, p: TaskId) -> SchedClass {
         self.tasks[p].sched.class()
     }
 
-    /// select_task_rq(): the class's choice of CPU for a waking or new task.
-    pub(crate) fn select_task_rq(&mut self, p: TaskId, prev: usize, this_cpu: usize, waker: Option<TaskId>, sync: bool, fork: bool) -> usize {
-        let cpu = match self.class_of(p) {
-            SchedClass::Fair => return self.select_task_rq_fair(p, prev, this_cpu, waker, sync, fork),
-            SchedClass::Rt => self.select_task_rq_rt(p, prev),
-            SchedClass::Dl => self.select_task_rq_dl(p, prev, this_cpu, fork),
-        };
-        // select_fallback_rq(): a CPU it may run on.
-        if self.tasks[p].cpus_allowed.test(cpu) {
-            cpu
-        } else {
-            self.tasks[p].cpus_allowed.first().unwrap_or(prev)
-        }
-    }
-
-    /// enqueue_task() of an RT or deadline task (activate_task()); false for a fair one,
-    /// which the caller enqueues.
-    pub(crate) fn enqueue_task_class(&mut self, cpu: usize, p: TaskId, wakeup: bool) -> bool {
-        match self.class_of(p) {
-            SchedClass::Fair => false,
-            SchedClass::Rt => {
-                if wakeup {
-                    self.update_curr(cpu);
-                }
-                self.enqueue_task_rt(cpu, p, false);
-                true
-            }
-            SchedClass::Dl => {
-                if wakeup {
-                    self.update_curr(cpu);
-                }
-                self.enqueue_task_dl(cpu, p, true);
-                true
-            }
-        }
-    }
-
-    /// dequeue_task() of the running task `p` that blocks or exits.
-    pub(crate) fn dequeue_task(&mut self, cpu: usize, p: TaskId, sleep: bool) {
-        match self.class_of(p) {
-            SchedClass::Fair => self.dequeue_task_fair(cpu, p, sleep),
-            cls => {
-                self.update_curr(cpu);
-                if cls == SchedClass::Rt {
-                    // A boosted task keeps its boost while it blocks (rtmutex.c).
-                    self.dequeue_task_rt(cpu, p);
-                } else {
-                    self.dequeue_task_dl(cpu, p, sleep);
-                }
-                self.tasks[p].state = TaskState::Blocked;
-            }
-        }
-    }
-
-    /// put_prev_task() of a running task that stays runnable.
-    pub(crate) fn put_prev_task_class(&mut self, cpu: usize, p: TaskId) {
-        match self.class_of(p) {
-            SchedClass::Fair => self.put_prev_task(cpu, p),
-            _ => self.put_prev_task_rt(cpu, p),
-        }
-    }
-
-    /// put_prev_task() of a task that left the runqueue (blocked or exited).
-    pub(crate) fn put_prev_gone(&mut self, cpu: usize, p: TaskId) {
-        if self.class_of(p) != SchedClass::Fair {
-            return;
-        }
-        if self.tasks[p].state != TaskState::Exited {
-            // put_prev_entity checks the runtime of a sleeping task's cfs_rq too.
-            self.bw_put_prev(cpu, p);
-        }
-        self.put_prev_entities(cpu, p);
-    }
-
-    /// balance_rt() before the pick: the previous task was RT and is gone or lower, so
-    /// this CPU may pull higher RT work waiting elsewhere.
-    pub(crate) fn put_prev_balance(&mut self, cpu: usize, prev: Option<TaskId>) {
-        if !self.rtc.in_use {
-            return;
-        }
-        if let Some(p) = prev {
-            if self.is_rt(p) && !self.tasks[p].sched.on_rq && self.rt_highest_prio(cpu) > self.tasks[p].sched.rt_prio() {
-                self.pull_rt_task(cpu);
-            }
-            // balance_dl(): a deadline task left the dl_rq (blocked, throttled, exited).
-            if self.is_dl(p) && !self.tasks[p].sched.on_rq {
-                self.pull_dl_task(cpu);
-            }
-        }
-    }
-
-    /// __pick_next_task(): the first class with a task: dl (and the fair server), rt, fair.
-    pub(crate) fn pick_next_task(&mut self, cpu: usize) -> Option<TaskId> {
-        if !self.rtc.in_use {
-            return self.pick_next_task_fair(cpu);
-        }
-        self.dl_server_put(cpu);
-        if let Some(p) = self.pick_next_task_dl(cpu) {
-            return Some(p);
-        }
-        if let Some(p) = self.pick_next_task_rt(cpu) {
-            return Some(p);
-        }
-        self.pick_next_task_fair(cpu)
-    }
-
-    /// After the switch: set_next_task_rt()'s rt_queue_push_tasks().
-    pub(crate) fn after_pick(&mut self, cpu: usize, next: Option<TaskId>) {
-        if self.rtc.in_use && next.is_some_and(|n| self.is_rt(n)) {
-            self.push_rt_tasks(cpu);
-        }
-        // set_next_task_dl()'s deadline_queue_push_tasks().
-        if self.rtc.in_use && next.is_some_and(|n| self.is_dl(n)) {
-            self.push_dl_tasks(cpu);
-        }
-    }
-
-    /// The class part of update_curr(): fair vruntime and bandwidth, RT throttling's
-    /// time, a deadline task's or the fair server's reservation.
-    pub(crate) fn update_curr_class(&mut self, cpu: usize, c: TaskId, delta: Ns) {
-        match self.class_of(c) {
-            SchedClass::Fair => {
-                self.update_curr_fair(cpu, c, delta);
-                self.bw_account(cpu, c, delta);
-                if self.rtc.in_use {
-                    self.dl_server_update(cpu, delta);
-                }
-            }
-            SchedClass::Rt => self.update_curr_rt(cpu, delta),
-            SchedClass::Dl => self.update_curr_dl(cpu, c, delta),
-        }
-    }
-
-    /// sched_tick()'s task_tick() of the running task's class.
-    pub(crate) fn task_tick(&mut self, cpu: usize) {
-        match self.rqs[cpu].curr.map(|c| (c, self.class_of(c))) {
-            Some((_, SchedClass::Fair)) | None => self.task_tick_fair(cpu),
-            Some((c, SchedClass::Rt)) => self.task_tick_rt(cpu, c),
-            Some((_, SchedClass::Dl)) => {}
-        }
-    }
-
-    /// wakeup_preempt() across classes: Some(()) when decided here (a higher class
-    /// preempts, a lower one never does, RT and deadline decide among their own), None
-    /// for a fair task waking where a fair task runs.
-    pub(crate) fn class_wakeup_preempt(&mut self, cpu: usize, p: TaskId, from_cpu: usize) -> Option<()> {
-        if !self.rtc.in_use {
-            return None;
-        }
-        let c = self.rqs[cpu].curr?;
-        let (pc, cc) = (self.class_of(p), self.class_of(c));
-        if pc == SchedClass::Fair && cc == SchedClass::Fair {
-            return None;
-        }
-        let preempt = if pc != cc {
-            pc < cc
-        } else if pc == SchedClass::Rt {
-            self.wakeup_preempt_rt(cpu, p)
-        } else {
-            self.wakeup_preempt_dl(cpu, p)
-        };
-        if preempt && self.feat.has(Feature::WAKEUP_PREEMPTION) {
-            self.resched_curr(cpu, from_cpu);
-        }
-        if pc == SchedClass::Rt && c != p {
-            self.task_woken_rt(cpu, p);
-        }
-        if pc == SchedClass::Dl && c != p {
-            self.task_woken_dl(cpu, p);
-        }
-        Some(())
+    /// Whether `p` sleeps with timer slack (its class's `TIMER_SLACK`).
+    pub(crate) fn task_has_timer_slack(&self, p: TaskId) -> bool {
+        for_class!(self.class_of(p), |C| C::TIMER_SLACK)
     }
 
     /// add_nr_running() / sub_nr_running() of the RT and deadline classes: rq->nr_running
@@ -293,5 +244,12 @@ impl Simulator {
         out.push(("dl_misses".to_string(), misses as f64));
         out.push(("dl_overruns".to_string(), overruns as f64));
         out
+    }
+}
+
+impl Simulator {
+    /// switched_to() of a task created in its class (the scenario's sched_setattr()).
+    pub(crate) fn class_switched_to(&mut self, p: TaskId) {
+        for_class!(self.class_of(p), |C| C::switched_to(self, p));
     }
 }

@@ -21,6 +21,7 @@
 //! an RT or deadline task (elsewhere it never changes a pick; its timer interrupts are
 //! then not charged).
 
+use super::class::{DequeueFlags, EnqueueFlags, SchedClassOps};
 use crate::features::Feature;
 use crate::rt::deadline::{DlEntity, DlParams, GrubRq};
 use crate::state::rt_rq::DlServer;
@@ -371,5 +372,89 @@ impl Simulator {
         if let Some(s) = self.rtc.dl[cpu].server.as_mut() {
             s.running = false;
         }
+    }
+}
+
+/// `dl_sched_class`: SCHED_DEADLINE, and the fair server (6.12+).
+pub(crate) struct DlSchedClass;
+
+impl SchedClassOps for DlSchedClass {
+    const TIMER_SLACK: bool = false;
+
+    fn enqueue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+        if flags.wakeup {
+            sim.update_curr(cpu);
+        }
+        sim.enqueue_task_dl(cpu, p, true);
+    }
+
+    fn dequeue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: DequeueFlags) {
+        sim.update_curr(cpu);
+        sim.dequeue_task_dl(cpu, p, flags.sleep);
+        sim.tasks[p].state = TaskState::Blocked;
+    }
+
+    fn wakeup_preempt(sim: &mut Simulator, cpu: usize, p: TaskId, _curr: TaskId, from_cpu: usize) {
+        if sim.wakeup_preempt_dl(cpu, p) && sim.feat.has(Feature::WAKEUP_PREEMPTION) {
+            sim.resched_curr(cpu, from_cpu);
+        }
+    }
+
+    /// pick_task_dl(), after the fair server's put (it served the previous pick).
+    fn pick_task(sim: &mut Simulator, cpu: usize) -> Option<TaskId> {
+        sim.dl_server_put(cpu);
+        sim.pick_next_task_dl(cpu)
+    }
+
+    fn put_prev_task(sim: &mut Simulator, _cpu: usize, p: TaskId) {
+        if sim.tasks[p].state == TaskState::Running {
+            // put_prev_task_dl(): the task stays queued where it is.
+            let t = &mut sim.tasks[p];
+            t.state = TaskState::Runnable;
+            t.runnable_since = sim.now;
+        }
+    }
+
+    /// set_next_task_dl()'s deadline_queue_push_tasks().
+    fn set_next_task(sim: &mut Simulator, cpu: usize, _p: TaskId) {
+        sim.push_dl_tasks(cpu);
+    }
+
+    /// balance_dl(): a deadline task left the dl_rq (blocked, throttled, exited).
+    fn balance(sim: &mut Simulator, cpu: usize, prev: TaskId) {
+        if !sim.tasks[prev].sched.on_rq {
+            sim.pull_dl_task(cpu);
+        }
+    }
+
+    fn select_task_rq(sim: &mut Simulator, p: TaskId, prev: usize, this_cpu: usize, _waker: Option<TaskId>, _sync: bool, fork: bool) -> usize {
+        sim.select_task_rq_dl(p, prev, this_cpu, fork)
+    }
+
+    fn task_woken(sim: &mut Simulator, cpu: usize, p: TaskId) {
+        sim.task_woken_dl(cpu, p);
+    }
+
+    fn task_dead(sim: &mut Simulator, p: TaskId) {
+        sim.dl_exit(p);
+    }
+
+    /// __setscheduler_params(): as the RT class's.
+    fn switched_to(sim: &mut Simulator, p: TaskId) {
+        sim.rtc.in_use = true;
+        sim.tasks[p].timer_slack_ns = 0;
+    }
+
+    fn update_curr(sim: &mut Simulator, cpu: usize, p: TaskId, delta: Ns) {
+        sim.update_curr_dl(cpu, p, delta);
+    }
+}
+
+impl Simulator {
+    /// dl_server_active(): `cpu`'s fair server is started (6.12+, runs with RT or
+    /// deadline work).
+    #[inline]
+    pub(crate) fn dl_server_active(&self, cpu: usize) -> bool {
+        self.rtc.dl.get(cpu).and_then(|d| d.server.as_ref()).is_some_and(|s| s.active)
     }
 }

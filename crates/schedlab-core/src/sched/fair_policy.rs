@@ -133,7 +133,7 @@ impl Simulator {
         if self.tasks[child].sched.policy == SchedPolicy::Idle {
             self.tasks[child].se.weight = WEIGHT_IDLEPRIO;
         }
-        if self.tasks[child].sched.is_rt_or_dl() {
+        if !self.task_has_timer_slack(child) {
             // As set_sched_attr() at creation: an RT task sleeps with no timer slack.
             self.tasks[child].timer_slack_ns = 0;
         }

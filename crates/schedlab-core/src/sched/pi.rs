@@ -137,7 +137,7 @@ impl Simulator {
                 let t = &mut self.tasks[p];
                 t.state = TaskState::Runnable;
                 t.runnable_since = self.now;
-                self.activate_task(cpu, p, false);
+                self.activate_task(cpu, p, super::class::EnqueueFlags::NONE);
             }
             _ => {
                 self.enqueue_task_rt(cpu, p, running);

@@ -12,6 +12,7 @@
 //! entry as itself, then schedules (the switch comes at the end of that path), and
 //! pays the call's exit when it runs again.
 
+use super::class::{for_class, DequeueFlags, EnqueueFlags, SchedClassOps};
 use crate::state::Simulator;
 use crate::error::SimError;
 use crate::state::task::{Insn, TaskId, TaskState};
@@ -64,7 +65,7 @@ impl Simulator {
                 Insn::Poll(d) => {
                     // select_estimate_accuracy(): an RT or deadline task polls with no slack.
                     let t = &self.tasks[c];
-                    let slack = if t.sched.is_rt_or_dl() { 0 } else { select_estimate_accuracy(d, t.nice, t.timer_slack_ns) };
+                    let slack = if self.task_has_timer_slack(c) { select_estimate_accuracy(d, t.nice, t.timer_slack_ns) } else { 0 };
                     self.sleep_slack(c, cpu, d, slack);
                     Flow::Stops
                 }
@@ -92,11 +93,7 @@ impl Simulator {
                 }
                 Insn::Yield => {
                     self.syscall_entry(c, cpu);
-                    if self.is_rt(c) {
-                        self.yield_task_rt(cpu, c);
-                    } else if !self.tasks[c].sched.is_rt_or_dl() {
-                        self.yield_task_fair(cpu, c);
-                    }
+                    for_class!(self.class_of(c), |C| C::yield_task(self, cpu, c));
                     self.syscall_exit(c, cpu);
                     Flow::Stops // schedule() puts it back and picks
                 }
@@ -287,59 +284,24 @@ impl Simulator {
         Flow::Next
     }
 
-    /// yield_task_fair(): EEVDF (6.6+) pushes the deadline one slice further; CFS
-    /// would mark the task the skip buddy, which schedlab does not model (the task is
-    /// put back and the pick runs as usual).
-    fn yield_task_fair(&mut self, cpu: usize, c: TaskId) {
-        if self.rqs[cpu].nr_running <= 1 {
-            return;
-        }
-        self.update_curr(cpu);
-        if self.policy() == crate::kernel::FairPolicy::Eevdf {
-            let se = &mut self.tasks[c].se;
-            se.deadline += crate::fair::calc_delta_fair(se.slice, se.weight);
-        }
-    }
 
     /// Moves the running task `c` off `cpu` and queues it again on `dst`, in group
     /// `group` if given (sched_setaffinity's migration_cpu_stop, sched_move_task); the
     /// caller then schedules `cpu`.
     fn move_running_task(&mut self, c: TaskId, cpu: usize, dst: usize, group: Option<usize>) {
-        if self.tasks[c].sched.is_rt_or_dl() {
-            // The RT and deadline classes: off this CPU's queue, onto the other's.
-            self.dequeue_task(cpu, c, false);
-            if let Some(g) = group {
-                self.tasks[c].group = g;
-                self.tasks[c].stats.group = self.groups[g].name.clone();
-            }
-            self.set_task_cpu(c, dst);
-            self.tasks[c].state = TaskState::Runnable;
-            self.tasks[c].runnable_since = self.now;
-            self.activate_task(dst, c, false);
-            if dst != cpu {
-                self.wakeup_preempt(dst, c, cpu);
-            }
-            return;
-        }
-        self.dequeue_task_fair(cpu, c, false);
-        // put_prev_task() before the change (sched_move_task, __set_cpus_allowed_ptr):
-        // the old hierarchy's levels stop holding it as curr.
-        self.put_prev_entities(cpu, c);
+        // dequeue_task(DEQUEUE_SAVE | DEQUEUE_MOVE) and put_prev_task(), the change,
+        // then enqueue_task(ENQUEUE_RESTORE | ENQUEUE_MOVE) (sched_move_task(),
+        // __set_cpus_allowed_ptr()).
+        self.dequeue_task(cpu, c, DequeueFlags::MOVE);
         if let Some(g) = group {
             self.tasks[c].group = g;
             self.tasks[c].stats.group = self.groups[g].name.clone();
         }
-        if dst != cpu {
-            self.set_task_cpu(c, dst);
-            self.update_curr(dst);
-        }
-        if self.policy() == crate::kernel::FairPolicy::Eevdf {
-            self.place_entity_eevdf(dst, c, false);
-        }
+        self.set_task_cpu(c, dst);
         let t = &mut self.tasks[c];
         t.state = TaskState::Runnable;
         t.runnable_since = self.now;
-        self.activate_task(dst, c, false);
+        self.activate_task(dst, c, EnqueueFlags { moved_from: Some(cpu), ..EnqueueFlags::NONE });
         if dst != cpu && self.tasks[c].state == TaskState::Runnable {
             self.wakeup_preempt(dst, c, cpu);
         }
@@ -524,10 +486,8 @@ impl Simulator {
         if let Some(t) = self.tasks[c].wheel_timer {
             self.timers.del_timer(t);
         }
-        self.dequeue_task(cpu, c, false);
-        if self.is_dl(c) {
-            self.dl_exit(c);
-        }
+        self.dequeue_task(cpu, c, DequeueFlags::NONE);
+        for_class!(self.class_of(c), |C| C::task_dead(self, c));
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;
         t.stats.exit_ns = Some(self.now);

@@ -20,6 +20,7 @@
 //! rto_next_cpu(), rto_push_irq_work_func()), priced as any IPI (kick_remote_cpu());
 //! with it off a pull takes the task itself under the remote runqueue lock.
 
+use super::class::{DequeueFlags, EnqueueFlags, SchedClassOps};
 use crate::features::Feature;
 use crate::state::task::{SchedClass, SchedPolicy, TaskId, TaskState};
 use crate::state::Simulator;
@@ -393,5 +394,82 @@ impl Simulator {
         if curr_blocks {
             self.push_rt_tasks(cpu);
         }
+    }
+}
+
+/// `rt_sched_class`: SCHED_FIFO and SCHED_RR (and fair tasks boosted by priority
+/// inheritance).
+pub(crate) struct RtSchedClass;
+
+impl SchedClassOps for RtSchedClass {
+    const TIMER_SLACK: bool = false;
+
+    fn enqueue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+        if flags.wakeup {
+            sim.update_curr(cpu);
+        }
+        sim.enqueue_task_rt(cpu, p, false);
+    }
+
+    fn dequeue_task(sim: &mut Simulator, cpu: usize, p: TaskId, _flags: DequeueFlags) {
+        sim.update_curr(cpu);
+        // A boosted task keeps its boost while it blocks (rtmutex.c).
+        sim.dequeue_task_rt(cpu, p);
+        sim.tasks[p].state = TaskState::Blocked;
+    }
+
+    fn yield_task(sim: &mut Simulator, cpu: usize, p: TaskId) {
+        sim.yield_task_rt(cpu, p);
+    }
+
+    fn wakeup_preempt(sim: &mut Simulator, cpu: usize, p: TaskId, _curr: TaskId, from_cpu: usize) {
+        if sim.wakeup_preempt_rt(cpu, p) && sim.feat.has(Feature::WAKEUP_PREEMPTION) {
+            sim.resched_curr(cpu, from_cpu);
+        }
+    }
+
+    fn pick_task(sim: &mut Simulator, cpu: usize) -> Option<TaskId> {
+        sim.pick_next_task_rt(cpu)
+    }
+
+    fn put_prev_task(sim: &mut Simulator, cpu: usize, p: TaskId) {
+        if sim.tasks[p].state == TaskState::Running {
+            sim.put_prev_task_rt(cpu, p);
+        }
+    }
+
+    /// set_next_task_rt()'s rt_queue_push_tasks().
+    fn set_next_task(sim: &mut Simulator, cpu: usize, _p: TaskId) {
+        sim.push_rt_tasks(cpu);
+    }
+
+    /// balance_rt(): the previous RT task is gone or lower than what waits elsewhere.
+    fn balance(sim: &mut Simulator, cpu: usize, prev: TaskId) {
+        if !sim.tasks[prev].sched.on_rq && sim.rt_highest_prio(cpu) > sim.tasks[prev].sched.rt_prio() {
+            sim.pull_rt_task(cpu);
+        }
+    }
+
+    fn select_task_rq(sim: &mut Simulator, p: TaskId, prev: usize, _this_cpu: usize, _waker: Option<TaskId>, _sync: bool, _fork: bool) -> usize {
+        sim.select_task_rq_rt(p, prev)
+    }
+
+    fn task_woken(sim: &mut Simulator, cpu: usize, p: TaskId) {
+        sim.task_woken_rt(cpu, p);
+    }
+
+    fn task_tick(sim: &mut Simulator, cpu: usize, p: TaskId) {
+        sim.task_tick_rt(cpu, p);
+    }
+
+    /// __setscheduler_params(): an RT task sleeps with no timer slack, and the run has
+    /// RT work (the RT and deadline paths are live).
+    fn switched_to(sim: &mut Simulator, p: TaskId) {
+        sim.rtc.in_use = true;
+        sim.tasks[p].timer_slack_ns = 0;
+    }
+
+    fn update_curr(sim: &mut Simulator, cpu: usize, _p: TaskId, delta: Ns) {
+        sim.update_curr_rt(cpu, delta);
     }
 }

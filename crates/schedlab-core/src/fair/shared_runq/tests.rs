@@ -77,7 +77,7 @@ fn with_all_a_preempted_task_is_queued_in_its_shard() {
         let c = s.rqs[0].curr.unwrap();
         assert_eq!(s.swq.shard_of(c), None, "a running task is in no shard");
         s.update_curr(0);
-        s.put_prev_task(0, c);
+        s.put_prev_task_fair(0, c);
         s.set_curr(0, None);
         assert_eq!(s.tasks[c].state, TaskState::Runnable);
         assert_eq!(s.swq.shard_of(c).is_some(), expect, "{features}");
