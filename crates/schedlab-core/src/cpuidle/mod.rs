@@ -226,6 +226,21 @@ pub struct CpuIdleDevice {
     tick_nsec: Ns,
 }
 
+/// A device with no idle state, as a runqueue holds it before the build gives its CPU
+/// the device of its core type's driver (`CpuIdleDevice::new`).
+impl Default for CpuIdleDevice {
+    fn default() -> Self {
+        CpuIdleDevice {
+            driver: 0,
+            phase: IdlePhase::Awake,
+            governor: Governor::Menu(menu::MenuDevice::default()),
+            usage: Vec::new(),
+            tick_wakeup: false,
+            tick_nsec: Ns::MAX,
+        }
+    }
+}
+
 impl CpuIdleDevice {
     /// Creates the device of a CPU whose core type uses `driver`.
     pub fn new(driver_index: usize, driver: &IdleDriver, kind: GovernorKind) -> Self {

@@ -69,6 +69,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
                 .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, newidle_call: 512, newidle_success: 256, newidle_ratio: 512, ..Default::default() })
                 .collect(),
             stats: crate::metrics::CpuStats { cpu, ..Default::default() },
+            idle: crate::cpuidle::CpuIdleDevice::new(m.cpu_idle_driver[cpu], &m.idle_drivers[m.cpu_idle_driver[cpu]], k.tunables.cpuidle_governor),
             ..Default::default()
         })
         .collect();
@@ -130,7 +131,6 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         bw: crate::state::BandwidthState {
             control: None,
             nr: Vec::new(),
-            csd_inflight: vec![false; nr],
             window_start: Vec::new(),
             violation: None,
             lock_scratch: Vec::new(),
@@ -140,12 +140,8 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         has_smt: m.has_smt(),
         balance: crate::state::BalanceState {
             asym_capacity: m.is_asymmetric(),
-            max_capacity: m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024),
             nr_misfit: 0,
-            nr_overloaded: 0,
-            rd_overloaded: false,
             has_tasks: Default::default(),
-            overloaded_cpus: Default::default(),
             nohz_next_balance: 0,
             llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
         },
@@ -162,7 +158,6 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         mm_names: BTreeMap::new(),
         running: Default::default(),
         affinity_masks: Default::default(),
-        resched_pending: vec![false; nr],
         ipc: crate::state::IpcState {
             chans: Vec::new(),
             chan_scoped: Vec::new(),
@@ -209,14 +204,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
             feat.has(crate::features::Feature::TIMER_PULL),
             k.tunables.timer_migration,
         ),
-        cpuidle: (0..nr)
-            .map(|cpu| {
-                let d = m.cpu_idle_driver[cpu];
-                crate::cpuidle::CpuIdleDevice::new(d, &m.idle_drivers[d], k.tunables.cpuidle_governor)
-            })
-            .collect(),
         idle_hw: crate::state::idle::IdleHardware::new(&m),
-        irq_until: vec![0; nr],
         timer_base_writer: (0..nr).collect(),
         task_timers: Default::default(),
         scratch_hr: Vec::new(),
@@ -230,12 +218,12 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
         ),
         swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
         spinlocks: crate::lock::Locks::new(nr, group_parents.len()),
-        resched_at: vec![0; nr],
         sched_rng: Vec::new(),
         queue_index: Default::default(),
         error: None,
         eas: Default::default(),
         rtc: crate::state::rt_rq::ClassState::new(nr),
+        rd: crate::state::root_domain::RootDomain::new(nr, m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024)),
         rqs,
         k,
         feat,
@@ -322,7 +310,7 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
     sim.start_watchdogs();
     // CPUs with nothing to run at boot enter the idle loop.
     for cpu in 0..nr {
-        if sim.rqs[cpu].curr.is_none() && !sim.resched_pending[cpu] {
+        if sim.rqs[cpu].curr.is_none() && !sim.rqs[cpu].resched_pending {
             sim.do_idle(cpu, 0);
         }
     }
@@ -618,7 +606,7 @@ impl Simulator {
         // sched_setscheduler() sets timer_slack_ns to 0).
         self.class_switched_to(tid);
         if policy == SchedPolicy::Deadline {
-            let before = self.rtc.dl_bw.total_bw;
+            let before = self.rd.dl_bw.total_bw;
             if a.ebusy_stays_fair && self.dl_admit(tid).is_err() {
                 // sched_setattr() failed with EBUSY: the task stays SCHED_OTHER.
                 let s = &mut self.tasks[tid].sched;

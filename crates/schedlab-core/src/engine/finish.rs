@@ -105,7 +105,7 @@ impl Simulator {
         put("idle_ticks_empty", c.idle_ticks_empty as f64);
         put("early_timed_wakeups", c.early_timed_wakeups as f64);
         put("wait_timeouts", c.wait_timeouts as f64);
-        let idle_entries: u64 = self.cpuidle.iter().flat_map(|d| d.usage.iter().map(|u| u.usage)).sum();
+        let idle_entries: u64 = self.rqs.iter().flat_map(|rq| rq.idle.usage.iter().map(|u| u.usage)).sum();
         put("idle_state_entries", idle_entries as f64);
         for (name, ns) in &self.mm.kernel_ns {
             summary.insert(format!("kernel_{name}_seconds"), *ns as f64 / 1e9);
@@ -135,7 +135,7 @@ impl Simulator {
                 rq.stats.idle_ns += span;
             }
             // Close an open idle-state residency at the end of the run.
-            let dev = &mut self.cpuidle[cpu];
+            let dev = &mut self.rqs[cpu].idle;
             if let crate::cpuidle::IdlePhase::In { state, entered } = dev.phase {
                 if entered < now {
                     let s = &self.m.idle_drivers[dev.driver].states[state];
@@ -145,7 +145,7 @@ impl Simulator {
                     u.energy_nj += s.power_mw * (now - entered) as f64 / 1000.0;
                 }
             }
-            self.rqs[cpu].stats.idle_states = self.cpuidle[cpu].usage.clone();
+            self.rqs[cpu].stats.idle_states = self.rqs[cpu].idle.usage.clone();
             let awake = self.rqs[cpu].stats.awake_ns();
             if let Some(nj) = self.energy_active_nj(cpu, awake) {
                 self.rqs[cpu].stats.energy_active_nj = nj;

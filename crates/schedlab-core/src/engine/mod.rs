@@ -140,7 +140,7 @@ impl Simulator {
             }
             EventKind::Resched { cpu } => {
                 let cpu = cpu as usize;
-                self.resched_pending[cpu] = false;
+                self.rqs[cpu].resched_pending = false;
                 // A task on its way to sleep reaches schedule() at the end of its path.
                 if !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
                     self.schedule(cpu);

@@ -82,12 +82,12 @@ impl Simulator {
             } else {
                 st.idle_ns += span;
             }
-            st.idle_states = self.cpuidle[cpu].usage.clone();
-            if let crate::cpuidle::IdlePhase::In { state, entered } = self.cpuidle[cpu].phase {
+            st.idle_states = self.rqs[cpu].idle.usage.clone();
+            if let crate::cpuidle::IdlePhase::In { state, entered } = self.rqs[cpu].idle.phase {
                 // The residency under way counts in the window (its entry too), minus
                 // the part before it.
                 if entered < now {
-                    let power_mw = self.m.idle_drivers[self.cpuidle[cpu].driver].states[state].power_mw;
+                    let power_mw = self.m.idle_drivers[self.rqs[cpu].idle.driver].states[state].power_mw;
                     st.idle_states[state].time_ns += now - entered;
                     st.idle_states[state].energy_nj += power_mw * (now - entered) as f64 / 1000.0;
                 }

@@ -143,7 +143,7 @@ impl Simulator {
 
     /// check_misfit_status(): a misfit here that a bigger CPU could take (nohz kick).
     pub(crate) fn check_misfit_status(&self, cpu: CpuId) -> bool {
-        self.rqs[cpu].misfit_task_load > 0 && self.capacity(cpu) < self.balance.max_capacity
+        self.rqs[cpu].misfit_task_load > 0 && self.capacity(cpu) < self.rd.max_cpu_capacity
     }
 
     /// Whether wakeups take the asymmetric-capacity path.

@@ -216,7 +216,7 @@ impl Simulator {
             // if there is one, else the group's last CPU with a task.
             let mut others = group.and(&self.balance.has_tasks);
             others.clear(cpu);
-            let over = others.and(&self.balance.overloaded_cpus);
+            let over = others.and(&self.rd.overloaded_cpus);
             if over.is_empty() {
                 others.last()
             } else {
@@ -305,7 +305,7 @@ impl Simulator {
         // from the runqueues it reads: a CPU with two tasks or more (or, on asymmetric
         // capacity, a misfit).
         if level + 1 == self.m.domains[cpu].len() {
-            self.balance.rd_overloaded = self.balance.nr_overloaded > 0 || self.balance.nr_misfit > 0;
+            self.rd.overloaded = self.rd.nr_overloaded > 0 || self.balance.nr_misfit > 0;
         }
         // find_busiest_group reads every CPU of the span: its lines at their distance.
         self.note_scan_reads();
@@ -317,8 +317,8 @@ impl Simulator {
         // find_busiest() planned would move nothing, so skip the search.
         if idle == IdleType::NewlyIdle
             && !self.misfit_active()
-            && !self.balance.overloaded_cpus.test(cpu)
-            && !self.m.domains[cpu][level].span.intersects(&self.balance.overloaded_cpus)
+            && !self.rd.overloaded_cpus.test(cpu)
+            && !self.m.domains[cpu][level].span.intersects(&self.rd.overloaded_cpus)
         {
             return (0, cost);
         }
@@ -546,7 +546,7 @@ impl Simulator {
     /// available_idle_cpu(): idle, and no wakeup already on its way there.
     #[inline]
     pub(crate) fn available_idle_cpu(&self, c: CpuId) -> bool {
-        self.cpu_is_idle(c) && !self.resched_pending[c]
+        self.cpu_is_idle(c) && !self.rqs[c].resched_pending
     }
 
     /// The first CPU from `from` on that is idle (nothing running or queued) and has no
@@ -554,7 +554,7 @@ impl Simulator {
     fn next_nohz_idle_cpu(&self, mut from: CpuId) -> Option<CpuId> {
         let nr = self.m.nr_cpus();
         while let Some(c) = CpuMask::next_in_neither(&self.running, &self.queue_index.nonempty, from, nr) {
-            if !self.resched_pending[c] {
+            if !self.rqs[c].resched_pending {
                 return Some(c);
             }
             from = c + 1;
@@ -633,7 +633,7 @@ impl Simulator {
         // rd->overloaded: the sticky flag (RD_OVERLOADED, 3.16+; none before). A misfit
         // opens the gate too, as schedlab had it (the kernel sets the flag for one in
         // update_sd_lb_stats() only).
-        let overloaded = self.balance.rd_overloaded || self.balance.nr_misfit > 0;
+        let overloaded = self.rd.overloaded || self.balance.nr_misfit > 0;
         if self.feat.has(Feature::RD_OVERLOADED) && !overloaded {
             self.rqs[cpu].stats.newidle_skips += 1;
             self.newidle_next_balance(cpu, 0, &mut next_balance);
@@ -710,7 +710,7 @@ impl Simulator {
         }
         // The balance is CPU time: what runs next here (the pulled task, or the idle
         // loop) starts after it.
-        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + curr_cost + relock;
+        self.rqs[cpu].irq_until = self.rqs[cpu].irq_until.max(self.now) + curr_cost + relock;
         pulled > 0
     }
 
@@ -836,16 +836,16 @@ mod tests {
             let s = Scenario::from_toml_str(&toml, "<test>").unwrap_or_else(|e| panic!("{e}"));
             let mut sim = Simulator::new(&s, 1, false).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(sim.rqs[1].nr_running, 2);
-            assert!(sim.balance.rd_overloaded, "{profile}: reaching two tasks sets the flag");
+            assert!(sim.rd.overloaded, "{profile}: reaching two tasks sets the flag");
             // The second task leaves CPU 1 (not a sleep: no delayed dequeue).
             let p = sim.rqs[1].queue.tasks[0];
             sim.dequeue_task(1, p, crate::sched::class::DequeueFlags::NONE);
-            assert_eq!(sim.balance.nr_overloaded, 0);
-            assert!(sim.balance.rd_overloaded, "{profile}: leaving does not clear it");
+            assert_eq!(sim.rd.nr_overloaded, 0);
+            assert!(sim.rd.overloaded, "{profile}: leaving does not clear it");
             sim.sched_balance_newidle(0);
             assert_eq!(sim.rqs[0].stats.newidle_skips, 0, "{profile}: the stale flag lets newidle balance run");
             assert_eq!(sim.stats.counters.newidle_lb_llc, 1, "{profile}: one pass at the root domain");
-            assert!(!sim.balance.rd_overloaded, "{profile}: the root-domain pass clears it");
+            assert!(!sim.rd.overloaded, "{profile}: the root-domain pass clears it");
             sim.sched_balance_newidle(0);
             let skipped = sim.rqs[0].stats.newidle_skips == 1;
             assert_eq!(skipped, gated, "{profile}: the cleared flag stops the next one (3.16+ only)");

@@ -28,7 +28,7 @@ impl Simulator {
     /// find_energy_efficient_cpu() for a waking `p` last on `prev`: None when EAS does
     /// not decide (off, or the root domain is overutilized).
     pub(crate) fn find_energy_efficient_cpu(&mut self, p: TaskId, prev: usize) -> Option<usize> {
-        if !self.eas.feec || self.eas.rd.overutilized {
+        if !self.eas.feec || self.rd.overutilized.overutilized {
             return None;
         }
         let form = self.eas.form.expect("set with feec");
@@ -106,14 +106,14 @@ impl Simulator {
     /// set_rd_overutilized(): the flag's new value, its changes counted and timed (the
     /// kernel's sched_overutilized_tp fires at each write; only changes are kept here).
     fn set_rd_overutilized(&mut self, flag: bool) {
-        if flag == self.eas.rd.overutilized {
+        if flag == self.rd.overutilized.overutilized {
             return;
         }
         if flag {
-            self.eas.rd.on_enqueue(true);
+            self.rd.overutilized.on_enqueue(true);
             self.eas.overutilized_since = Some(self.now);
         } else {
-            self.eas.rd.on_root_balance([false]);
+            self.rd.overutilized.on_root_balance([false]);
             if let Some(since) = self.eas.overutilized_since.take() {
                 self.eas.overutilized_ns += self.now - since;
             }
@@ -129,7 +129,7 @@ impl Simulator {
     /// check_update_overutilized_status(): an enqueue (not a new task's) or a tick on
     /// `cpu` sets the flag when the CPU is overutilized; only the balancer clears it.
     pub(crate) fn check_update_overutilized_status(&mut self, cpu: usize) {
-        if !self.eas.feec || self.eas.rd.overutilized {
+        if !self.eas.feec || self.rd.overutilized.overutilized {
             return;
         }
         if self.eas_cpu_overutilized(cpu) {
@@ -150,7 +150,7 @@ impl Simulator {
         if level + 1 == self.m.domains[cpu].len() || any {
             self.set_rd_overutilized(any);
         }
-        !self.eas.rd.overutilized
+        !self.rd.overutilized.overutilized
     }
 
     /// Whether the idle CPUs' blocked load is decayed by the nohz stats update. The kernel

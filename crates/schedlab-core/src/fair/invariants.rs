@@ -36,7 +36,7 @@ impl Simulator {
             }
             if self.running.test(cpu) != rq.curr.is_some()
                 || self.balance.has_tasks.test(cpu) != (rq.nr_running > 0)
-                || self.balance.overloaded_cpus.test(cpu) != (rq.nr_running > 1)
+                || self.rd.overloaded_cpus.test(cpu) != (rq.nr_running > 1)
             {
                 return Err(format!("CPU {cpu}: the running, has-tasks or overloaded mask is stale"));
             }

@@ -397,7 +397,7 @@ impl Simulator {
                 // The whole word at one cost: walk to its first available idle CPU (or
                 // its end) and charge the CPUs passed in one step.
                 let mut idle = bits & !busy;
-                while idle != 0 && sidle >> idle.trailing_zeros() & 1 == 0 && self.resched_pending[i * 64 + idle.trailing_zeros() as usize] {
+                while idle != 0 && sidle >> idle.trailing_zeros() & 1 == 0 && self.rqs[i * 64 + idle.trailing_zeros() as usize].resched_pending {
                     idle &= idle - 1;
                 }
                 let stop = (idle != 0).then(|| idle.trailing_zeros());
@@ -443,7 +443,7 @@ impl Simulator {
                 } else {
                     *cost += 0.0;
                 }
-                if busy >> b & 1 == 0 && (!self.resched_pending[c] || sidle >> b & 1 == 1) {
+                if busy >> b & 1 == 0 && (!self.rqs[c].resched_pending || sidle >> b & 1 == 1) {
                     return ScanEnd::Found(c);
                 }
             }
@@ -665,7 +665,7 @@ mod tests {
                 let (busy, queued) = (rng.below(100) < busy_share, rng.below(100) < busy_share / 4);
                 if busy { s.running.set(c) } else { s.running.clear(c) }
                 if queued { s.queue_index.nonempty.set(c) } else { s.queue_index.nonempty.clear(c) }
-                s.resched_pending[c] = rng.below(10) == 0;
+                s.rqs[c].resched_pending = rng.below(10) == 0;
             }
             let target = rng.below(n as u64) as usize;
             // The reader: the target's LLC or the other one; a few CPUs read already.

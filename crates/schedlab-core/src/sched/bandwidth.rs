@@ -239,7 +239,7 @@ impl Simulator {
         }
         for (_, cpu) in remote {
             // unthrottle_cfs_rq_async(): one CSD per CPU whose list was empty.
-            if !std::mem::replace(&mut self.bw.csd_inflight[cpu], true) {
+            if !std::mem::replace(&mut self.rqs[cpu].csd_inflight, true) {
                 let at = self.kick_remote_cpu(from, cpu);
                 self.q.push(at, EventClass::Segment, EventKind::BwCsd { cpu: cpu as u32 });
             }
@@ -248,7 +248,7 @@ impl Simulator {
 
     /// The unthrottle CSD reached `cpu` (__cfsb_csd_unthrottle).
     pub(crate) fn bw_csd(&mut self, cpu: usize) {
-        self.bw.csd_inflight[cpu] = false;
+        self.rqs[cpu].csd_inflight = false;
         let Some(bw) = &mut self.bw.control else { return };
         for (level, c) in bw.csd_unthrottle(cpu, self.now) {
             self.unthrottle_subtree(level, c, cpu);

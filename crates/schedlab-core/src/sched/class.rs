@@ -153,8 +153,8 @@ impl Simulator {
     /// deadline tasks (inc_dl_tasks(); a CBS-throttled task is dequeued), so the load
     /// balance's sums, the overload mask and sched_idle_rq() see them.
     pub(crate) fn class_nr_sync(&mut self, cpu: usize) {
-        let rt = &self.rtc.rt[cpu];
-        let want = if rt.rt_throttled { 0 } else { rt.rt_nr_running } + self.rtc.dl[cpu].queued.len();
+        let rt = &self.rqs[cpu].rt;
+        let want = if rt.rt_throttled { 0 } else { rt.rt_nr_running } + self.rqs[cpu].dl.queued.len();
         let had = self.rtc.nr_counted[cpu];
         if want != had {
             self.rtc.nr_counted[cpu] = want;
@@ -170,7 +170,7 @@ impl Simulator {
             return Ok(());
         }
         for cpu in 0..self.m.nr_cpus() {
-            let rq = &self.rtc.rt[cpu];
+            let rq = &self.rqs[cpu].rt;
             if rq.active.len() != rq.rt_nr_running {
                 return Err(format!("CPU {cpu}: rt_nr_running {} but {} queued", rq.rt_nr_running, rq.active.len()));
             }
@@ -180,7 +180,7 @@ impl Simulator {
                     return Err(format!("RT task {p} queued on CPU {cpu} in state {:?} (task_cpu {})", t.state, t.cpu));
                 }
             }
-            for &p in &self.rtc.dl[cpu].queued {
+            for &p in &self.rqs[cpu].dl.queued {
                 let t = &self.tasks[p];
                 if t.cpu != cpu || !matches!(t.state, TaskState::Runnable | TaskState::Running) {
                     return Err(format!("deadline task {p} queued on CPU {cpu} in state {:?}", t.state));
@@ -189,10 +189,10 @@ impl Simulator {
             // The class order: an RT task runnable here never waits behind a fair task
             // or an idle CPU unless its rt_rq is throttled or a resched is under way.
             let curr_class = self.rqs[cpu].curr.map(|c| self.class_of(c));
-            let server_runs = self.rtc.dl[cpu].server.as_ref().is_some_and(|s| s.running);
+            let server_runs = self.rqs[cpu].dl.server.as_ref().is_some_and(|s| s.running);
             let rt_waits = self.rt_runnable(cpu) && curr_class.is_none_or(|c| c == SchedClass::Fair) && !server_runs;
-            let dl_waits = !self.rtc.dl[cpu].queued.is_empty() && curr_class != Some(SchedClass::Dl);
-            if (rt_waits || dl_waits) && !self.resched_pending[cpu] && !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
+            let dl_waits = !self.rqs[cpu].dl.queued.is_empty() && curr_class != Some(SchedClass::Dl);
+            if (rt_waits || dl_waits) && !self.rqs[cpu].resched_pending && !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
                 return Err(format!(
                     "CPU {cpu}: a runnable {} task waits while {:?} runs and no reschedule is pending",
                     if dl_waits { "deadline" } else { "RT" },

@@ -171,19 +171,19 @@ impl Simulator {
     /// interrupt exit of an idle CPU); a remote one needs an IPI, or on an idle CPU
     /// polling its flags (x86 MWAIT) just the flag write, and then the idle state's wake.
     pub(crate) fn resched_curr(&mut self, cpu: usize, from_cpu: usize) {
-        if self.resched_pending[cpu] {
+        if self.rqs[cpu].resched_pending {
             return;
         }
-        self.resched_pending[cpu] = true;
+        self.rqs[cpu].resched_pending = true;
         let at = if cpu == from_cpu {
             match self.rqs[cpu].curr {
                 Some(c) => self.now + self.tasks[c].overhead_ns,
-                None => self.irq_until[cpu].max(self.now),
+                None => self.rqs[cpu].irq_until.max(self.now),
             }
         } else {
             self.kick_remote_cpu(from_cpu, cpu)
         };
-        self.resched_at[cpu] = at;
+        self.rqs[cpu].resched_at = at;
         if at == self.now {
             self.q.push_now(EventKind::Resched { cpu: cpu as u32 });
         } else {
@@ -197,7 +197,7 @@ impl Simulator {
     pub(crate) fn send_delay(&self, cpu: usize) -> Ns {
         match self.rqs[cpu].curr {
             Some(c) => self.tasks[c].overhead_ns,
-            None => self.irq_until[cpu].saturating_sub(self.now),
+            None => self.rqs[cpu].irq_until.saturating_sub(self.now),
         }
     }
 
@@ -235,7 +235,7 @@ impl Simulator {
         let hold = self.path_ns(cpu, cost!(self, kernel.schedule_ns) + cost!(self, context_switch_ns));
         let spin = self.rq_lock(cpu, cpu, hold);
         if spin > 0 {
-            self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + spin;
+            self.rqs[cpu].irq_until = self.rqs[cpu].irq_until.max(self.now) + spin;
         }
         // A blocking task ran __schedule()'s path itself; otherwise the next task pays it.
         let mut pick_paid = false;
@@ -267,8 +267,8 @@ impl Simulator {
             // clear_tsk_need_resched(prev) after the pick, as __schedule() has it: this
             // pass serves a resched still on its way, one raised by its own update_curr()
             // or pick included.
-            if self.resched_pending[cpu] && self.q.cancel_cpu_event(cpu, EventKind::Resched { cpu: cpu as u32 }) {
-                self.resched_pending[cpu] = false;
+            if self.rqs[cpu].resched_pending && self.q.cancel_cpu_event(cpu, EventKind::Resched { cpu: cpu as u32 }) {
+                self.rqs[cpu].resched_pending = false;
             }
         }
         self.switch_to(cpu, prev, next, pick_paid);
@@ -276,9 +276,9 @@ impl Simulator {
             Some(n) => for_class!(self.class_of(n), |C| C::set_next_task(self, cpu, n)),
             None => self.set_next_task_idle(cpu),
         }
-        if next.is_none() && matches!(self.cpuidle[cpu].phase, crate::cpuidle::IdlePhase::Awake) {
+        if next.is_none() && matches!(self.rqs[cpu].idle.phase, crate::cpuidle::IdlePhase::Awake) {
             // Nothing to run: back to the idle loop once the kernel path here ends.
-            let at = self.irq_until[cpu].max(self.now);
+            let at = self.rqs[cpu].irq_until.max(self.now);
             self.do_idle(cpu, at);
         }
     }
@@ -288,7 +288,7 @@ impl Simulator {
             if let Some(n) = next {
                 // Picked again: set_next_entity restarts its slice accounting; what the
                 // pass cost (a lock wait) delays it.
-                let debt = std::mem::replace(&mut self.irq_until[cpu], self.now).saturating_sub(self.now);
+                let debt = std::mem::replace(&mut self.rqs[cpu].irq_until, self.now).saturating_sub(self.now);
                 self.tasks[n].overhead_ns += debt;
                 let se = &mut self.tasks[n].se;
                 se.prev_sum_exec_runtime = se.sum_exec_runtime;
@@ -324,7 +324,7 @@ impl Simulator {
         // the pick unless the previous task's blocking path ran it, the switch itself
         // (switch_mm too when the address space changes), and the rest of the system
         // call this task blocked in, with the shared data its waker wrote.
-        let debt = std::mem::replace(&mut self.irq_until[cpu], now).saturating_sub(now);
+        let debt = std::mem::replace(&mut self.rqs[cpu].irq_until, now).saturating_sub(now);
         let data = self.tasks[n].woken_from.take().map_or(0.0, |w| {
             cost!(self, kernel.wake_data_lines) * self.line_latency(w, cpu)
         });
@@ -452,9 +452,9 @@ impl Simulator {
         if t.work_left > 0 && t.overhead_ns == 0 && t.cputime_poll_ns > 0 && t.run_until.is_none() {
             // clock_gettime(CLOCK_THREAD_CPUTIME_ID): task_sched_runtime() runs
             // update_curr(), which may end the slice or find the runtime gone.
-            let was_pending = self.resched_pending[cpu];
+            let was_pending = self.rqs[cpu].resched_pending;
             self.update_curr(cpu);
-            if (was_pending || !self.resched_pending[cpu]) && self.rqs[cpu].curr == Some(c) {
+            if (was_pending || !self.rqs[cpu].resched_pending) && self.rqs[cpu].curr == Some(c) {
                 self.arm_segment(cpu);
             }
             return;
@@ -465,7 +465,7 @@ impl Simulator {
             return;
         }
         if self.advance_program(c, cpu) {
-            if self.resched_pending[cpu] {
+            if self.rqs[cpu].resched_pending {
                 return; // a local resched is already queued for now
             }
             self.arm_segment(cpu);
@@ -626,12 +626,12 @@ impl Simulator {
             rq.overloaded = over;
             if over {
                 // add_nr_running(): prev_nr < 2 && nr_running >= 2 sets rd->overloaded.
-                self.balance.rd_overloaded = true;
-                self.balance.nr_overloaded += 1;
-                self.balance.overloaded_cpus.set(cpu);
+                self.rd.overloaded = true;
+                self.rd.nr_overloaded += 1;
+                self.rd.overloaded_cpus.set(cpu);
             } else {
-                self.balance.nr_overloaded -= 1;
-                self.balance.overloaded_cpus.clear(cpu);
+                self.rd.nr_overloaded -= 1;
+                self.rd.overloaded_cpus.clear(cpu);
             }
         }
     }

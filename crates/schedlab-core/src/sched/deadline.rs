@@ -61,12 +61,12 @@ impl Simulator {
             Some((held, key)) => {
                 self.timers.hr.cancel(key);
                 if held != cpu {
-                    let h = &mut self.rtc.dl[held].running_bw;
+                    let h = &mut self.rqs[held].dl.running_bw;
                     *h = h.saturating_sub(bw);
-                    self.rtc.dl[cpu].running_bw += bw;
+                    self.rqs[cpu].dl.running_bw += bw;
                 }
             }
-            None => self.rtc.dl[cpu].running_bw += bw,
+            None => self.rqs[cpu].dl.running_bw += bw,
         }
         let dl = self.tasks[p].sched.dl.as_mut().expect("deadline entity");
         if wakeup {
@@ -75,7 +75,7 @@ impl Simulator {
         if dl.throttled {
             return;
         }
-        self.rtc.dl[cpu].queued.push(p);
+        self.rqs[cpu].dl.queued.push(p);
         self.tasks[p].sched.on_rq = true;
         self.dl_rq_changed(cpu);
     }
@@ -86,10 +86,10 @@ impl Simulator {
     pub(crate) fn dequeue_task_dl(&mut self, cpu: usize, p: TaskId, sleep: bool) {
         if !sleep || !self.task_non_contending(cpu, p) {
             let bw = self.dl_params(p).bw();
-            let d = &mut self.rtc.dl[cpu];
+            let d = &mut self.rqs[cpu].dl;
             d.running_bw = d.running_bw.saturating_sub(bw);
         }
-        let d = &mut self.rtc.dl[cpu];
+        let d = &mut self.rqs[cpu].dl;
         d.queued.retain(|&t| t != p);
         self.tasks[p].sched.on_rq = false;
         self.dl_rq_changed(cpu);
@@ -121,15 +121,15 @@ impl Simulator {
     pub(crate) fn inactive_task_timer(&mut self, p: TaskId) {
         let Some((cpu, _)) = self.tasks[p].sched.dl_non_contending.take() else { return };
         let bw = self.dl_params(p).bw();
-        let d = &mut self.rtc.dl[cpu];
+        let d = &mut self.rqs[cpu].dl;
         d.running_bw = d.running_bw.saturating_sub(bw);
     }
 
     /// The queued task or server with the earliest deadline (pick_next_dl_entity()); the
     /// server's pick is the fair class's.
     pub(crate) fn pick_next_task_dl(&mut self, cpu: usize) -> Option<TaskId> {
-        let task = self.rtc.dl[cpu].queued.iter().copied().min_by_key(|&t| (self.tasks[t].sched.dl.map_or(u64::MAX, |d| d.deadline), t));
-        let server = self.rtc.dl[cpu].server.as_ref().filter(|s| s.active && !s.defer_armed && !s.dl.throttled).map(|s| s.dl.deadline);
+        let task = self.rqs[cpu].dl.queued.iter().copied().min_by_key(|&t| (self.tasks[t].sched.dl.map_or(u64::MAX, |d| d.deadline), t));
+        let server = self.rqs[cpu].dl.server.as_ref().filter(|s| s.active && !s.defer_armed && !s.dl.throttled).map(|s| s.dl.deadline);
         match (task, server) {
             (Some(t), Some(sd)) if sd < self.tasks[t].sched.dl.map_or(u64::MAX, |d| d.deadline) => self.dl_server_pick(cpu),
             (Some(t), _) => Some(t),
@@ -141,7 +141,7 @@ impl Simulator {
     /// The server runs the fair class's pick; an empty fair class stops it.
     fn dl_server_pick(&mut self, cpu: usize) -> Option<TaskId> {
         let next = self.pick_next_task_fair(cpu);
-        let s = self.rtc.dl[cpu].server.as_mut().expect("server");
+        let s = self.rqs[cpu].dl.server.as_mut().expect("server");
         match next {
             Some(_) => {
                 s.running = true;
@@ -167,9 +167,9 @@ impl Simulator {
         let charged = if self.tasks[c].sched.dl_reclaim {
             let nr = self.m.nr_cpus() as u64;
             let max_bw = self.dl_max_bw();
-            let d = &self.rtc.dl[cpu];
+            let d = &self.rqs[cpu].dl;
             // extra_bw: Umax less this CPU's share of the admitted bandwidth (__dl_add()).
-            let extra_bw = max_bw.saturating_sub(self.rtc.dl_bw.total_bw / nr);
+            let extra_bw = max_bw.saturating_sub(self.rd.dl_bw.total_bw / nr);
             // this_bw (add_rq_bw()): the deadline tasks whose CPU this is, asleep or not.
             let this_bw = self
                 .tasks
@@ -191,7 +191,7 @@ impl Simulator {
         let deadline = dl.deadline;
         // Throttled: off the queue until the next period starts (start_dl_timer():
         // deadline - dl_deadline + dl_period).
-        self.rtc.dl[cpu].queued.retain(|&t| t != c);
+        self.rqs[cpu].dl.queued.retain(|&t| t != c);
         self.tasks[c].sched.on_rq = false;
         self.dl_rq_changed(cpu);
         self.tasks[c].sched.dl_overruns += 1;
@@ -214,7 +214,7 @@ impl Simulator {
             return;
         }
         let cpu = self.tasks[p].cpu;
-        self.rtc.dl[cpu].queued.push(p);
+        self.rqs[cpu].dl.queued.push(p);
         self.tasks[p].sched.on_rq = true;
         self.dl_rq_changed(cpu);
         let preempt = match self.rqs[cpu].curr {
@@ -235,13 +235,13 @@ impl Simulator {
         let runtime = (t.sched_rt_runtime_us >= 0).then_some(t.sched_rt_runtime_us as u64 * 1000);
         let period = t.sched_rt_period_us * 1000;
         let bw = self.dl_params(p).bw();
-        self.rtc.dl_bw.admit(cap, runtime, period, bw)
+        self.rd.dl_bw.admit(cap, runtime, period, bw)
     }
 
     /// A deadline task exits: its bandwidth is released.
     pub(crate) fn dl_exit(&mut self, p: TaskId) {
         let bw = self.dl_params(p).bw();
-        self.rtc.dl_bw.release(bw);
+        self.rd.dl_bw.release(bw);
     }
 
     /// The fair server's parameters (fair_server_init(), debugfs fair_server).
@@ -253,13 +253,13 @@ impl Simulator {
     /// (Re)arms the server's timer at `at`, withdrawing the one pending.
     fn dl_server_arm(&mut self, cpu: usize, at: Ns) {
         let at = at.max(self.now + 1);
-        let s = self.rtc.dl[cpu].server.as_mut().expect("server");
+        let s = self.rqs[cpu].dl.server.as_mut().expect("server");
         s.timer_at = Some(at);
         if let Some(k) = s.timer_key.take() {
             self.timers.hr.cancel(k);
         }
         let key = self.timers.hr.start(cpu, at, 0, HrtimerFn::DlServer);
-        self.rtc.dl[cpu].server.as_mut().expect("server").timer_key = Some(key);
+        self.rqs[cpu].dl.server.as_mut().expect("server").timer_key = Some(key);
         self.push_hrtimer_event(key);
     }
 
@@ -268,7 +268,7 @@ impl Simulator {
     fn dl_server_defer(&mut self, cpu: usize) {
         let params = self.dl_server_params();
         let now = self.now;
-        let s = self.rtc.dl[cpu].server.as_mut().expect("server");
+        let s = self.rqs[cpu].dl.server.as_mut().expect("server");
         s.dl = DlEntity::new(params, now);
         s.defer_armed = true;
         s.dl.throttled = true;
@@ -283,7 +283,7 @@ impl Simulator {
             return;
         }
         let params = self.dl_server_params();
-        let s = self.rtc.dl[cpu].server.get_or_insert_with(|| DlServer {
+        let s = self.rqs[cpu].dl.server.get_or_insert_with(|| DlServer {
             dl: DlEntity::new(params, 0),
             active: false,
             defer_armed: false,
@@ -302,7 +302,7 @@ impl Simulator {
 
     /// dl_server_stop(): no fair task is left.
     fn dl_server_stop(&mut self, cpu: usize) {
-        let Some(s) = self.rtc.dl[cpu].server.as_mut() else { return };
+        let Some(s) = self.rqs[cpu].dl.server.as_mut() else { return };
         s.active = false;
         s.running = false;
         s.defer_armed = false;
@@ -318,7 +318,7 @@ impl Simulator {
     /// the time on its own, the starvation the server guards against is over: a new
     /// deferred period.
     pub(crate) fn dl_server_update(&mut self, cpu: usize, delta: Ns) {
-        let Some(s) = self.rtc.dl[cpu].server.as_mut() else { return };
+        let Some(s) = self.rqs[cpu].dl.server.as_mut() else { return };
         if !s.active || (s.dl.throttled && !s.defer_armed) {
             return;
         }
@@ -342,7 +342,7 @@ impl Simulator {
     /// (dl_defer_running), or a throttled one is replenished; either way it may preempt.
     pub(crate) fn dl_server_timer(&mut self, cpu: usize) {
         let now = self.now;
-        let Some(s) = self.rtc.dl[cpu].server.as_mut() else { return };
+        let Some(s) = self.rqs[cpu].dl.server.as_mut() else { return };
         if !s.active || s.timer_at != Some(now) {
             return;
         }
@@ -352,7 +352,7 @@ impl Simulator {
             self.dl_server_stop(cpu);
             return;
         }
-        let s = self.rtc.dl[cpu].server.as_mut().expect("server");
+        let s = self.rqs[cpu].dl.server.as_mut().expect("server");
         if s.defer_armed {
             s.defer_armed = false;
             s.defer_running = true;
@@ -369,7 +369,7 @@ impl Simulator {
 
     /// At a pick: the server stops paying for the fair class unless it picks again.
     pub(crate) fn dl_server_put(&mut self, cpu: usize) {
-        if let Some(s) = self.rtc.dl[cpu].server.as_mut() {
+        if let Some(s) = self.rqs[cpu].dl.server.as_mut() {
             s.running = false;
         }
     }
@@ -455,6 +455,6 @@ impl Simulator {
     /// deadline work).
     #[inline]
     pub(crate) fn dl_server_active(&self, cpu: usize) -> bool {
-        self.rtc.dl.get(cpu).and_then(|d| d.server.as_ref()).is_some_and(|s| s.active)
+        self.rqs[cpu].dl.server.as_ref().is_some_and(|s| s.active)
     }
 }

@@ -27,15 +27,15 @@ impl Simulator {
 
     /// dl_rq->earliest_dl.curr: the earliest deadline queued on `cpu` (running or not).
     fn dl_earliest(&self, cpu: usize) -> Option<u64> {
-        self.rtc.dl[cpu].queued.iter().map(|&t| self.dl_deadline(t)).min()
+        self.rqs[cpu].dl.queued.iter().map(|&t| self.dl_deadline(t)).min()
     }
 
     /// After `cpu`'s queued deadline tasks changed: rq->nr_running and cpudl follow.
     pub(crate) fn dl_rq_changed(&mut self, cpu: usize) {
         self.class_nr_sync(cpu);
         match self.dl_earliest(cpu) {
-            Some(d) => self.rtc.cpudl.set(cpu, d),
-            None => self.rtc.cpudl.clear(cpu),
+            Some(d) => self.rd.cpudl.set(cpu, d),
+            None => self.rd.cpudl.clear(cpu),
         }
     }
 
@@ -43,7 +43,7 @@ impl Simulator {
     /// `on` if given (pick_next_pushable_dl_task(), pick_earliest_pushable_dl_task()).
     fn dl_pushable(&self, cpu: usize, on: Option<usize>) -> Option<TaskId> {
         let curr = self.rqs[cpu].curr;
-        self.rtc.dl[cpu]
+        self.rqs[cpu].dl
             .queued
             .iter()
             .copied()
@@ -62,7 +62,7 @@ impl Simulator {
         if t.nr_cpus_allowed == 1 {
             return None;
         }
-        let mask = self.rtc.cpudl.find(self.dl_deadline(p), &t.cpus_allowed)?;
+        let mask = self.rd.cpudl.find(self.dl_deadline(p), &t.cpus_allowed)?;
         if mask.test(t.cpu) {
             return Some(t.cpu);
         }
@@ -98,12 +98,12 @@ impl Simulator {
         let spin = self.rq_lock(other, actor, 0);
         self.charge_kernel(actor, spin);
         let bw = self.tasks[p].sched.dl.expect("deadline entity").params.bw();
-        let s = &mut self.rtc.dl[src];
+        let s = &mut self.rqs[src].dl;
         s.running_bw = s.running_bw.saturating_sub(bw);
         s.queued.retain(|&t| t != p);
         self.dl_rq_changed(src);
         self.set_task_cpu(p, dst);
-        let d = &mut self.rtc.dl[dst];
+        let d = &mut self.rqs[dst].dl;
         d.running_bw += bw;
         d.queued.push(p);
         self.dl_rq_changed(dst);
@@ -141,7 +141,7 @@ impl Simulator {
         let mut dmin = u64::MAX;
         let mut resched = false;
         for src in 0..self.m.nr_cpus() {
-            if src == this || self.rtc.dl[src].queued.len() < 2 {
+            if src == this || self.rqs[src].dl.queued.len() < 2 {
                 continue;
             }
             let Some(next) = self.dl_pushable(src, None) else { continue };
@@ -170,7 +170,7 @@ impl Simulator {
     /// task_woken_dl(): a woken deadline task that will not run here soon is pushed.
     pub(crate) fn task_woken_dl(&mut self, cpu: usize, p: TaskId) {
         let Some(c) = self.rqs[cpu].curr else { return };
-        if c == p || self.resched_pending[cpu] || self.tasks[p].nr_cpus_allowed < 2 || !self.is_dl(c) {
+        if c == p || self.rqs[cpu].resched_pending || self.tasks[p].nr_cpus_allowed < 2 || !self.is_dl(c) {
             return;
         }
         if self.tasks[c].nr_cpus_allowed < 2 || !(self.dl_deadline(p) < self.dl_deadline(c)) {

@@ -134,7 +134,7 @@ impl Simulator {
             Some(e) => e.min(hr).saturating_sub(at),
             None => delta_tick,
         };
-        let drv_index = self.cpuidle[cpu].driver;
+        let drv_index = self.rqs[cpu].idle.driver;
         let input = SelectInput {
             sleep_length_ns: sleep_length,
             delta_tick_ns: delta_tick,
@@ -145,12 +145,12 @@ impl Simulator {
             now: at,
             utilized: self.cpu_util(cpu) > self.capacity(cpu) >> 6,
         };
-        let sel = self.cpuidle[cpu].select(&self.m.idle_drivers[drv_index], &input);
+        let sel = self.rqs[cpu].idle.select(&self.m.idle_drivers[drv_index], &input);
         if sel.stop_tick || tick_stopped {
             self.tick_nohz_idle_stop_tick(cpu, at, next);
         }
         let entered = at + self.path_ns(cpu, cost!(self, kernel.idle_entry_ns));
-        self.cpuidle[cpu].enter(sel.state, entered);
+        self.rqs[cpu].idle.enter(sel.state, entered);
         self.trace_event(cpu, TraceEvent::CpuIdle { state: Some(sel.state as u32) });
         self.core_idle_entered(cpu);
         if !self.rqs[cpu].tick_stopped && !self.rqs[cpu].tick_armed {
@@ -202,7 +202,7 @@ impl Simulator {
     /// tick_nohz_idle_exit(): the CPU leaves the idle loop to run a task; a stopped
     /// tick restarts on the grid and the timer bases and hierarchy see it active.
     pub(crate) fn tick_nohz_idle_exit(&mut self, cpu: usize) {
-        if let IdlePhase::In { .. } = self.cpuidle[cpu].phase {
+        if let IdlePhase::In { .. } = self.rqs[cpu].idle.phase {
             // Picked without an interrupt (e.g. a task queued while polling): leave now.
             self.cpuidle_exit(cpu, self.now, false);
         }
@@ -231,7 +231,7 @@ impl Simulator {
     /// Returns when the CPU starts running the handler (after the state's wake time,
     /// or once the handler it is still in ends).
     pub(crate) fn idle_irq_arrive(&mut self, cpu: usize, arrive: Ns, by_tick: bool) -> Ns {
-        let was_in = self.cpuidle[cpu].requested_at(arrive).is_some();
+        let was_in = self.rqs[cpu].idle.requested_at(arrive).is_some();
         let wait = self.cpuidle_exit(cpu, arrive, by_tick);
         if was_in {
             self.trace_event(cpu, TraceEvent::CpuIdle { state: None });
@@ -242,13 +242,13 @@ impl Simulator {
     /// Leaves `cpu`'s idle state at `wake`: pays the hardware's wake time and tells the
     /// core (and package) rules that a thread is awake. Returns the time to wait.
     fn cpuidle_exit(&mut self, cpu: usize, wake: Ns, by_tick: bool) -> Ns {
-        let Some((state, entered)) = self.cpuidle[cpu].requested_at(wake) else {
-            let drv = self.cpuidle[cpu].driver;
-            return self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, 0, by_tick);
+        let Some((state, entered)) = self.rqs[cpu].idle.requested_at(wake) else {
+            let drv = self.rqs[cpu].idle.driver;
+            return self.rqs[cpu].idle.exit(&self.m.idle_drivers[drv], wake, 0, by_tick);
         };
         let wake_ns = self.hw_wake_ns(cpu, state, wake) + self.guest_halt_extra_ns(cpu, state, entered, wake);
-        let drv = self.cpuidle[cpu].driver;
-        let wait = self.cpuidle[cpu].exit(&self.m.idle_drivers[drv], wake, wake_ns, by_tick);
+        let drv = self.rqs[cpu].idle.driver;
+        let wait = self.rqs[cpu].idle.exit(&self.m.idle_drivers[drv], wake, wake_ns, by_tick);
         self.core_woken(cpu, wake);
         wait
     }
@@ -258,10 +258,10 @@ impl Simulator {
     /// before 6.0, the dummy read of the ACPI PM timer after an I/O-port entry (queued
     /// behind other CPUs' reads of the same port; the governor sees it as residency).
     fn hw_wake_ns(&mut self, cpu: usize, own: usize, at: Ns) -> Ns {
-        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
-        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), at);
+        let drv = &self.m.idle_drivers[self.rqs[cpu].idle.driver];
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.rqs[s].idle.phase), at);
         let state = effective_state(drv, own, core, at);
-        let reads = &self.stats.idle_wake_reads[self.cpuidle[cpu].driver];
+        let reads = &self.stats.idle_wake_reads[self.rqs[cpu].idle.driver];
         reads.set(reads.get() | 1 << state);
         let mut ns = drv.states[state].wake_ns;
         if drv.states[own].io_port_entry && self.feat.has(crate::features::Feature::ACPI_IDLE_DUMMY_WAIT) {
@@ -280,7 +280,7 @@ impl Simulator {
     fn guest_halt_extra_ns(&self, cpu: usize, state: usize, entered: Ns, at: Ns) -> Ns {
         const GUEST_HALT_KEY: u64 = 0x6775_6573_745f_6861; // "guest_ha"
         const RESOLUTION: u64 = 1 << 32;
-        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        let drv = &self.m.idle_drivers[self.rqs[cpu].idle.driver];
         let Some(ladder) = &drv.guest_halt else { return 0 };
         if drv.states[state].polling {
             return 0;
@@ -293,9 +293,9 @@ impl Simulator {
     /// state, the core powers down once any flush delay has run out (unless a thread
     /// wakes first), and with every core of its socket down, the package state follows.
     fn core_idle_entered(&mut self, cpu: usize) {
-        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
+        let drv = &self.m.idle_drivers[self.rqs[cpu].idle.driver];
         // Evaluated once every thread is in (an entry may lie after a handler's end).
-        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), Ns::MAX);
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.rqs[s].idle.phase), Ns::MAX);
         let Some(down) = power_down_at(drv, core) else { return };
         let package = drv.package.as_ref().map(|p| p.flushes_llc);
         let core_id = self.m.cpus[cpu].core;
@@ -351,9 +351,9 @@ impl Simulator {
     /// Whether `cpu`'s core is out of the coherency (DVM) domain at `at`: every thread
     /// idle in a state that leaves it, the flush delay run out.
     pub(crate) fn core_out_of_coherency(&self, cpu: usize, at: Ns) -> bool {
-        let Some((own, _)) = self.cpuidle[cpu].requested_at(at) else { return false };
-        let drv = &self.m.idle_drivers[self.cpuidle[cpu].driver];
-        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.cpuidle[s].phase), at);
+        let Some((own, _)) = self.rqs[cpu].idle.requested_at(at) else { return false };
+        let drv = &self.m.idle_drivers[self.rqs[cpu].idle.driver];
+        let core = core_state(self.m.smt_siblings(cpu).iter().map(|&s| self.rqs[s].idle.phase), at);
         drv.states[effective_state(drv, own, core, at)].leaves_coherency
     }
 
@@ -392,8 +392,8 @@ impl Simulator {
                 self.tasks[c].stats.sys_ns += ns;
             }
             None => {
-                let until = self.irq_until[cpu].max(self.now);
-                self.irq_until[cpu] = until + ns;
+                let until = self.rqs[cpu].irq_until.max(self.now);
+                self.rqs[cpu].irq_until = until + ns;
             }
         }
     }

@@ -80,7 +80,7 @@ impl Simulator {
                 self.tasks[c].overhead_ns += ns;
                 self.tasks[c].stats.sys_ns += ns;
             }
-            None => self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + ns,
+            None => self.rqs[cpu].irq_until = self.rqs[cpu].irq_until.max(self.now) + ns,
         }
     }
 
@@ -115,7 +115,7 @@ impl Simulator {
             let se = self.line_ns(self.tasks[p].data_cpu, cpu);
             let spin = self.rq_lock(cpu, cpu, activate + se);
             let mut target = spin + activate + se;
-            if self.rqs[cpu].curr.is_some() && !self.resched_pending[cpu] {
+            if self.rqs[cpu].curr.is_some() && !self.rqs[cpu].resched_pending {
                 // send_call_function_single_ipi(): a busy target is interrupted for it.
                 self.send_ipi(this_cpu, cpu);
                 target += self.path_ns(cpu, cost!(self, kernel.irq_entry_ns) + cost!(self, kernel.irq_exit_ns));

@@ -502,6 +502,6 @@ impl Simulator {
         }
         // The exit path's kernel time is the CPU's to finish.
         let owed = std::mem::take(&mut self.tasks[c].overhead_ns);
-        self.irq_until[cpu] = self.irq_until[cpu].max(self.now) + owed;
+        self.rqs[cpu].irq_until = self.rqs[cpu].irq_until.max(self.now) + owed;
     }
 }

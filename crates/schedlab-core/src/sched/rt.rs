@@ -35,7 +35,7 @@ impl Simulator {
 
     /// rt_rq->highest_prio.curr of `cpu` (MAX_RT_PRIO - 1 with no RT task).
     pub(crate) fn rt_highest_prio(&self, cpu: usize) -> usize {
-        self.rtc.rt[cpu].active.highest_prio().unwrap_or(crate::rt::MAX_RT_PRIO - 1)
+        self.rqs[cpu].rt.active.highest_prio().unwrap_or(crate::rt::MAX_RT_PRIO - 1)
     }
 
     /// The prio `cpu` runs at for the push/pull comparisons: its current task's (an RT
@@ -52,14 +52,14 @@ impl Simulator {
     fn rt_rq_changed(&mut self, cpu: usize) {
         self.class_nr_sync(cpu);
         let prio = self.rt_highest_prio(cpu) as i32;
-        if let Some(cp) = &mut self.rtc.cpupri {
+        if let Some(cp) = &mut self.rd.cpupri {
             cp.set(cpu, prio);
         }
         // rt_set_overload(): more than one RT task, so one waits that another CPU may take.
-        if self.rtc.rt[cpu].rt_nr_running > 1 {
-            self.rtc.rto_mask.set(cpu);
+        if self.rqs[cpu].rt.rt_nr_running > 1 {
+            self.rd.rto_mask.set(cpu);
         } else {
-            self.rtc.rto_mask.clear(cpu);
+            self.rd.rto_mask.clear(cpu);
         }
     }
 
@@ -67,7 +67,7 @@ impl Simulator {
     /// task put back in place.
     pub(crate) fn enqueue_task_rt(&mut self, cpu: usize, p: TaskId, head: bool) {
         let prio = self.tasks[p].sched.rt_prio();
-        let rq = &mut self.rtc.rt[cpu];
+        let rq = &mut self.rqs[cpu].rt;
         rq.active.enqueue(p, prio, head);
         rq.rt_nr_running += 1;
         self.tasks[p].sched.on_rq = true;
@@ -84,7 +84,7 @@ impl Simulator {
             return;
         }
         let prio = self.tasks[p].sched.rt_prio();
-        let rq = &mut self.rtc.rt[cpu];
+        let rq = &mut self.rqs[cpu].rt;
         let found = rq.active.dequeue(p, prio);
         debug_assert!(found, "RT task {p} not queued at prio {prio} on CPU {cpu}");
         rq.rt_nr_running -= 1;
@@ -95,7 +95,7 @@ impl Simulator {
     /// pick_next_task_rt(): the first task of the highest queue, unless the rt_rq is
     /// throttled.
     pub(crate) fn pick_next_task_rt(&mut self, cpu: usize) -> Option<TaskId> {
-        let rq = &self.rtc.rt[cpu];
+        let rq = &self.rqs[cpu].rt;
         if rq.rt_throttled {
             return None;
         }
@@ -104,7 +104,7 @@ impl Simulator {
 
     /// The rt_rq has a task the pick would take (sched_rt_runnable(), not throttled).
     pub(crate) fn rt_runnable(&self, cpu: usize) -> bool {
-        let rq = &self.rtc.rt[cpu];
+        let rq = &self.rqs[cpu].rt;
         rq.rt_nr_running > 0 && !rq.rt_throttled
     }
 
@@ -122,7 +122,7 @@ impl Simulator {
         }
         let runtime = self.k.tunables.sched_rt_runtime_us as u64 * 1000;
         let period = self.k.tunables.sched_rt_period_us * 1000;
-        let rq = &mut self.rtc.rt[cpu];
+        let rq = &mut self.rqs[cpu].rt;
         rq.rt_time += delta;
         // sched_rt_runtime_exceeded(): a runtime of the whole period is no limit.
         if rq.rt_throttled || runtime >= period || rq.rt_time <= runtime {
@@ -156,7 +156,7 @@ impl Simulator {
         let period = self.k.tunables.sched_rt_period_us * 1000;
         let mut idle = true;
         for c in 0..self.m.nr_cpus() {
-            let rq = &mut self.rtc.rt[c];
+            let rq = &mut self.rqs[c].rt;
             let mut enqueue = false;
             if rq.rt_time > 0 {
                 rq.rt_time -= rq.rt_time.min(runtime);
@@ -173,7 +173,7 @@ impl Simulator {
             if enqueue {
                 self.class_nr_sync(c);
             }
-            let rq = &self.rtc.rt[c];
+            let rq = &self.rqs[c].rt;
             if enqueue && rq.rt_nr_running > 0 {
                 // sched_rt_rq_enqueue(): the RT tasks compete again at once.
                 self.resched_curr(c, cpu);
@@ -201,7 +201,7 @@ impl Simulator {
         }
         s.rr_slice_left = self.k.tunables.sched_rr_timeslice_ms * 1_000_000;
         let prio = s.rt_prio();
-        let rq = &mut self.rtc.rt[cpu];
+        let rq = &mut self.rqs[cpu].rt;
         if rq.active.queue_len(prio) > 1 {
             rq.active.requeue(p, prio);
             self.resched_curr(cpu, cpu);
@@ -211,7 +211,7 @@ impl Simulator {
     /// sched_yield() of an RT task (yield_task_rt(): requeue_task_rt at the tail).
     pub(crate) fn yield_task_rt(&mut self, cpu: usize, p: TaskId) {
         let prio = self.tasks[p].sched.rt_prio();
-        self.rtc.rt[cpu].active.requeue(p, prio);
+        self.rqs[cpu].rt.active.requeue(p, prio);
     }
 
     /// wakeup_preempt_rt(): a higher priority preempts (a lower number).
@@ -228,7 +228,7 @@ impl Simulator {
         if t.nr_cpus_allowed == 1 {
             return None;
         }
-        let cp = self.rtc.cpupri.as_ref()?;
+        let cp = self.rd.cpupri.as_ref()?;
         let lowest = cp.find(t.sched.rt_prio() as i32, &t.cpus_allowed, None)?;
         if lowest.test(t.cpu) {
             return Some(t.cpu);
@@ -258,13 +258,13 @@ impl Simulator {
     /// (pick_next_pushable_task()).
     fn pushable_task(&self, cpu: usize) -> Option<TaskId> {
         let curr = self.rqs[cpu].curr;
-        self.rtc.rt[cpu].active.iter().find(|&t| Some(t) != curr && self.tasks[t].nr_cpus_allowed > 1 && self.tasks[t].state == TaskState::Runnable)
+        self.rqs[cpu].rt.active.iter().find(|&t| Some(t) != curr && self.tasks[t].nr_cpus_allowed > 1 && self.tasks[t].state == TaskState::Runnable)
     }
 
     /// push_rt_task(): moves `cpu`'s highest waiting RT task to the CPU running the
     /// lowest-priority work, if that is lower than the task; true if it moved one.
     fn push_rt_task(&mut self, cpu: usize) -> bool {
-        if !self.rtc.rto_mask.test(cpu) {
+        if !self.rd.rto_mask.test(cpu) {
             return false;
         }
         let Some(p) = self.pushable_task(cpu) else { return false };
@@ -291,10 +291,10 @@ impl Simulator {
     /// an overloaded CPU that is higher than what this CPU would run and is not about to
     /// run where it is.
     pub(crate) fn pull_rt_task(&mut self, this: usize) {
-        if self.rtc.rto_mask.is_empty() {
+        if self.rd.rto_mask.is_empty() {
             return;
         }
-        let overloaded: Vec<usize> = self.rtc.rto_mask.iter().filter(|&c| c != this).collect();
+        let overloaded: Vec<usize> = self.rd.rto_mask.iter().filter(|&c| c != this).collect();
         // Only this CPU is overloaded: nothing to pull.
         if overloaded.is_empty() {
             return;
@@ -324,25 +324,25 @@ impl Simulator {
     /// last one began (rto_loop_next moved); None ends the IPI chain.
     fn rto_next_cpu(&mut self, this: usize) -> Option<usize> {
         loop {
-            let from = self.rtc.rto_cpu.map_or(0, |c| c + 1);
-            let next = self.rtc.rto_mask.iter().find(|&c| c >= from && c != this);
-            self.rtc.rto_cpu = next;
+            let from = self.rd.rto_cpu.map_or(0, |c| c + 1);
+            let next = self.rd.rto_mask.iter().find(|&c| c >= from && c != this);
+            self.rd.rto_cpu = next;
             if next.is_some() {
                 return next;
             }
-            if self.rtc.rto_loop == self.rtc.rto_loop_next {
+            if self.rd.rto_loop == self.rd.rto_loop_next {
                 return None;
             }
-            self.rtc.rto_loop = self.rtc.rto_loop_next;
+            self.rd.rto_loop = self.rd.rto_loop_next;
         }
     }
 
     /// tell_cpu_to_push(): asks for another pass of the push IPI; if none is in flight,
     /// sends it to the first overloaded CPU.
     fn tell_cpu_to_push(&mut self, this: usize) {
-        self.rtc.rto_loop_next += 1;
+        self.rd.rto_loop_next += 1;
         // A valid rto_cpu: the IPI is on its way and will see the new rto_loop_next.
-        if self.rtc.rto_cpu.is_some() {
+        if self.rd.rto_cpu.is_some() {
             return;
         }
         if let Some(cpu) = self.rto_next_cpu(this) {
@@ -386,7 +386,7 @@ impl Simulator {
     /// task_woken_rt(): a woken RT task that will not run here at once is pushed.
     pub(crate) fn task_woken_rt(&mut self, cpu: usize, p: TaskId) {
         let Some(c) = self.rqs[cpu].curr else { return };
-        if c == p || self.resched_pending[cpu] || self.tasks[p].nr_cpus_allowed < 2 {
+        if c == p || self.rqs[cpu].resched_pending || self.tasks[p].nr_cpus_allowed < 2 {
             return;
         }
         let curr_blocks = self.tasks[c].sched.class() == SchedClass::Dl

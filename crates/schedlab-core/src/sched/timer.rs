@@ -137,7 +137,7 @@ impl Simulator {
             return;
         }
         if start == self.now {
-            self.irq_until[cpu] = self.now;
+            self.rqs[cpu].irq_until = self.now;
             self.run_timer_work(cpu, by_tick);
         } else if by_tick {
             self.stats.counters.idle_ticks_empty += 1;
@@ -147,7 +147,7 @@ impl Simulator {
 
     /// The TimerIrq event: the handler of an interrupt that woke an idle CPU runs.
     pub(crate) fn timer_irq_handler(&mut self, cpu: usize, by_tick: bool) {
-        self.irq_until[cpu] = self.irq_until[cpu].max(self.now);
+        self.rqs[cpu].irq_until = self.rqs[cpu].irq_until.max(self.now);
         self.run_timer_work(cpu, by_tick);
         if self.rqs[cpu].curr.is_none() {
             self.irq_return_to_idle(cpu, self.now);
@@ -157,9 +157,9 @@ impl Simulator {
     /// Interrupt exit on an idle CPU: unless the handler woke a task for this CPU, the
     /// idle loop picks a state again.
     fn irq_return_to_idle(&mut self, cpu: usize, handler_start: Ns) {
-        let done = self.irq_until[cpu].max(handler_start) + self.path_ns(cpu, cost!(self, kernel.irq_exit_ns));
-        self.irq_until[cpu] = done;
-        if !self.resched_pending[cpu] && self.rqs[cpu].curr.is_none() {
+        let done = self.rqs[cpu].irq_until.max(handler_start) + self.path_ns(cpu, cost!(self, kernel.irq_exit_ns));
+        self.rqs[cpu].irq_until = done;
+        if !self.rqs[cpu].resched_pending && self.rqs[cpu].curr.is_none() {
             self.do_idle(cpu, done);
         }
     }
@@ -467,7 +467,7 @@ impl Simulator {
     /// an IPI; any other gets one, even a CPU busy with a task (before 6.9 a base stays
     /// marked idle when the tick was not stopped after all: a spurious IPI).
     fn wake_up_nohz_cpu(&mut self, from: usize, target: usize) {
-        if self.resched_pending[target] {
+        if self.rqs[target].resched_pending {
             return;
         }
         let d = self.m.distance(from, target);
@@ -489,13 +489,13 @@ impl Simulator {
             self.now + self.ipi_latency_ns(d) as Ns
         };
         let start = self.idle_irq_arrive(target, arrive, false) + if polling { 0 } else { self.path_ns(target, entry) };
-        self.irq_until[target] = self.irq_until[target].max(start);
+        self.rqs[target].irq_until = self.rqs[target].irq_until.max(start);
         self.irq_return_to_idle(target, start);
     }
 
     /// Whether idle `cpu` sits in a state that watches its flags (x86 POLL/MWAIT) at `at`.
     pub(crate) fn polling_idle(&self, cpu: usize, at: Ns) -> bool {
-        let dev = &self.cpuidle[cpu];
+        let dev = &self.rqs[cpu].idle;
         dev.state_at(at).is_some_and(|s| self.m.idle_drivers[dev.driver].states[s].watches_flags)
     }
 

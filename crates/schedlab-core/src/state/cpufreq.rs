@@ -13,7 +13,7 @@
 //! has an Energy Model and the scenario asks for schedutil (`[kernel] governor`): with
 //! the performance governor, the default, every CPU stays at its top OPP.
 
-use crate::eas::energy::{FeecRules, PerfDomainCosts, RootDomainOverutilized};
+use crate::eas::energy::{FeecRules, PerfDomainCosts};
 use crate::eas::schedutil::SugovPolicy;
 use crate::eas::util_est::{RqUtilEst, UtilEst, UtilEstForm};
 use crate::eas::Uclamp;
@@ -84,8 +84,6 @@ pub(crate) struct EasState {
     pub(crate) rq_util_est: Vec<RqUtilEst>,
     /// Per CPU: the clamps of its runnable tasks (max-aggregated when read).
     pub(crate) rq_clamps: Vec<Vec<Uclamp>>,
-    /// rd->overutilized.
-    pub(crate) rd: RootDomainOverutilized,
     /// Per task.
     pub(crate) tasks: Vec<TaskEas>,
     /// Frequency changes made.

@@ -18,6 +18,7 @@ pub mod measure;
 pub mod mm;
 pub mod named_timers;
 pub mod pelt;
+pub mod root_domain;
 pub mod rq;
 pub mod rt_rq;
 pub mod shared_runq;
@@ -183,7 +184,6 @@ pub struct Simulator {
     pub(crate) running: crate::cpumask::CpuMask,
     /// The distinct affinity masks tasks hold (shared, see Task::cpus_allowed).
     pub(crate) affinity_masks: std::collections::HashMap<crate::cpumask::CpuMask, std::sync::Arc<crate::cpumask::CpuMask>>,
-    pub(crate) resched_pending: Vec<bool>,
     pub(crate) ipc: IpcState,
     /// Masks of set_affinity steps.
     pub(crate) masks: Vec<crate::cpumask::CpuMask>,
@@ -204,13 +204,8 @@ pub struct Simulator {
     pub(crate) mm: crate::state::mm::MmState,
     /// Timer wheels, hrtimers and the timer migration hierarchy.
     pub(crate) timers: crate::timers::Timers,
-    /// Per-CPU cpuidle devices (governor memory, residency counters).
-    pub(crate) cpuidle: Vec<crate::cpuidle::CpuIdleDevice>,
     /// Which cores and packages are really powered down (the hardware behind `cpuidle`).
     pub(crate) idle_hw: crate::state::idle::IdleHardware,
-    /// Per CPU: until when it is busy in an interrupt handler or a blocking task's
-    /// remaining kernel path (the next thing it does starts then).
-    pub(crate) irq_until: Vec<crate::time::Ns>,
     /// Per CPU: the CPU that last wrote its timer base lock line.
     pub(crate) timer_base_writer: Vec<usize>,
     /// Named timers of tasks: (task, name index) -> timer.
@@ -220,8 +215,6 @@ pub struct Simulator {
     pub(crate) swq: crate::state::shared_runq::SharedRunq,
     /// The runqueue and bandwidth spinlocks as cache lines, and each CPU's lock clock.
     pub(crate) spinlocks: crate::lock::Locks,
-    /// Per CPU: when its pending Resched event runs (valid while resched_pending).
-    pub(crate) resched_at: Vec<Ns>,
     /// Every cfs_rq (root and groups, per CPU) and group entity (state/cfs_rq.rs; the behaviour is fair/group.rs).
     pub(crate) fg: crate::state::cfs_rq::FairGroups,
     /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
@@ -235,6 +228,8 @@ pub struct Simulator {
     /// The RT and deadline classes (state/rt_rq.rs; the behaviour is sched/rt.rs and
     /// sched/deadline.rs).
     pub(crate) rtc: crate::state::rt_rq::ClassState,
+    /// The root domain (state/root_domain.rs).
+    pub(crate) rd: crate::state::root_domain::RootDomain,
 }
 
 /// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle
@@ -245,8 +240,6 @@ pub(crate) struct BandwidthState {
     /// Per (level, CPU): runnable tasks of the limited group at that level (its cfs_rq
     /// has tasks: `level * nr_cpus + cpu`).
     pub(crate) nr: Vec<u32>,
-    /// Per CPU: a bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
-    pub(crate) csd_inflight: Vec<bool>,
     /// Per group: its usage at the last refill of its pool (the quota invariant's window).
     pub(crate) window_start: Vec<Ns>,
     /// The first window in which a group used more than its quota allows, if any.
@@ -323,14 +316,9 @@ pub(crate) struct TickState {
 /// nohz balancing's next time, SIS_UTIL's scan depth per LLC).
 #[derive(Default)]
 pub(crate) struct BalanceState {
-    /// CPUs with two or more runnable tasks (rd->overloaded when non-zero).
-    pub(crate) nr_overloaded: usize,
-    /// rd->overloaded as the kernel keeps it (RD_OVERLOADED): set when a runqueue reaches
-    /// two tasks, rewritten only by a balance pass at the root domain.
-    pub(crate) rd_overloaded: bool,
-    /// CPUs with nr_running >= 1 and >= 2 (what find_busiest_queue's migrate_task looks for).
+    /// CPUs with nr_running >= 1 (what find_busiest_queue's migrate_task looks for; the
+    /// CPUs with two or more are the root domain's `overloaded_cpus`).
     pub(crate) has_tasks: crate::cpumask::CpuMask,
-    pub(crate) overloaded_cpus: crate::cpumask::CpuMask,
     /// When the next nohz idle balance is due (nohz.next_balance).
     pub(crate) nohz_next_balance: Ns,
     /// Per LLC: how many CPUs select_idle_cpu() may scan (SIS_UTIL's sd_llc_shared->nr_idle_scan).
@@ -339,8 +327,6 @@ pub(crate) struct BalanceState {
     pub(crate) nr_misfit: usize,
     /// CPU capacities differ (sched_asym_cpucap_active()).
     pub(crate) asym_capacity: bool,
-    /// The machine's largest CPU capacity (rd->max_cpu_capacity).
-    pub(crate) max_capacity: u64,
 }
 
 /// pids of tasks as results and traces show them.

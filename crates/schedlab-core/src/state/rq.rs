@@ -8,7 +8,9 @@
 //! Model: the queued tasks are kept in the order they were queued (the list load
 //! balance walks, as the kernel walks cfs_tasks); the cfs_rqs themselves (the root's
 //! and every group's, with their vruntime-ordered timelines) are in state/cfs_rq.rs.
-//! `load` mirrors the root cfs_rq's load.weight.
+//! `load` mirrors the root cfs_rq's load.weight. The RT and deadline runqueues are
+//! embedded as `struct rq` embeds them; the root cfs_rq stays in the flat table of every
+//! cfs_rq (state/cfs_rq.rs, index = CPU), whose paths it shares with the groups'.
 
 use crate::state::task::TaskId;
 use crate::time::Ns;
@@ -124,6 +126,22 @@ pub struct Rq {
     /// The address space loaded on the CPU (rq->curr->active_mm; the idle task borrows
     /// the last one, lazy TLB): a switch to a task of another mm pays switch_mm.
     pub active_mm: Option<usize>,
+    /// A reschedule is on its way (TIF_NEED_RESCHED of rq->curr, with its Resched event).
+    pub resched_pending: bool,
+    /// When the pending Resched event runs (valid while `resched_pending`).
+    pub resched_at: Ns,
+    /// Until when the CPU is busy in an interrupt handler or a blocking task's remaining
+    /// kernel path (the next thing it does starts then).
+    pub irq_until: Ns,
+    /// A bandwidth unthrottle CSD is on its way (rq->cfsb_csd_list non-empty).
+    pub csd_inflight: bool,
+    /// The CPU's cpuidle device (governor memory, residency counters; rq->idle's
+    /// cpuidle_device).
+    pub idle: crate::cpuidle::CpuIdleDevice,
+    /// The RT class's runqueue (rq->rt).
+    pub rt: crate::state::rt_rq::RtRq,
+    /// The deadline class's runqueue, with the fair server (rq->dl, rq->fair_server).
+    pub dl: crate::state::rt_rq::DlRq,
     /// Statistics.
     pub stats: crate::metrics::CpuStats,
 }

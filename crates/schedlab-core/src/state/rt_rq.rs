@@ -13,8 +13,7 @@
 //! only, as CONFIG_RT_GROUP_SCHED=n kernels have it).
 
 use crate::cpumask::CpuMask;
-use crate::rt::cpupri::CpuPri;
-use crate::rt::deadline::{DlBw, DlEntity};
+use crate::rt::deadline::DlEntity;
 use crate::rt::prio_array::RtPrioArray;
 use crate::state::task::TaskId;
 use crate::time::Ns;
@@ -69,35 +68,16 @@ pub struct DlRq {
 pub struct ClassState {
     /// Any task of the run is (or may become) RT or deadline: the class paths run only then.
     pub in_use: bool,
-    /// Per CPU.
-    pub rt: Vec<RtRq>,
-    /// Per CPU.
-    pub dl: Vec<DlRq>,
-    /// The root domain's CPU priorities.
-    pub cpupri: Option<CpuPri>,
-    /// The root domain's earliest deadline per CPU (global EDF's push and pull).
-    pub cpudl: crate::rt::cpudl::CpuDl,
     /// Deadline tasks pushed and pulled (push_dl_task, pull_dl_task).
     pub dl_pushes: u64,
     /// See `dl_pushes`.
     pub dl_pulls: u64,
-    /// rd->rto_mask: CPUs with more than one runnable RT task (pushable work).
-    pub rto_mask: CpuMask,
-    /// The root domain's admitted deadline bandwidth.
-    pub dl_bw: DlBw,
     /// The rt_bandwidth period timer is armed (rt_period_active).
     pub rt_period_active: bool,
     /// Pushes and pulls done (push_rt_task, pull_rt_task).
     pub rt_pushes: u64,
     /// See `rt_pushes`.
     pub rt_pulls: u64,
-    /// RT_PUSH_IPI's iterator: rd->rto_cpu, the overloaded CPU the push IPI is at (None:
-    /// no IPI in flight, the kernel's -1).
-    pub rto_cpu: Option<usize>,
-    /// rd->rto_loop: the rto_loop_next the iterator last started a pass for.
-    pub rto_loop: u64,
-    /// rd->rto_loop_next: bumped by every CPU that asks for a push (tell_cpu_to_push()).
-    pub rto_loop_next: u64,
     /// Push IPIs sent (tell_cpu_to_push() and the forwarding in rto_push_irq_work_func()).
     pub rt_push_ipis: u64,
     /// Times RT throttling stopped an rt_rq.
@@ -126,17 +106,9 @@ pub struct ClassState {
 impl ClassState {
     /// Empty state for `nr` CPUs.
     pub fn new(nr: usize) -> ClassState {
-        let mut cp = CpuPri::new(nr);
-        for cpu in 0..nr {
-            cp.set(cpu, crate::rt::MAX_RT_PRIO as i32 - 1);
-        }
         ClassState {
-            rt: vec![RtRq::default(); nr],
-            dl: vec![DlRq::default(); nr],
             h_nr_idle: vec![0; nr],
             nr_counted: vec![0; nr],
-            cpupri: Some(cp),
-            cpudl: crate::rt::cpudl::CpuDl::new(nr),
             ..Default::default()
         }
     }

@@ -158,10 +158,10 @@ impl Simulator {
     /// the switch; returns the wait for that, or None when `cpu` gets there first.
     fn srq_src_runs_first(&self, p: TaskId, src: CpuId, cpu: CpuId, at: Ns) -> Option<Ns> {
         let rq = &self.rqs[src];
-        if !self.resched_pending[src] || rq.curr.is_some() || rq.nr_running != 1 || rq.queue.first() != Some(&p) {
+        if !self.rqs[src].resched_pending || rq.curr.is_some() || rq.nr_running != 1 || rq.queue.first() != Some(&p) {
             return None;
         }
-        let due = self.resched_at[src];
+        let due = self.rqs[src].resched_at;
         if due > at {
             return None;
         }

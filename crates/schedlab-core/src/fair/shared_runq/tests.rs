@@ -92,7 +92,7 @@ fn with_all_a_preempted_task_is_queued_in_its_shard() {
 fn a_cpu_about_to_idle_pulls_from_the_shard_before_any_regular_balance() {
     for features in ["SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", "SHARED_RUNQ_V3 = true", "SHARED_RUNQ_V4 = true"] {
         let mut s = sim(features, "sockets = 1, llcs = 1, cores = 4, smt = 2", 4, "");
-        assert!(s.balance.nr_overloaded > 0);
+        assert!(s.rd.nr_overloaded > 0);
         let before = (s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips);
         assert!(s.sched_balance_newidle(5), "{features}");
         assert_eq!(s.rqs[5].stats.shared_runq_pulls, 1);
@@ -153,15 +153,15 @@ fn a_pull_that_finds_its_task_running_leaves_it_and_pays_the_relock() {
     let p = id(&s, "p");
     let mut steps = 0;
     // Past the start (where every task is woken at once): p's wakeup after its sleep.
-    while !(s.now > 0 && s.swq.shard_of(p).is_some() && s.resched_pending[1] && s.rqs[1].curr.is_none()) {
+    while !(s.now > 0 && s.swq.shard_of(p).is_some() && s.rqs[1].resched_pending && s.rqs[1].curr.is_none()) {
         assert!(s.step() && steps < 100_000, "p is never woken onto idle CPU 1");
         steps += 1;
     }
     assert_eq!((s.tasks[p].cpu, s.tasks[p].state), (1, TaskState::Runnable));
     // CPU 1's Resched is due now (a polling idle CPU): its switch has the lock first.
-    s.resched_at[1] = s.resched_at[1].min(s.now);
+    s.rqs[1].resched_at = s.rqs[1].resched_at.min(s.now);
     assert!(s.rqs[2].curr.is_none());
-    let charged = |s: &Simulator| s.irq_until[2].max(s.now);
+    let charged = |s: &Simulator| s.rqs[2].irq_until.max(s.now);
     let (before, failed) = (charged(&s), s.swq.failed_pulls);
     let (src_contended, own_acq) = (s.spinlocks.rq[1].stats.contended, s.spinlocks.rq[2].stats.acquisitions);
     let shard = s.swq.cpu_shard[1];
