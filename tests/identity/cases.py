@@ -3,8 +3,13 @@ the speed cases in this directory, each seed, against digests committed before t
 engine's data structures were optimised.
 
 An optimisation must never change a result. This module runs every case and compares
-the SHA-256 of its RunResult JSON (minus the engine's own ``events`` count, which dropping
-stale events legitimately changes, its read set ``constants_read`` and its ``wall_ns``) with ``fixtures.json``.
+the SHA-256 of its results (the RunResult JSON without the echo of its configuration:
+the scenario's name, machine, kernel version, policy, tunables and features; and
+without the engine's own ``events`` counts, which dropping stale events legitimately
+changes, its read set ``constants_read`` and its ``wall_ns``) with ``fixtures.json``.
+Beside each digest the fixture keeps a few key figures of the case (``KEY_FIGURES``), so
+a change of the fixtures reads as a diff (``git diff tests/identity``) and a check that
+fails names the figures that moved. A new feature or tunable line moves no digest.
 
     python tests/identity/cases.py            # check, listing what differs
     python tests/identity/cases.py --update   # after an intended change of the model
@@ -45,12 +50,44 @@ def cases() -> list[tuple[str, str, int]]:
     return out
 
 
-def digest(result_json: str) -> str:
-    """SHA-256 of a RunResult with the engine's event count and wall time left out."""
+# The configuration a RunResult echoes: the same scenario gives the same echo, and a new
+# feature or tunable line would move every digest by itself.
+ECHO = ("schema_version", "scenario", "seed", "machine", "nr_cpus", "kernel", "features")
+# The engine's own figures: how the run was computed, not what it found.
+ENGINE_OWN = ("events", "events_by_kind", "constants_read", "wall_ns")
+# Figures kept beside each digest (when the result has them), so a moved case says what
+# moved: the time simulated, the scheduler's main counters and the benchmark's first two.
+KEY_FIGURES = ("engine.sim_ns", "summary.context_switches", "summary.migrations", "summary.wakeups",
+               "summary.cpu_busy_seconds")
+
+
+def results_of(result_json: str) -> dict:
+    """The RunResult without its configuration's echo and the engine's own figures."""
     doc = json.loads(result_json)
-    for own in ("events", "events_by_kind", "constants_read", "wall_ns"):
+    for k in ECHO:
+        doc.pop(k, None)
+    for own in ENGINE_OWN:
         doc.get("engine", {}).pop(own, None)
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    return doc
+
+
+def digest(result_json: str) -> str:
+    """SHA-256 of a RunResult's results (`results_of`)."""
+    return hashlib.sha256(json.dumps(results_of(result_json), sort_keys=True).encode()).hexdigest()
+
+
+def key_figures(result_json: str) -> dict[str, float]:
+    """The case's KEY_FIGURES, then the benchmark's first two figures, as far as it has them."""
+    doc = json.loads(result_json)
+    out: dict[str, float] = {}
+    for path in KEY_FIGURES:
+        section, name = path.split(".")
+        if name in doc.get(section, {}):
+            out[path] = doc[section][name]
+    for name in sorted(doc.get("workload", {}))[:2]:
+        if isinstance(doc["workload"][name], (int, float)):
+            out[f"workload.{name}"] = doc["workload"][name]
+    return out
 
 
 def run_all(workers: int | None = None) -> dict[str, tuple[str, str]]:
@@ -62,9 +99,20 @@ def run_all(workers: int | None = None) -> dict[str, tuple[str, str]]:
     return {key: (digest(text), text) for (key, _, _), text in zip(todo, texts)}
 
 
-def differences(got: dict[str, str], want: dict[str, str]) -> list[str]:
-    """Lines naming every case that is new, missing or changed."""
-    lines = [f"changed: {k}" for k in sorted(got.keys() & want.keys()) if got[k] != want[k]]
+def fixture_entry(text: str) -> dict:
+    """What fixtures.json keeps of a case: its digest and its key figures."""
+    return {"digest": digest(text), "figures": key_figures(text)}
+
+
+def differences(got: dict[str, dict], want: dict[str, dict]) -> list[str]:
+    """Lines naming every case that is new, missing or changed, with the figures that moved."""
+    lines = []
+    for k in sorted(got.keys() & want.keys()):
+        if got[k]["digest"] == want[k]["digest"]:
+            continue
+        g, w = got[k].get("figures", {}), want[k].get("figures", {})
+        moved = [f"{f} {w.get(f)} -> {g.get(f)}" for f in sorted(g.keys() | w.keys()) if g.get(f) != w.get(f)]
+        lines.append(f"changed: {k}" + (f" ({'; '.join(moved)})" if moved else " (no key figure moved)"))
     lines += [f"new (no fixture): {k}" for k in sorted(got.keys() - want.keys())]
     lines += [f"missing (fixture without a case): {k}" for k in sorted(want.keys() - got.keys())]
     return lines
@@ -77,7 +125,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=None)
     args = ap.parse_args()
     results = run_all(args.workers)
-    got = {k: d for k, (d, _) in results.items()}
+    got = {k: fixture_entry(text) for k, (_, text) in results.items()}
     if args.dump:
         out = Path(args.dump)
         out.mkdir(parents=True, exist_ok=True)

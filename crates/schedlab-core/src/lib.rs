@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`api`], [`bench`] | (the entry points: load, check, run; the speed suite) |
 //! | [`engine`] | the passage of time: the event loop, building a run, its result |
-//! | `sched` (private), [`fair`] | kernel/sched/core.c, idle.c; fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
+//! | `sched` (private), [`fair`] | kernel/sched/core.c over the class table (struct sched_class), rt.c, deadline.c, idle.c; fair.c: CFS/EEVDF, placement, load balance, shared runqueue |
 //! | [`state`] | sched.h: the run's data (task_struct, struct rq, cfs_rq, sched_avg, the event queue, pipes/futexes/mutexes) |
 //! | [`interchange`] | rt-app JSON in and out, ftrace / perf script traces in and replayed |
 //! | [`workload`] | task programs and benchmark generators |
