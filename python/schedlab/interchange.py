@@ -8,6 +8,7 @@ module reads files and shapes the answers. rt-app JSON *in* is
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from dataclasses import dataclass
@@ -24,7 +25,13 @@ __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines"]
 def _read(path: Union[str, os.PathLike]) -> str:
     origin = os.fspath(path)
     try:
+        if origin.endswith(".gz"):
+            # Recorded traces are kept compressed (perf script text packs ~30:1).
+            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
+                return f.read()
         return Path(path).read_text(encoding="utf-8", errors="replace")
+    except (gzip.BadGzipFile, EOFError):
+        raise scenario_error(origin, "", "not gzip-compressed or cut short: expected a .gz file whole (name a plain-text trace without .gz)") from None
     except FileNotFoundError:
         raise scenario_error(origin, "", "no such file") from None
     except IsADirectoryError:
@@ -62,7 +69,8 @@ class TraceTimelines:
 
 def read_trace(path: Union[str, os.PathLike]) -> TraceTimelines:
     """Reads an ftrace text trace (tracefs ``trace``, ``trace-cmd report`` with or
-    without ``-R``) or ``perf script`` / ``perf sched script`` text."""
+    without ``-R``) or ``perf script`` / ``perf sched script`` text, gzip-compressed
+    when its name ends in ``.gz``."""
     doc = json.loads(_core.trace_timelines(_read(path), os.fspath(path)))
     return TraceTimelines(**doc)
 
