@@ -263,7 +263,7 @@ CATALOGUE = [
     Case("seed out of range (Python)", api=api_run(seed=-1),
          expected="InputError: seed: expected a whole number from 0 to 2**64 - 1, got -1"),
     Case("unknown trace format (Python)", api=api_run(seed=1, trace_format="svg"),
-         expected="InputError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf"),
+         expected="InputError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf, trace-cmd"),
     Case("not a scenario (Python)", api=lambda d: schedlab.load_scenario(42),
          expected="TypeError: expected a path, a dict or a Scenario, got int"),
     Case("dict with a value JSON cannot hold (Python)", api=lambda d: schedlab.load_scenario({"name": {1, 2}}),

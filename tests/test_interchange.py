@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -330,6 +331,57 @@ def test_a_gz_trace_that_is_not_gzip_is_one_line(cli, tmp_path):
     assert r.exit_code == 2, r.output
     assert r.output.strip() == (f"error: {p}: not gzip-compressed or cut short: expected a .gz file whole "
                                 "(name a plain-text trace without .gz)")
+
+
+# ------------------------------------------------------------- trace.dat out
+SWITCH_LINE = re.compile(r"\[(\d+)\]\s+(?:\S+\s+)?(\d+)\.(\d{9}): sched_switch:\s+(.*):(\d+) \[-?\d+\] (\S+) ==> (.*):(\d+) \[")
+
+
+def _cpu_time_of_switches(report: str, end_ns: int) -> tuple[dict[int, int], int]:
+    """Per-pid CPU time the sched_switch lines of `trace-cmd report -t` imply (a run from
+    a switch-in to the next switch on that CPU, the last one to `end_ns`), and how many
+    switches there were."""
+    running: dict[int, tuple[int, int]] = {}
+    cpu_time: dict[int, int] = collections.defaultdict(int)
+    n = 0
+    for line in report.splitlines():
+        m = SWITCH_LINE.search(line)
+        if not m:
+            continue
+        n += 1
+        cpu, ts, prev, nxt = int(m[1]), int(m[2]) * 10**9 + int(m[3]), int(m[5]), int(m[8])
+        if cpu in running:
+            pid, since = running[cpu]
+            assert pid == prev, line
+            cpu_time[pid] += ts - since
+        running[cpu] = (nxt, ts)
+    for pid, since in running.values():
+        cpu_time[pid] += end_ns - since
+    cpu_time.pop(0, None)
+    return dict(cpu_time), n
+
+
+@pytest.mark.skipif(shutil.which("trace-cmd") is None,
+                    reason="trace-cmd is not installed (Debian: apt-get install trace-cmd; .ci/run installs it)")
+def test_trace_cmd_report_reads_a_runs_trace_dat_to_the_nanosecond(tmp_path):
+    import subprocess
+
+    for scenario in (PINGPONG, THROTTLED):
+        dat = tmp_path / f"{scenario.stem}.dat"
+        res = schedlab.run(scenario, seed=1, trace=dat)
+        assert not list(tmp_path.glob("*.tmp")), "the staged pages are removed"
+        done = subprocess.run(["trace-cmd", "report", "-t", str(dat)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and "sched_switch" in done.stdout, done.stderr[-2000:]
+        text = tmp_path / f"{scenario.stem}.trace.txt"
+        schedlab.run(scenario, seed=1, trace=text)
+        doc = json.loads(res.to_json())
+        cpu_time, n = _cpu_time_of_switches(done.stdout, doc["engine"]["sim_ns"])
+        # Every sched_switch of the run, and the CPU time they imply is the run's own.
+        assert n == text.read_text().count(": sched_switch: ") > 50
+        assert cpu_time == {t["pid"]: t["run_ns"] for t in doc["tasks"] if t["run_ns"]}, scenario.name
+    # The comms come from the saved cmdlines and the events' own fields.
+    assert "ping:1 [120]" in subprocess.run(["trace-cmd", "report", str(tmp_path / "pipe_pingpong.dat")],
+                                            capture_output=True, text=True, timeout=300).stdout
 
 
 # ------------------------------------------------------ exported files on real rt-app
