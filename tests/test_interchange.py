@@ -333,6 +333,35 @@ def test_a_gz_trace_that_is_not_gzip_is_one_line(cli, tmp_path):
                                 "(name a plain-text trace without .gz)")
 
 
+def test_sched_latency_prints_perf_sched_latencys_table_from_a_trace_and_a_run(cli):
+    r = cli("sched", "latency", str(DATA / "perf_sched_pipe.perf.txt.gz"))
+    assert r.exit_code == 0, r.output
+    perf = (DATA / "perf_sched_pipe.latency.txt").read_text().splitlines()
+    ours = r.stdout.splitlines()
+    # perf's header and footer lines, character for character.
+    assert ours[:4] == perf[:4] and ours[-3] == perf[-5] and ours[-1] == perf[-3]
+    rows = {line.split("|")[0].strip(): line.split("|") for line in ours[4:-3]}
+    want = {line.split("|")[0].strip(): line.split("|") for line in perf[4:-5]}
+    for task in ("sched-pipe:7240", "sched-pipe:7260"):
+        assert float(rows[task][1].split()[0]) == pytest.approx(float(want[task][1].split()[0]), rel=0.01)
+        # The longest wait, its start and end (7260's from its fork, perf's from its
+        # sched_wakeup_new 4 µs later).
+        max_ms = lambda cells: float(cells[4].split()[1])  # noqa: E731
+        assert max_ms(rows[task]) == pytest.approx(max_ms(want[task]), abs=0.005)
+        assert rows[task][6] == want[task][6]
+    # On a run: each task's runtime and total wait are the run's own (run_ns, wait_ns).
+    r = cli("sched", "latency", str(PINGPONG), "--seed", "1")
+    assert r.exit_code == 0, r.output
+    res = json.loads(schedlab.run(PINGPONG, seed=1).to_json())
+    for t in res["tasks"]:
+        cells = next(line.split("|") for line in r.stdout.splitlines() if line.strip().startswith(f"{t['name']}:{t['pid']} "))
+        switches = int(cells[2])
+        assert float(cells[1].split()[0]) == pytest.approx(t["run_ns"] / 1e6, abs=0.0005)
+        assert float(cells[3].split()[1]) == pytest.approx(t["wait_ns"] / switches / 1e6, abs=0.0005)
+    r = cli("sched", "latency", "no-such.trace.txt")
+    assert r.exit_code == 2 and r.output.strip() == "error: no-such.trace.txt: no such file"
+
+
 # ------------------------------------------------------------- trace.dat out
 SWITCH_LINE = re.compile(r"\[(\d+)\]\s+(?:\S+\s+)?(\d+)\.(\d{9}): sched_switch:\s+(.*):(\d+) \[-?\d+\] (\S+) ==> (.*):(\d+) \[")
 
