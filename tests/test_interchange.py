@@ -395,7 +395,11 @@ def _cpu_time_of_switches(report: str, end_ns: int) -> tuple[dict[int, int], int
 def test_trace_cmd_report_reads_a_runs_trace_dat_to_the_nanosecond(tmp_path):
     import subprocess
 
-    for scenario in (PINGPONG, THROTTLED):
+    # Sleeps past the 27-bit delta of an event header (134 ms): time extends.
+    gaps = tmp_path / "gaps.toml"
+    gaps.write_text('[machine]\ntopo = { cores = 2 }\n[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }, '
+                    '{ sleep = "700ms" }, { run = "1ms" }, { sleep = "3s" }, { run = "2ms" }]\n[run]\nduration_s = 5\n')
+    for scenario in (PINGPONG, THROTTLED, gaps):
         dat = tmp_path / f"{scenario.stem}.dat"
         res = schedlab.run(scenario, seed=1, trace=dat)
         assert not list(tmp_path.glob("*.tmp")), "the staged pages are removed"
@@ -406,7 +410,7 @@ def test_trace_cmd_report_reads_a_runs_trace_dat_to_the_nanosecond(tmp_path):
         doc = json.loads(res.to_json())
         cpu_time, n = _cpu_time_of_switches(done.stdout, doc["engine"]["sim_ns"])
         # Every sched_switch of the run, and the CPU time they imply is the run's own.
-        assert n == text.read_text().count(": sched_switch: ") > 50
+        assert n == text.read_text().count(": sched_switch: ") >= 6
         assert cpu_time == {t["pid"]: t["run_ns"] for t in doc["tasks"] if t["run_ns"]}, scenario.name
     # The comms come from the saved cmdlines and the events' own fields.
     assert "ping:1 [120]" in subprocess.run(["trace-cmd", "report", str(tmp_path / "pipe_pingpong.dat")],
