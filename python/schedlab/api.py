@@ -22,14 +22,16 @@ def check_seed(seed: object) -> int:
     return seed
 
 #: Trace formats and the suffix of their default file names: Perfetto protobuf, Chrome
-#: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text.
-TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".trace.txt", "perf": ".perf.txt"}
+#: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text, trace-cmd's
+#: trace.dat (``trace-cmd report``, KernelShark).
+TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".trace.txt", "perf": ".perf.txt",
+                "trace-cmd": ".dat"}
 
 
 def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_format: Optional[str]) -> str:
     """The trace format to write: ``trace_format`` if given, else from the file's
-    suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text),
-    else Perfetto protobuf."""
+    suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text,
+    ``.dat`` trace-cmd's trace.dat), else Perfetto protobuf."""
     if trace_format is not None:
         if trace_format not in TRACE_SUFFIX:
             raise InputError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
@@ -42,6 +44,8 @@ def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_forma
             return "perf"
         if name.endswith(".txt"):
             return "ftrace"
+        if name.endswith(".dat"):
+            return "trace-cmd"
     return "perfetto"
 
 

@@ -227,7 +227,7 @@ fn run(
     eas_check: bool,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
-        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace, perf or trace-cmd")));
     };
     let scenario = no_panic("run", || {
         Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))

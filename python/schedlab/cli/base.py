@@ -50,6 +50,7 @@ class TraceFormat(str, enum.Enum):
     json = "json"
     ftrace = "ftrace"
     perf = "perf"
+    trace_cmd = "trace-cmd"
 
 
 class Executor(str, enum.Enum):

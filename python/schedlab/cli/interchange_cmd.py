@@ -1,4 +1,5 @@
-"""``schedlab export-rt-app``, ``schedlab trace-info`` and ``schedlab replay``: workloads
+"""``schedlab export-rt-app``, ``schedlab trace-info``, ``schedlab replay`` and
+``schedlab sched latency``: workloads
 and traces in the formats other tools speak. Registered on the ``app`` of
 :mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`); the work is in :mod:`schedlab.interchange`.
 rt-app files run with plain ``schedlab run workload.json``."""
@@ -15,7 +16,7 @@ from rich.table import Table
 
 from .base import TraceFormat, app, errors, out
 
-__all__ = ["export_rt_app", "trace_info", "replay"]
+__all__ = ["export_rt_app", "trace_info", "replay", "sched_latency"]
 
 
 @app.command("export-rt-app")
@@ -113,3 +114,32 @@ def replay(
     _print_run(ResultSet([res]), [res.trace_path], {})
     if save is not None:
         out.print(f"replay scenario written to [bold]{save}[/]")
+
+
+sched_app = typer.Typer(help="perf sched's reports, from a trace or a run.", no_args_is_help=True)
+app.add_typer(sched_app, name="sched")
+
+SCENARIO_SUFFIXES = (".toml", ".json")
+
+
+@sched_app.command("latency")
+def sched_latency(
+    target: Path = typer.Argument(..., help="A text trace (as for trace-info), or a scenario (.toml, .json) to run and trace.", show_default=False),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the run (a scenario)."),
+) -> None:
+    """Per-task CPU time and waits for a CPU, in `perf sched latency -p`'s table."""
+    import tempfile
+
+    from ..api import run as run_one
+    from ..interchange import format_sched_latency, read_trace, sched_latency as latency_rows
+
+    with errors():
+        if target.name.lower().endswith(SCENARIO_SUFFIXES):
+            with tempfile.TemporaryDirectory(prefix="schedlab-latency-") as d:
+                trace = Path(d) / "run.trace.txt"
+                run_one(str(target), seed, trace=trace, trace_format="ftrace")
+                tl = read_trace(trace)
+        else:
+            tl = read_trace(target)
+    sys.stdout.write(format_sched_latency(latency_rows(tl)))
+    _print_warnings(tl.warnings)

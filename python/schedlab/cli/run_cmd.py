@@ -77,8 +77,12 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
     emit(t)
     for p in traces:
         if p:
-            out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)"
-                      if p.endswith((".json", ".pftrace")) else f"trace written to [bold]{p}[/]")
+            if p.endswith((".json", ".pftrace")):
+                out.print(f"trace written to [bold]{p}[/] (open it at https://ui.perfetto.dev)")
+            elif p.endswith(".dat"):
+                out.print(f"trace written to [bold]{p}[/] (open it with `trace-cmd report {p}` or `kernelshark {p}`)")
+            else:
+                out.print(f"trace written to [bold]{p}[/]")
 
 
 @app.command()
@@ -87,7 +91,7 @@ def run(
     seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
+    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) or trace-cmd (trace.dat for trace-cmd report and KernelShark). Default: from the file's suffix (.json, .txt, .perf.txt, .dat), else perfetto.", show_default=False),
     workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How seeds run in parallel."),
     backend: Optional[Executor] = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),

@@ -94,13 +94,33 @@ pub struct Timelines {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
-    Running(Ns),
+    /// Since, on CPU.
+    Running(Ns, usize),
     Runnable(Ns),
     Sleeping,
     Dead,
 }
 
+/// What a CPU is believed to run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnCpu {
+    /// No sched_switch seen on it yet: its first switch's prev ran since the CPU's
+    /// first event.
+    Unknown,
+    /// The idle task (or nothing we can name).
+    Idle,
+    /// This pid, switched in.
+    Task(usize),
+}
+
 /// Rebuilds timelines from a parsed trace.
+///
+/// A run opens only at a sched_switch that switches the task in, or at the CPU's first
+/// event when the task is the prev of the CPU's first switch (a cut run). A switch
+/// whose prev is not the task the CPU is believed to run (lost or reordered events)
+/// closes that task's run at the switch, and opens none for prev: the time in between
+/// is unknown, and counting it from an older timestamp would overlap runs the trace
+/// shows (as `perf sched` drops the atom of an inconsistent switch).
 pub fn build(trace: &ParsedTrace) -> Timelines {
     let mut tl = Timelines::default();
     tl.warnings.lost_events = trace.lost_events;
@@ -108,34 +128,66 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
     let Some(first) = trace.lines.first() else { return tl };
     tl.start = first.ts;
     let mut state: BTreeMap<usize, State> = BTreeMap::new();
-    let mut current: Vec<Option<usize>> = Vec::new();
+    let mut current: Vec<OnCpu> = Vec::new();
     let mut cpu_start: Vec<Option<Ns>> = Vec::new();
     // Events about pids not (yet) seen running: resolved at the end.
     let mut pending_unknown: Vec<usize> = Vec::new();
     for l in &trace.lines {
         tl.end = tl.end.max(l.ts);
         if current.len() <= l.cpu {
-            current.resize(l.cpu + 1, None);
+            current.resize(l.cpu + 1, OnCpu::Unknown);
             cpu_start.resize(l.cpu + 1, None);
         }
         cpu_start[l.cpu].get_or_insert(l.ts);
         match &l.event {
             SchedEvent::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
-                if *prev_pid != 0 {
-                    task(&mut tl, *prev_pid, prev_comm, l.ts);
-                    let since = match state.get(prev_pid) {
-                        Some(State::Running(s)) => *s,
-                        _ => {
-                            // Running since before this CPU's first event.
-                            tl.warnings.cut_runs += 1;
-                            cpu_start[l.cpu].unwrap_or(l.ts)
+                let believed = current[l.cpu];
+                let consistent = match believed {
+                    OnCpu::Unknown => true,
+                    OnCpu::Idle => *prev_pid == 0,
+                    OnCpu::Task(c) => c == *prev_pid,
+                };
+                if !consistent {
+                    tl.warnings.inconsistent_switches += 1;
+                    // Whatever we thought ran here stopped by now.
+                    if let OnCpu::Task(c) = believed {
+                        if let Some(State::Running(since, cpu)) = state.get(&c).copied() {
+                            if cpu == l.cpu {
+                                tl.tasks.get_mut(&c).expect("ran").runs.push(RunInterval { cpu, start: since, end: l.ts });
+                                state.insert(c, State::Runnable(l.ts));
+                            }
                         }
-                    };
-                    if current[l.cpu].is_some_and(|c| c != *prev_pid) {
-                        tl.warnings.inconsistent_switches += 1;
                     }
-                    let t = tl.tasks.get_mut(prev_pid).expect("just added");
-                    t.runs.push(RunInterval { cpu: l.cpu, start: since, end: l.ts });
+                }
+                if *prev_pid != 0 {
+                    let t = task(&mut tl, *prev_pid, prev_comm, l.ts);
+                    if let Some(State::Running(s, cpu)) = state.get(prev_pid).copied() {
+                        if cpu != l.cpu {
+                            // Believed running on another CPU (its switch-out there
+                            // was lost): it stopped there by now at the latest.
+                            t.runs.push(RunInterval { cpu, start: s, end: l.ts });
+                            if current[cpu] == OnCpu::Task(*prev_pid) {
+                                current[cpu] = OnCpu::Idle;
+                            }
+                        }
+                    }
+                    let mut cut = false;
+                    let since = match (believed, state.get(prev_pid).copied()) {
+                        (OnCpu::Task(_), Some(State::Running(s, cpu))) if consistent && cpu == l.cpu => Some(s),
+                        (OnCpu::Unknown, _) => {
+                            // Running since before this CPU's first event, and since it
+                            // last left a CPU in the trace.
+                            cut = true;
+                            let from = cpu_start[l.cpu].unwrap_or(l.ts).max(t.runs.last().map_or(0, |r| r.end));
+                            (from < l.ts).then_some(from)
+                        }
+                        _ => None,
+                    };
+                    if let Some(start) = since {
+                        t.runs.push(RunInterval { cpu: l.cpu, start, end: l.ts });
+                        // A cut run: the task was there before its first event.
+                        t.first_seen = t.first_seen.min(start);
+                    }
                     let s = match prev_state {
                         LeaveState::Runnable => State::Runnable(l.ts),
                         LeaveState::Blocked => {
@@ -148,23 +200,35 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
                         }
                     };
                     state.insert(*prev_pid, s);
+                    tl.warnings.cut_runs += cut as u64;
                 }
-                current[l.cpu] = (*next_pid != 0).then_some(*next_pid);
+                current[l.cpu] = if *next_pid != 0 { OnCpu::Task(*next_pid) } else { OnCpu::Idle };
                 if *next_pid != 0 {
                     if state.get(next_pid) == Some(&State::Sleeping) {
                         tl.warnings.missing_wakeups += 1;
                     }
                     let t = task(&mut tl, *next_pid, next_comm, l.ts);
-                    match state.get(next_pid) {
-                        Some(State::Runnable(since)) => t.wait_ns += l.ts.saturating_sub(*since),
+                    let mut stolen = false;
+                    match state.get(next_pid).copied() {
+                        Some(State::Runnable(since)) => t.wait_ns += l.ts.saturating_sub(since),
                         Some(State::Sleeping) => {
                             if let Some(s) = t.sleeps.last_mut() {
                                 s.end = Some(l.ts);
                             }
                         }
+                        Some(State::Running(since, cpu)) if cpu != l.cpu => {
+                            // Switched in here while believed running there (its
+                            // switch-out there was lost): that run ended by now.
+                            stolen = true;
+                            t.runs.push(RunInterval { cpu, start: since, end: l.ts });
+                            if current[cpu] == OnCpu::Task(*next_pid) {
+                                current[cpu] = OnCpu::Idle;
+                            }
+                        }
                         _ => {}
                     }
-                    state.insert(*next_pid, State::Running(l.ts));
+                    state.insert(*next_pid, State::Running(l.ts, l.cpu));
+                    tl.warnings.inconsistent_switches += stolen as u64;
                 }
             }
             SchedEvent::Wake { pid, comm, kind, .. } => {
@@ -205,9 +269,8 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
     }
     // Close what is still open at the end of the trace.
     for (pid, s) in &state {
-        if let (State::Running(since), Some(t)) = (s, tl.tasks.get_mut(pid)) {
-            let cpu = current.iter().position(|c| *c == Some(*pid)).unwrap_or(0);
-            t.runs.push(RunInterval { cpu, start: *since, end: tl.end });
+        if let (State::Running(since, cpu), Some(t)) = (s, tl.tasks.get_mut(pid)) {
+            t.runs.push(RunInterval { cpu: *cpu, start: *since, end: tl.end });
         }
     }
     pending_unknown.sort_unstable();
@@ -226,4 +289,55 @@ fn task<'a>(tl: &'a mut Timelines, pid: usize, comm: &str, ts: Ns) -> &'a mut Ta
         t.comm = comm.to_string();
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interchange::trace_text::parse;
+
+    const INCONSISTENT: &str = include_str!("../../../../tests/data/inconsistent_switch.trace.txt");
+
+    fn run_ns(tl: &Timelines, pid: usize) -> Ns {
+        tl.tasks[&pid].runs.iter().map(|r| r.end - r.start).sum()
+    }
+
+    #[test]
+    fn an_inconsistent_switch_closes_the_cpus_task_and_opens_no_run_from_the_start() {
+        let tl = build(&parse(INCONSISTENT, "inconsistent_switch.trace.txt").unwrap());
+        // The intervals the switches show (the file's header works them out).
+        let want = [(10, 1_000_000), (11, 2_000_000), (12, 1_000_000), (13, 2_000_000), (14, 2_500_000)];
+        for (pid, ns) in want {
+            assert_eq!(run_ns(&tl, pid), ns, "pid {pid}");
+        }
+        assert_eq!(tl.tasks.values().map(|t| t.runs.iter().map(|r| r.end - r.start).sum::<Ns>()).sum::<Ns>(), 8_500_000);
+        assert_eq!((tl.warnings.inconsistent_switches, tl.warnings.cut_runs), (1, 1));
+        assert_eq!(tl.tasks[&13].runs, vec![RunInterval { cpu: 1, start: 1_000_500_000, end: 1_002_500_000 }]);
+        assert_eq!(tl.tasks[&13].first_seen, 1_000_500_000);
+        // No two runs overlap on a CPU.
+        let mut runs: Vec<RunInterval> = tl.tasks.values().flat_map(|t| t.runs.iter().copied()).collect();
+        runs.sort_by_key(|r| (r.cpu, r.start));
+        for w in runs.windows(2) {
+            assert!(w[0].cpu != w[1].cpu || w[0].end <= w[1].start, "{:?} overlaps {:?}", w[0], w[1]);
+        }
+    }
+
+    #[test]
+    fn a_switch_in_on_another_cpu_ends_the_run_whose_switch_out_was_lost() {
+        let text = "\
+  <idle>-0 [000] d..2. 1.000000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120
+  <idle>-0 [001] d..2. 1.001000: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=10 next_prio=120
+       a-10 [001] d..2. 1.002000: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+  <idle>-0 [000] d..2. 1.003000: sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=b next_pid=11 next_prio=120
+";
+        let tl = build(&parse(text, "t.txt").unwrap());
+        // a: 1.000-1.001 on CPU 0 (ended by its switch-in on CPU 1), 1.001-1.002 on 1.
+        assert_eq!(
+            tl.tasks[&10].runs,
+            vec![RunInterval { cpu: 0, start: 1_000_000_000, end: 1_001_000_000 }, RunInterval { cpu: 1, start: 1_001_000_000, end: 1_002_000_000 }]
+        );
+        // CPU 0 was then believed idle: the switch from the idle task is consistent.
+        assert_eq!(tl.warnings.inconsistent_switches, 1);
+        assert_eq!(run_ns(&tl, 11), 0);
+    }
 }

@@ -8,13 +8,15 @@
 //! shared-runqueue pulls).
 //! Model: the engine hands every record to a [`TraceSink`] at once (time is
 //! non-decreasing); sinks write as they go (`text`: tracefs / `trace-cmd report` and
-//! `perf script` text, `chrome`: Chrome JSON, `perfetto`: Perfetto protobuf) so a
+//! `perf script` text, `chrome`: Chrome JSON, `perfetto`: Perfetto protobuf,
+//! `trace_dat`: trace-cmd's trace.dat for `trace-cmd report` and KernelShark) so a
 //! traced run holds only per-CPU state, never the whole trace. [`Trace`] is the
 //! in-memory sink tests use.
 
 pub mod chrome;
 pub mod perfetto;
 pub mod text;
+pub mod trace_dat;
 
 use std::io::{self, Write};
 
@@ -301,6 +303,12 @@ impl Trace {
         self.replay(&mut sink)
     }
 
+    /// Writes trace-cmd's trace.dat (see [`trace_dat`]).
+    pub fn write_trace_dat(&self, out: &mut (impl Write + Send)) -> io::Result<()> {
+        let mut sink = trace_dat::TraceDat::new(out, None);
+        self.replay(&mut sink)
+    }
+
     /// Writes a Perfetto protobuf trace (see [`perfetto`]).
     pub fn write_perfetto_proto(&self, out: &mut (impl Write + Send)) -> io::Result<()> {
         let mut sink = perfetto::PerfettoProto::new(out);
@@ -319,6 +327,8 @@ pub enum TraceFormat {
     Ftrace,
     /// `perf script` text.
     PerfScript,
+    /// trace-cmd's trace.dat (`.dat`).
+    TraceDat,
 }
 
 impl TraceFormat {
@@ -329,6 +339,7 @@ impl TraceFormat {
             "json" | "chrome" => TraceFormat::Json,
             "ftrace" | "text" => TraceFormat::Ftrace,
             "perf" | "perf-script" => TraceFormat::PerfScript,
+            "trace-cmd" | "dat" | "trace.dat" => TraceFormat::TraceDat,
             _ => return None,
         })
     }
@@ -346,6 +357,8 @@ pub fn file_sink(path: &std::path::Path, format: TraceFormat) -> io::Result<Box<
         }
         TraceFormat::Ftrace => Box::new(text::TextTrace::new(f, text::Style::Ftrace)),
         TraceFormat::PerfScript => Box::new(text::TextTrace::new(f, text::Style::PerfScript)),
+        // Full pages wait in a side file until the header (with every task's comm) is known.
+        TraceFormat::TraceDat => Box::new(trace_dat::TraceDat::new(f, Some(path.with_extension("pages.tmp")))),
     })
 }
 
