@@ -27,9 +27,9 @@ impl Simulator {
     /// Returns a description of the first broken invariant, if any.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.swq.check(|p| self.tasks[p].state)?;
-        self.check_fair_runqueues()?;
-        self.check_fair()?;
-        self.check_class_invariants()?;
+        for &cls in crate::sched::class::CLASS_ORDER {
+            crate::sched::class::for_class!(cls, |C| <C as crate::sched::class::SchedClassOps>::check_invariants(self))?;
+        }
         self.timers.check()?;
         self.mm.check(|cpu| self.rqs[cpu].curr)?;
         if let Some(e) = &self.bw.violation {

@@ -38,6 +38,8 @@ impl SchedClassOps for FairSchedClass {
                 sim.place_entity_eevdf(cpu, p, false);
             }
         }
+        // The shared runqueue's shard lock is taken by the CPU doing the enqueue.
+        sim.swq.actor = flags.waker_cpu;
         if flags.wakeup {
             sim.update_curr(cpu);
         }
@@ -53,6 +55,7 @@ impl SchedClassOps for FairSchedClass {
             }
             sim.cpufreq_update_util(cpu, false);
         }
+        sim.swq.actor = None;
     }
 
     fn dequeue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: DequeueFlags) {
@@ -145,6 +148,11 @@ impl SchedClassOps for FairSchedClass {
 
     fn task_fork(sim: &mut Simulator, cpu: usize, p: TaskId) {
         sim.place_new_entity(cpu, p);
+    }
+
+    fn check_invariants(sim: &Simulator) -> Result<(), String> {
+        sim.check_fair_runqueues()?;
+        sim.check_fair()
     }
 
     fn update_curr(sim: &mut Simulator, cpu: usize, p: TaskId, delta: Ns) {

@@ -73,8 +73,8 @@ impl Simulator {
                 }
             }
             let load = self.fg.cfs[root].load;
-            // The RT and deadline tasks counted there (sched/class.rs class_nr_sync()).
-            let nr = nr + self.rtc.nr_counted.get(cpu).copied().unwrap_or(0);
+            // The other classes' tasks counted there (sched/class.rs class_nr_sync()).
+            let nr = nr + rq.nr_running_other;
             if nr + delayed[cpu] != rq.nr_running || load != rq.load {
                 let states: Vec<_> = rq.queue.iter().map(|&p| (p, self.tasks[p].state)).collect();
                 return Err(format!(

@@ -31,13 +31,16 @@ pub(crate) struct EnqueueFlags {
     /// affinity or group (sched_move_task(), migration_cpu_stop()); `Some(from)` names
     /// the CPU it ran on.
     pub moved_from: Option<usize>,
+    /// The CPU doing a wakeup's enqueue (ttwu_do_activate() on the waker's CPU), which
+    /// takes the locks the enqueue needs (the shared runqueue's shard).
+    pub waker_cpu: Option<usize>,
 }
 
 impl EnqueueFlags {
     /// A wakeup (ENQUEUE_WAKEUP).
-    pub(crate) const WAKEUP: Self = Self { wakeup: true, delayed: false, moved_from: None };
+    pub(crate) const WAKEUP: Self = Self { wakeup: true, delayed: false, moved_from: None, waker_cpu: None };
     /// A new, migrated or unthrottled task (no flag the model reads).
-    pub(crate) const NONE: Self = Self { wakeup: false, delayed: false, moved_from: None };
+    pub(crate) const NONE: Self = Self { wakeup: false, delayed: false, moved_from: None, waker_cpu: None };
 }
 
 /// dequeue_task()'s flags (`DEQUEUE_*`).
@@ -108,6 +111,17 @@ pub(crate) trait SchedClassOps {
     fn switched_to(_sim: &mut Simulator, _p: TaskId) {}
     /// update_curr(): the class's accounting of `delta` ns the running `p` ran.
     fn update_curr(_sim: &mut Simulator, _cpu: usize, _p: TaskId, _delta: Ns) {}
+
+    /// The class's runnable tasks on `cpu` that rq->nr_running counts (the fair class
+    /// counts its own through its enqueue and dequeue; any other class's are synced by
+    /// `class_nr_sync()` when its queue changes).
+    fn nr_running(_sim: &Simulator, _cpu: usize) -> usize {
+        0
+    }
+    /// The class's own invariants (engine/invariants.rs runs every class's).
+    fn check_invariants(_sim: &Simulator) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Runs `$body` with `$C` the class type of `$class`, the one dispatch on a class:
@@ -133,7 +147,7 @@ macro_rules! for_class {
 pub(crate) use for_class;
 
 /// for_each_class(): the classes with tasks, highest first (the idle class follows).
-pub(crate) const CLASS_ORDER: [SchedClass; 3] = [SchedClass::Dl, SchedClass::Rt, SchedClass::Fair];
+pub(crate) const CLASS_ORDER: &[SchedClass] = &[SchedClass::Dl, SchedClass::Rt, SchedClass::Fair];
 
 impl Simulator {
     /// The class of `p` (`p->sched_class`).
@@ -147,17 +161,15 @@ impl Simulator {
         for_class!(self.class_of(p), |C| C::TIMER_SLACK)
     }
 
-    /// add_nr_running() / sub_nr_running() of the RT and deadline classes: rq->nr_running
-    /// counts the RT tasks of an rt_rq that is not throttled (enqueue_top_rt_rq(),
-    /// dequeue_top_rt_rq() when sched_rt_runtime_exceeded() throttles it) and the queued
-    /// deadline tasks (inc_dl_tasks(); a CBS-throttled task is dequeued), so the load
-    /// balance's sums, the overload mask and sched_idle_rq() see them.
+    /// add_nr_running() / sub_nr_running() of the classes other than fair, after one of
+    /// their queues changed: rq->nr_running counts what each class's `nr_running` op says
+    /// (the RT tasks of an rt_rq that is not throttled, the queued deadline tasks), so the
+    /// load balance's sums, the overload mask and sched_idle_rq() see them.
     pub(crate) fn class_nr_sync(&mut self, cpu: usize) {
-        let rt = &self.rqs[cpu].rt;
-        let want = if rt.rt_throttled { 0 } else { rt.rt_nr_running } + self.rqs[cpu].dl.queued.len();
-        let had = self.rtc.nr_counted[cpu];
+        let want: usize = CLASS_ORDER.iter().map(|&cls| for_class!(cls, |C| C::nr_running(self, cpu))).sum();
+        let had = self.rqs[cpu].nr_running_other;
         if want != had {
-            self.rtc.nr_counted[cpu] = want;
+            self.rqs[cpu].nr_running_other = want;
             self.add_nr_running(cpu, want as isize - had as isize);
         }
     }
@@ -186,11 +198,11 @@ impl Simulator {
                     return Err(format!("deadline task {p} queued on CPU {cpu} in state {:?}", t.state));
                 }
             }
-            // The class order: an RT task runnable here never waits behind a fair task
+            // The class order: an RT task runnable here never waits behind a lower class
             // or an idle CPU unless its rt_rq is throttled or a resched is under way.
             let curr_class = self.rqs[cpu].curr.map(|c| self.class_of(c));
             let server_runs = self.rqs[cpu].dl.server.as_ref().is_some_and(|s| s.running);
-            let rt_waits = self.rt_runnable(cpu) && curr_class.is_none_or(|c| c == SchedClass::Fair) && !server_runs;
+            let rt_waits = self.rt_runnable(cpu) && curr_class.is_none_or(|c| c > SchedClass::Rt) && !server_runs;
             let dl_waits = !self.rqs[cpu].dl.queued.is_empty() && curr_class != Some(SchedClass::Dl);
             if (rt_waits || dl_waits) && !self.rqs[cpu].resched_pending && !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
                 return Err(format!(

@@ -81,9 +81,7 @@ impl Simulator {
         t.woken = true;
         t.woken_at = self.now;
         // The waker's CPU does the enqueue (and takes any shared runqueue lock).
-        self.swq.actor = Some(this_cpu);
-        self.activate_task(cpu, p, EnqueueFlags::WAKEUP);
-        self.swq.actor = None;
+        self.activate_task(cpu, p, EnqueueFlags { waker_cpu: Some(this_cpu), ..EnqueueFlags::WAKEUP });
         let queue = self.ttwu_queue(p, cpu, this_cpu, wakelist);
         self.charge_kernel(this_cpu, (ttwu as i64 + queue).max(0) as Ns);
         self.trace_event(this_cpu, TraceEvent::Wakeup { pid: p + 1, target_cpu: cpu });

@@ -448,6 +448,11 @@ impl SchedClassOps for DlSchedClass {
     fn update_curr(sim: &mut Simulator, cpu: usize, p: TaskId, delta: Ns) {
         sim.update_curr_dl(cpu, p, delta);
     }
+
+    /// inc_dl_tasks(): the queued deadline tasks (a CBS-throttled one is dequeued).
+    fn nr_running(sim: &Simulator, cpu: usize) -> usize {
+        sim.rqs[cpu].dl.queued.len()
+    }
 }
 
 impl Simulator {

@@ -472,4 +472,20 @@ impl SchedClassOps for RtSchedClass {
     fn update_curr(sim: &mut Simulator, cpu: usize, _p: TaskId, delta: Ns) {
         sim.update_curr_rt(cpu, delta);
     }
+
+    /// enqueue_top_rt_rq() / dequeue_top_rt_rq(): a throttled rt_rq's tasks leave
+    /// rq->nr_running (sched_rt_runtime_exceeded()).
+    fn nr_running(sim: &Simulator, cpu: usize) -> usize {
+        let rt = &sim.rqs[cpu].rt;
+        if rt.rt_throttled {
+            0
+        } else {
+            rt.rt_nr_running
+        }
+    }
+
+    /// The RT and deadline runqueues' invariants, checked together.
+    fn check_invariants(sim: &Simulator) -> Result<(), String> {
+        sim.check_class_invariants()
+    }
 }

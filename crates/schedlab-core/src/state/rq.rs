@@ -89,6 +89,9 @@ pub struct Rq {
     pub throttled: Vec<TaskId>,
     /// Runnable tasks on this CPU, queued or running (rq->nr_running).
     pub nr_running: usize,
+    /// Of `nr_running`, the tasks of the classes other than fair (their `nr_running`
+    /// ops, synced by `class_nr_sync()`).
+    pub nr_running_other: usize,
     /// Whether this rq counts in the root domain's overload (nr_running > 1).
     pub overloaded: bool,
     /// The root cfs_rq's load.weight: its queued and running entities' weights.

@@ -86,10 +86,6 @@ pub struct ClassState {
     pub server_picks: u64,
     /// Mutexes inherit priority (rt-app's global pi_enabled).
     pub pi_enabled: bool,
-    /// Per CPU: the RT and deadline tasks counted in rq->nr_running (an unthrottled
-    /// rt_rq's rt_nr_running, enqueue_top_rt_rq(); the queued deadline tasks,
-    /// inc_dl_tasks()).
-    pub nr_counted: Vec<usize>,
     /// SCHED_DEADLINE tasks refused with EBUSY that stayed SCHED_OTHER (ebusy_stays_fair).
     pub dl_refused: u64,
     /// Forks refused with EAGAIN (a deadline parent, sched_fork()).
@@ -108,7 +104,6 @@ impl ClassState {
     pub fn new(nr: usize) -> ClassState {
         ClassState {
             h_nr_idle: vec![0; nr],
-            nr_counted: vec![0; nr],
             ..Default::default()
         }
     }

@@ -586,9 +586,9 @@ impl SchedParams {
         matches!(self.policy, SchedPolicy::Fifo | SchedPolicy::Rr | SchedPolicy::Deadline)
     }
 
-    /// Not in the fair class.
+    /// In a class above fair (rt_or_dl_task()).
     pub fn is_rt_or_dl(&self) -> bool {
-        self.class() != SchedClass::Fair
+        self.class() < SchedClass::Fair
     }
 }
 
