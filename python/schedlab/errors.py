@@ -30,6 +30,7 @@ partial results the interrupted runs had (``engine.stopped_by == "interrupted"``
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Iterator
 
 from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
@@ -102,6 +103,37 @@ def with_location(e: ScenarioError) -> ScenarioError:
 
     location = _core.toml_location(text, field)
     return scenario_error(origin, field, e.message, location) if location else e
+
+
+# serde's words for a value of the wrong type name Rust's types ("expected usize"): the
+# same expectation in words, as the rest of the messages say it.
+_RUST_TYPES = {
+    "u8": "a whole number from 0 to 255", "u16": "a whole number from 0 to 65535",
+    "u32": "a whole number from 0 to 4294967295", "u64": "a whole number ≥ 0", "u128": "a whole number ≥ 0",
+    "usize": "a whole number ≥ 0", "i8": "a whole number from -128 to 127", "i16": "a whole number from -32768 to 32767",
+    "i32": "a whole number from -2147483648 to 2147483647", "i64": "a whole number", "i128": "a whole number",
+    "isize": "a whole number", "f32": "a number", "f64": "a number",
+}
+_RUST_TYPE_RE = re.compile(r"\bexpected (" + "|".join(_RUST_TYPES) + r")\b")
+
+
+def plain_types(message: str) -> str:
+    """``message`` with serde's Rust type names said in words ("expected usize" ->
+    "expected a whole number ≥ 0", "floating point `1.5`" -> "number `1.5`")."""
+    message = _RUST_TYPE_RE.sub(lambda m: f"expected {_RUST_TYPES[m.group(1)]}", message)
+    message = re.sub(r"\bexpected struct \w+", "expected a table", message)
+    return message.replace("floating point `", "number `").replace("expected a sequence", "expected a list") \
+        .replace("expected a map", "expected a table")
+
+
+def plain_error(e: ScenarioError) -> ScenarioError:
+    """``e`` with its message in words (:func:`plain_types`); ``e`` itself when it has
+    nothing to say differently."""
+    message = getattr(e, "message", None)
+    if not isinstance(message, str) or plain_types(message) == message:
+        return e
+    return scenario_error(getattr(e, "origin", ""), getattr(e, "field", ""), plain_types(message),
+                          getattr(e, "location", ""))
 
 
 def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:

@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from .base import app, errors, fail
+from .flags import check_features, check_machine, check_profile, check_tunables
 
 __all__ = ["hackbench", "schbench", "cyclictest"]
 
@@ -65,10 +66,10 @@ def _mode(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
     return value
 
 
-MACHINE = typer.Option("ryzen-7950x", "--machine", help="Preset or topo(S,L,C,T).")
-PROFILE = typer.Option("6.6", "--profile", help="Kernel profile.")
-FEATURE = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
-TUNABLE = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
+MACHINE = typer.Option("ryzen-7950x", "--machine", callback=check_machine, help="Preset or topo(S,L,C,T).")
+PROFILE = typer.Option("6.6", "--profile", callback=check_profile, help="Kernel profile.")
+FEATURE = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
+TUNABLE = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
 SEED = typer.Option(1, "--seed", help="Seed.")
 JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 
