@@ -42,7 +42,8 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 def flag_error(flag: str, message: str) -> "typer.BadParameter":
     """A usage error about ``flag`` raised from a command's body (when a check needs
     another flag's value too): printed as the callbacks' are."""
-    return typer.BadParameter(message, ctx=get_current_context(silent=True), param_hint=f"'{flag}'")
+    hint = " / ".join(f"'{f}'" for f in flag.split(" / "))  # "-r / --runtime" as click names an option
+    return typer.BadParameter(message, ctx=get_current_context(silent=True), param_hint=hint)
 
 
 @lru_cache(maxsize=None)
