@@ -126,14 +126,63 @@ def plain_types(message: str) -> str:
         .replace("expected a map", "expected a table")
 
 
+_UNKNOWN_NAME = re.compile(r"^(unknown (?:field|variant) `([^`]*)`)(, expected one of )((?:`[^`]*`(?:, | or )?)+)(.*)$")
+_UNKNOWN_PRESET = re.compile(r"^(unknown preset '([^']*)')(: expected one of )([\w.-]+(?:, [\w.-]+)*)(.*)$")
+
+
+def did_you_mean(name: str, known) -> str:
+    """`` (did you mean X?)`` for the known names closest to ``name`` (difflib's
+    ratio of 0.6 or more and within 0.1 of the best; case aside when none is), or ``""``."""
+    import difflib
+
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:  # only the names about as close as the closest: one typo, not a list of guesses
+        ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
+        close = [c for c, r in zip(close, ratio) if r >= ratio[0] - 0.1]
+    if not close:
+        lower = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
+        close = [k for k in known if k.lower() in lower][:1]
+    if not close:
+        return ""
+    return f" (did you mean {', '.join(close[:-1]) + ' or ' if len(close) > 1 else ''}{close[-1]}?)"
+
+
+def suggest_names(field: str, message: str) -> str:
+    """``message`` with "did you mean ...?" after a misspelt name: a field or variant
+    serde does not know, a preset, a feature."""
+    m = _UNKNOWN_NAME.match(message)
+    if m:
+        known = re.findall(r"`([^`]*)`", m.group(4))
+        hint = did_you_mean(m.group(2), known).replace("mean ", "mean `").replace("?)", "`?)")
+        hint = re.sub(r"(, | or )", r"`\1`", hint) if hint else ""
+        return f"{m.group(1)}{hint}{m.group(3)}{m.group(4)}{m.group(5)}"
+    m = _UNKNOWN_PRESET.match(message)
+    if m:
+        return f"{m.group(1)}{did_you_mean(m.group(2), m.group(4).split(', '))}{m.group(3)}{m.group(4)}{m.group(5)}"
+    if field.startswith("kernel.features.") and message.startswith("unknown feature:"):
+        import json
+
+        from . import _core
+
+        name = field[len("kernel.features."):]
+        hint = did_you_mean(name, [f["name"] for f in json.loads(_core.features())])
+        return message.replace("unknown feature:", f"unknown feature{hint}:", 1)
+    return message
+
+
 def plain_error(e: ScenarioError) -> ScenarioError:
-    """``e`` with its message in words (:func:`plain_types`); ``e`` itself when it has
-    nothing to say differently."""
+    """``e`` with its message in words (:func:`plain_types`) and a "did you mean" for
+    a misspelt name (:func:`suggest_names`); ``e`` itself when it has nothing to say
+    differently."""
     message = getattr(e, "message", None)
-    if not isinstance(message, str) or plain_types(message) == message:
+    if not isinstance(message, str):
         return e
-    return scenario_error(getattr(e, "origin", ""), getattr(e, "field", ""), plain_types(message),
-                          getattr(e, "location", ""))
+    field = getattr(e, "field", "") or ""
+    better = suggest_names(field, plain_types(message))
+    if better == message:
+        return e
+    return scenario_error(getattr(e, "origin", ""), field, better, getattr(e, "location", ""))
 
 
 def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:

@@ -9,7 +9,6 @@ Each ``check_*`` is a typer callback: a bad value raises click's ``BadParameter`
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from functools import lru_cache
@@ -18,6 +17,7 @@ from typing import Iterable, List, Optional
 import typer
 
 from .. import _core
+from ..errors import did_you_mean
 
 try:  # typer 0.2x vendors click
     from typer._click.globals import get_current_context
@@ -26,17 +26,6 @@ except ImportError:  # pragma: no cover - a typer on click
 
 __all__ = ["check_machine", "check_profile", "check_features", "check_tunables", "check_seeds", "check_trace_suffix",
            "did_you_mean", "flag_error"]
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """`` (did you mean X?)`` for the known names closest to ``name``, or ``""``."""
-    close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.6)
-    if not close:
-        close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
-        close = [k for k in known if k.lower() in close][:1]
-    if not close:
-        return ""
-    return f" (did you mean {', '.join(close[:-1]) + ' or ' if len(close) > 1 else ''}{close[-1]}?)"
 
 
 def flag_error(flag: str, message: str) -> "typer.BadParameter":

@@ -84,7 +84,7 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 
 @app.command()
 def run(
-    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
+    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json), or - for standard input.", show_default=False),
     seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
