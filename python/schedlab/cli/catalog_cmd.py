@@ -13,7 +13,7 @@ from rich.table import Table
 
 from .. import _core
 from .base import _cell, app, emit, errors, out
-from .flags import check_profile
+from .flags import profile_input
 from ..errors import UnknownNameError, core_input
 
 # ------------------------------------------------------------------------ machines
@@ -124,12 +124,13 @@ def _idle_state_tables(m: dict) -> list[Table]:
 # ------------------------------------------------------------------------ features
 @app.command()
 def features(
-    profile: str = typer.Option("6.6", "--profile", "-p", callback=check_profile, help="Kernel version whose defaults to show."),
+    profile: str = typer.Option("6.6", "--profile", "-p", help="Kernel version whose defaults to show."),
     arch: str = typer.Option("x86_64", "--arch", help="x86_64 or arm64."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the scheduler feature switches with their defaults for a kernel profile."""
     with errors():
+        profile_input(profile, "features")
         with core_input():
             doc = json.loads(_core.features(profile, arch))
             kernel = json.loads(_core.kernel(profile, 8))
@@ -151,7 +152,7 @@ def features(
 # ------------------------------------------------------------------------ tunables
 @app.command()
 def tunables(
-    profile: str = typer.Option("6.6", "--profile", "-p", callback=check_profile, help="Kernel version whose defaults to show."),
+    profile: str = typer.Option("6.6", "--profile", "-p", help="Kernel version whose defaults to show."),
     cpus: int = typer.Option(8, "--cpus", min=1, help="CPUs of the machine (latency, granularity and slice scale "
                              "with them up to 8, SCHED_TUNABLESCALING_LOG)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -159,6 +160,7 @@ def tunables(
     """List the scheduler tunables a scenario may set, with their defaults for a kernel
     profile on a machine of --cpus CPUs."""
     with errors():
+        profile_input(profile, "tunables")
         with core_input():
             doc = json.loads(_core.tunables(profile, cpus))
             kernel = json.loads(_core.kernel(profile, cpus))

@@ -84,6 +84,17 @@ def check_profile(value: Optional[str]) -> Optional[str]:
     return value
 
 
+def profile_input(value: str, command: str) -> None:
+    """``--profile`` / ``-p`` of a command that reports bad input from its body (an
+    :class:`InputError`, one line under ``errors()``), said as a usage error is."""
+    try:
+        check_profile(value)
+    except typer.BadParameter as e:
+        from ..errors import InputError
+
+        raise InputError(f"Invalid value for '--profile' / '-p': {e.message} (see 'schedlab {command} -h')") from None
+
+
 def check_features(values: Optional[List[str]]) -> Optional[List[str]]:
     """--feature NAME, NAME=1 or NAME=0: the name must be a feature."""
     names = feature_names()
