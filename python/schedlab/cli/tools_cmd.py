@@ -11,6 +11,7 @@ from typing import List, Optional
 import typer
 
 from .base import app, errors, fail
+from .flags import check_features, check_machine, check_profile, check_tunables
 
 __all__ = ["hackbench", "schbench", "cyclictest"]
 
@@ -44,11 +45,37 @@ def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, fe
     return _run_doc(doc, seed, json_out)
 
 
+# The flags that fill each scenario field the tools write, for an error the core finds
+# in one (it names the field of a scenario the user never wrote, in ``<dict>``).
+FLAG_OF = {
+    "hackbench": {"workload.params.groups": "-g / --groups", "workload.params.fds": "-f / --fds",
+                  "workload.params.loops": "-l / --loops", "workload.params.datasize": "-s / --datasize",
+                  "workload.params": "-g, -f, -l or -s"},
+    "schbench": {"workload.params.message_threads": "-m / --message-threads", "workload.params.threads": "-t / --threads",
+                 "workload.params.cache_footprint_kb": "-F / --cache_footprint",
+                 "workload.params.operations": "-n / --operations", "workload.params.sleep_usec": "-s / --sleep_usec",
+                 "workload.params.rps": "-R / --rps", "workload.params.pipe": "-p / --pipe",
+                 "workload.params": "-m, -t or -F", "run.duration_s": "-r / --runtime", "run.warmup_s": "-w / --warmuptime"},
+    "cyclictest": {"run": "-D / --duration"},
+}
+
+
 def _run_doc(doc: dict, seed: int, json_out: bool):
     """Runs scenario ``doc`` once; returns the RunResult dict, or None once printed as JSON."""
     from ..api import run
+    from ..errors import ScenarioError
+    from .flags import flag_error
 
-    res = run(doc, seed=seed)
+    try:
+        res = run(doc, seed=seed)
+    except ScenarioError as e:
+        field = getattr(e, "field", "") or ""
+        flags = FLAG_OF.get(doc.get("name", ""), {})
+        key = max((k for k in flags if field == k or field.startswith(k + ".") or field.startswith(k + "[")),
+                  key=len, default=None)
+        if getattr(e, "origin", "") != "<dict>" or key is None:
+            raise
+        raise flag_error(flags[key], f"{field}: {e.message}") from None
     if json_out:
         sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
         return None
@@ -65,10 +92,10 @@ def _mode(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
     return value
 
 
-MACHINE = typer.Option("ryzen-7950x", "--machine", help="Preset or topo(S,L,C,T).")
-PROFILE = typer.Option("6.6", "--profile", help="Kernel profile.")
-FEATURE = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
-TUNABLE = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
+MACHINE = typer.Option("ryzen-7950x", "--machine", callback=check_machine, help="Preset or topo(S,L,C,T).")
+PROFILE = typer.Option("6.6", "--profile", callback=check_profile, help="Kernel profile.")
+FEATURE = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
+TUNABLE = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
 SEED = typer.Option(1, "--seed", help="Seed.")
 JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 
@@ -77,10 +104,10 @@ JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 def hackbench(
     ctx: typer.Context,
     pipe: bool = typer.Option(False, "-p", "--pipe", help="Use pipes instead of sockets."),
-    datasize: int = typer.Option(100, "-s", "--datasize", help="Bytes per message."),
-    loops: int = typer.Option(100, "-l", "--loops", help="Messages each sender sends each receiver."),
-    groups: int = typer.Option(10, "-g", "--groups", help="Groups of senders and receivers."),
-    fds: int = typer.Option(20, "-f", "--fds", help="Receivers (and senders) per group."),
+    datasize: int = typer.Option(100, "-s", "--datasize", min=1, help="Bytes per message."),
+    loops: int = typer.Option(100, "-l", "--loops", min=1, help="Messages each sender sends each receiver."),
+    groups: int = typer.Option(10, "-g", "--groups", min=1, help="Groups of senders and receivers."),
+    fds: int = typer.Option(20, "-f", "--fds", min=1, help="Receivers (and senders) per group."),
     threads: bool = typer.Option(False, "-T", "--threads", callback=_mode, help="Threads of one process (the last of -T and -P wins)."),
     processes: bool = typer.Option(False, "-P", "--process", "--processes", callback=_mode, help="Processes, each forked (the default)."),
     machine: str = MACHINE,
@@ -104,10 +131,10 @@ def hackbench(
 
 @app.command()
 def schbench(
-    message_threads: int = typer.Option(1, "-m", "--message-threads", help="Message threads."),
-    threads: Optional[int] = typer.Option(None, "-t", "--threads", help="Workers per message thread (default: CPUs / m)."),
+    message_threads: int = typer.Option(1, "-m", "--message-threads", min=1, help="Message threads."),
+    threads: Optional[int] = typer.Option(None, "-t", "--threads", min=1, help="Workers per message thread (default: CPUs / m)."),
     runtime: float = typer.Option(1.0, "-r", "--runtime", help="Simulated seconds to run."),
-    cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", help="Cache footprint, KiB."),
+    cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", min=1, help="Cache footprint, KiB."),
     operations: int = typer.Option(5, "-n", "--operations", help="Matrix multiplications per request."),
     sleep_usec: int = typer.Option(100, "-s", "--sleep_usec", help="usleep() per request, µs."),
     rps: int = typer.Option(0, "-R", "--rps", min=0, help="Requests per second, all message threads (0: off)."),
@@ -153,6 +180,7 @@ def schbench(
 
 
 PIPE_TRANSFER_BUFFER = 1024 * 1024  # schbench.c: the largest -p
+MAX_RUN_S = 1_000_000  # the longest run the core takes (run.duration_s)
 
 POLICIES = {"other": "SCHED_OTHER", "normal": "SCHED_OTHER", "batch": "SCHED_BATCH", "idle": "SCHED_IDLE",
             "fifo": "SCHED_FIFO", "rr": "SCHED_RR"}
@@ -186,6 +214,11 @@ def cyclictest(
     rt = name in ("fifo", "rr")
     if rt and priority == 0:
         fail(f"--policy {name}: needs a priority 1..99 (-p)")
+    if not loops and not 0 < duration <= MAX_RUN_S:  # -D becomes the loop counts, past the core's run check
+        from .flags import flag_error
+
+        raise flag_error("-D / --duration", f"{duration:g} s: expected a positive number of seconds up to "
+                                            f"{MAX_RUN_S:,} (or -l)")
     if histogram:
         distance = 0  # cyclictest: -h sets every interval to -i
     kernel = _kernel(profile, feature, tunable)
