@@ -165,7 +165,7 @@ def _idle_check_table(rows) -> Table:
 
 def _print_experiment_list(exps, json_out: bool) -> None:
     if json_out:
-        doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
+        doc = [{"name": e.name, "title": e.title, "table": e.source.table,
                 "subject": e.source.subject, "posted": e.source.posted, "commit": e.source.commit,
                 "merged": e.source.merged, "published_figures": len(e.published or []),
                 "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
@@ -179,7 +179,7 @@ def _print_experiment_list(exps, json_out: bool) -> None:
         n = len(e.published or [])
         out.print(f"[bold]{e.name}[/]: {escape(e.title)}")
         out.print(f"    patch: {e.source.citation()}", soft_wrap=True, markup=False)
-        out.print(f"    published figures: {n} from table \"{e.source.table}\" (thread {e.source.seed})"
+        out.print(f"    published figures: {n} from table \"{e.source.table}\""
                   if n else f"    published figures: none ({e.source.table}); runs with --all or by name",
                   soft_wrap=True, markup=False)
         out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "
