@@ -230,7 +230,7 @@ def cyclictest(
     laptop: bool = typer.Option(False, "--laptop", help="Leave /dev/cpu_dma_latency alone: idle states stay on (cyclictest otherwise writes 0, capping them)."),
     priospread: bool = typer.Option(False, "--priospread", help="Thread i at -p minus i (cyclictest: every thread at -p otherwise)."),
     smp: bool = typer.Option(False, "-S", "--smp", help="Standard SMP testing: one thread per CPU, each pinned to its CPU (-t nr CPUs and -a), all at -p."),
-    pin_threads: bool = typer.Option(False, "-a", "--affinity", help="-a [CPUSET]: pin thread N to CPU N, or to CPUSET's CPUs in round-robin order (-a 3-5,0)."),
+    pin_threads: bool = typer.Option(False, "-a", "--affinity", help="-a \\[CPUSET]: pin thread N to CPU N, or to CPUSET's CPUs in round-robin order (-a 3-5,0)."),
     quiet: bool = typer.Option(False, "-q", "--quiet", help="Print the summary only, as cyclictest -q (no schedlab header line)."),
     mlockall: bool = typer.Option(False, "-m", "--mlockall", help="Accepted; no effect in a simulation (nothing is paged)."),
     nanosleep: bool = typer.Option(False, "-n", "--nanosleep", help="Accepted; the threads sleep in clock_nanosleep() anyway."),
