@@ -255,6 +255,13 @@ CATALOGUE = [
     Case("unknown machine", args=("machines", "no-such-machine"),
          expected="error: unknown preset 'no-such-machine': expected one of ryzen-7950x, milan-72, bergamo, "
                   "epyc-9654-2s, zen3-2s, pixel6, snapdragon-888, kunpeng-920-2s, xeon-80"),
+    Case("cyclictest -a: a CPU the machine does not have",
+         args=("cyclictest", "-l", "10", "-a", "5", "--machine", "topo(1,1,2,1)"),
+         expected="error: -a 5: CPU 5 is not on topo(1,1,2,1) (2 CPUs: 0-1)"),
+    Case("cyclictest -a: not a cpulist", args=("cyclictest", "-l", "10", "-a", "x"),
+         expected="error: -a x: expected a cpulist such as 0-3,8"),
+    Case("cyclictest: a word that is no CPUSET after -a", args=("cyclictest", "-l", "10", "7"),
+         expected="error: unexpected argument '7': cyclictest takes a CPUSET after -a only"),
     Case("trace path that cannot be written", ok(), args=("--trace", "no-such-dir/t.json"),
          expected="error: cannot write trace no-such-dir/t.json: No such file or directory (os error 2)"),
     Case("a directory where the trace file goes", ok(), args=("--trace", "."),

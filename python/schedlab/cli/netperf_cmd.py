@@ -16,7 +16,7 @@ import typer
 
 from .base import app, errors, fail
 from .flags import check_machine
-from .tools_cmd import FEATURE, JSON, PROFILE, SEED, TUNABLE, _run
+from .tools_cmd import FEATURE, JSON, PROFILE, SEED, TUNABLE, _nothing_done, _run
 
 __all__ = ["netperf", "netperf_text"]
 
@@ -85,3 +85,5 @@ def netperf(
         raw = _run("netperf", params, {"duration_s": length}, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
         sys.stdout.write(netperf_text(raw, params, length, ipv6))
+        if not raw.get("workload", {}).get("trans_per_s"):
+            _nothing_done(f"no transaction completed in {length:g} s", "the rates are 0")

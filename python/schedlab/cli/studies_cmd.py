@@ -212,16 +212,20 @@ def compare(
 
 # --------------------------------------------------------------- schedlab run --plot
 def run_plot(directory: Path, scenario, results, trace_path: Optional[str]) -> None:
-    """``schedlab run --plot DIR``: the per-run report; the first seed is rerun with a
-    trace (bit-identical) when none was written."""
+    """``schedlab run --plot DIR``: the per-run report. Without a JSON trace from --trace,
+    the first seed is rerun (bit-identical) with one in a temporary directory, read for
+    the timeline and deleted: --plot writes the plots only (a trace can be 100 MB)."""
+    import tempfile
+
     from ..api import run as run_one
     from ..report import run_report
 
     raws = [r.raw for r in results]
-    if trace_path is None or not trace_path.endswith(".json"):
-        directory.mkdir(parents=True, exist_ok=True)
-        trace_path = str(directory / f"{scenario.name or 'run'}.seed{raws[0]['seed']}.perfetto.json")
-        run_one(scenario, raws[0]["seed"], trace=trace_path)
-    rep = run_report(directory, raws, trace_path)
-    out.print(f"plots written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/ "
-              f"(trace: {trace_path})")
+    kept = trace_path is not None and trace_path.endswith(".json")
+    with tempfile.TemporaryDirectory(prefix="schedlab-plot-") as tmp:
+        if not kept:
+            trace_path = str(Path(tmp) / f"{scenario.name or 'run'}.seed{raws[0]['seed']}.perfetto.json")
+            run_one(scenario, raws[0]["seed"], trace=trace_path)
+        rep = run_report(directory, raws, trace_path)
+    out.print(f"plots written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/"
+              + (f" (trace: {trace_path})" if kept else ""))
