@@ -221,6 +221,16 @@ def test_verdict_shows_the_summary_first_then_what_is_not_reproduced_then_the_re
     assert at == sorted(at)
 
 
+def test_report_html_has_the_verdict_in_the_same_order(tmp_path):
+    from schedlab.report import reproduction_report
+
+    reproduction_report(tmp_path, [], [], "test", judged=_judged_mix(), how={})
+    html = (tmp_path / "report.html").read_text()
+    at = [html.index(s) for s in ("direction only</th>", "Not reproduced (2)", "Direction only (1)",
+                                  "Reproduced (2)", "Fitted (1)")]
+    assert at == sorted(at)
+
+
 def test_every_published_figure_fits_a_row_of_120_columns():
     # Every figure the verdict judges, with the longest reasons the bar gives (a change the
     # other way, a level in p5-p95), rendered at 120 columns: one line a row, none wider.

@@ -125,7 +125,7 @@ def reproduce(
         # The summary per experiment first, then what is not reproduced, then the rest.
         for table in verdict_rich(judged, exps, how):
             emit(table)
-        for line in verdict_factors(judged):
+        for line in verdict_factors(judged) if verdict else ():  # by name, the notes above list them
             out.print(line, soft_wrap=True, markup=False)
         for e in exps:
             if any(j.row.experiment == e.name for j in judged):
