@@ -44,6 +44,7 @@ def test_fitted_level_counts_neither_way():
     (30.0, 38.0, "direction only"),  # 37 against 29: above
     (30.0, 0.9, "not reproduced"),   # the other way
     (1.25, 1.2, "reproduced"),       # +20 % against +25 %
+    (1.25, 1.1875, "reproduced"),    # +18.75 %: the band's edge
     (1.25, 1.15, "direction only"),  # +15 %
     (0.75, 0.80, "reproduced"),      # -20 % against -25 %
     (0.75, 0.87, "direction only"),  # -13 %

@@ -9,7 +9,8 @@ from typing import Iterable, Optional, Sequence
 from .compare import ROW_FIELDS, Row
 from .registry import Experiment
 
-__all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "write_markdown", "rows_json", "notes"]
+__all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "write_markdown", "rows_json", "notes",
+           "verdict_rich", "verdict_markdown", "verdict_sections", "summary_rows", "verdict_bar", "verdict_factors"]
 
 CAL_MARK = "†"
 

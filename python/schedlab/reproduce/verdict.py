@@ -115,7 +115,7 @@ def judge(row: Row) -> Judged:
         return Judged(row, "change", YES if ok else NO, f"sim. {sim_change}, pub. none")
     size = e_sim / e_pub
     tol = EFFECT_TOLERANCE * abs(e_pub)
-    if abs(e_sim - e_pub) <= tol:
+    if abs(e_sim - e_pub) <= tol * (1.0 + 1e-9):  # the band's edge is in it, rounding aside
         return Judged(row, "change", YES, f"effect x{size:.2f}")
     # Seeds spread wider than the band: one published run is one draw of that spread.
     if spread and hi - lo > 2.0 * tol and lo <= rp <= hi:
