@@ -77,8 +77,8 @@ def reproduce(
     from .. import __version__
     from .._progress import RunsProgress
     from ..reproduce import registry
-    from ..reproduce.report import (notes, rich_tables, rows_json, verdict_markdown, verdict_rich, verdict_summary,
-                                   write_markdown)
+    from ..reproduce.report import (notes, rich_tables, rows_json, verdict_bar, verdict_factors, verdict_markdown,
+                                   verdict_rich, verdict_summary, write_markdown)
     from .._signals import interrupt_status
     from ..reproduce.runner import RunStore, apply_options, parse_cost, run_experiments, verdict_experiments
     from ..reproduce.verdict import seeds_note, verdict_rows
@@ -143,12 +143,17 @@ def reproduce(
         for n in notes(rows, exps):
             out.print(n, soft_wrap=True, markup=False)
     if judged:
-        emit(verdict_rich(judged, exps, how))
+        # The summary per experiment first, then what is not reproduced, then the rest.
+        for table in verdict_rich(judged, exps, how):
+            emit(table)
+        for line in verdict_factors(judged) if verdict else ():  # by name, the notes above list them
+            out.print(line, soft_wrap=True, markup=False)
         for e in exps:
             if any(j.row.experiment == e.name for j in judged):
                 out.print(f"  {e.name}: {e.source.citation()}; table \"{e.source.table}\"", soft_wrap=True,
                           markup=False)
-        out.print(verdict_summary(judged) + " (the table above; the bar: docs/experiments.md).", soft_wrap=True,
+        out.print(verdict_bar(), soft_wrap=True, markup=False)
+        out.print(verdict_summary(judged) + " (the tables above; the bar: docs/experiments.md).", soft_wrap=True,
                   markup=False)
     elif not rows:
         out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
