@@ -214,3 +214,20 @@ def test_experiment_texts_name_patches_not_project_bookkeeping():
             assert not m, f"{e.name}: {m.group(0)!r} in {t!r}"
     eas = next(e for e in all_experiments() if e.name == "eas")
     assert eas.source.citation().startswith("none: mainline's energy-aware scheduling")
+
+
+def test_notes_of_experiments_without_a_patch_read_as_a_sentence():
+    """eas and rt have no patch: the note names what they simulate, not "from none: ..."."""
+    from schedlab.reproduce.registry import all_experiments
+    from schedlab.reproduce.report import notes
+
+    exps = {e.name: e for e in all_experiments()}
+    for name in ("eas", "rt"):
+        e = exps[name]
+        row = type("R", (), {"experiment": name, "calibrated": False})()
+        [line] = notes([row], [e])
+        assert line.startswith(f"{name}: published figures: mainline's "), line
+        assert "from none" not in line and "none:" not in line and "table \"no published figure" not in line, line
+    timers = exps["timers"]
+    row = type("R", (), {"experiment": "timers", "calibrated": False})()
+    assert notes([row], [timers])[0].startswith("timers: published figures from \"[PATCH")

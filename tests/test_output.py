@@ -68,3 +68,21 @@ def test_task_rows_sort_by_average_delay_as_perf():
     rows = _task_rows(raw)
     assert [r[0] for r in rows] == ["b:2", "a:1", "idle:3"]
     assert rows[0][4] == 3.0 and rows[1][4] == 0.1 and rows[2][4] == 0.0  # ms: wait over switches
+
+
+def test_compare_and_sweeps_list_p99_before_p999(cli):
+    """figures() (a sweep's columns, compare's rows) orders percentiles as `run` does."""
+    from schedlab.figures import figures
+
+    raw = {"workload": {"wakeup_p999_us": 3.0, "wakeup_p99_us": 2.0, "wakeup_p50_us": 1.0, "wakeup_samples": 9},
+           "summary": {"wakeups": 4}}
+    names = [n for n in figures(raw) if n.startswith("workload.")]
+    assert names == ["workload.wakeup_p50_us", "workload.wakeup_p99_us", "workload.wakeup_p999_us",
+                     "workload.wakeup_samples"]
+    r = cli("compare", "examples/schbench.toml", "--set", "kernel.profile=6.5", "--set", "kernel.profile=6.6",
+            "-n", "1", "--all", "--json", "-m", "workload.wakeup_p")
+    assert r.exit_code == 0, r.output
+    import json
+
+    pct = [d["metric"] for d in json.loads(r.stdout)["metrics"] if re.fullmatch(r"workload\.wakeup_p\d+_us", d["metric"])]
+    assert pct == [f"workload.wakeup_p{p}_us" for p in (50, 90, 95, 99, 999)], pct

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -14,6 +13,7 @@ from rich.table import Table
 
 from .._signals import interrupt_status
 from ..errors import InputError, RunInterrupted
+from ..figures import figure_sort_key  # noqa: F401 (schedlab.cli.run_cmd.figure_sort_key, as before)
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
 from .flags import check_features, check_machine, check_profile, check_seeds, check_trace_suffix, check_tunables
@@ -43,22 +43,6 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
     for k in ("events", "sim_ns", "stopped_by"):
         rows.append((f"engine.{k}", [r.get("engine", {}).get(k) for r in raws]))
     return rows
-
-
-
-_PERCENTILE = re.compile(r"(?<![A-Za-z0-9])p(\d+)(?![0-9])")
-
-
-def figure_sort_key(name: str) -> tuple:
-    """Sorts figure names as text except percentiles, by value: p50 < p90 < p99 < p999
-    (as text p999 comes before p99). A percentile's digits are its fraction's: p999 is 0.999."""
-    key: list = []
-    pos = 0
-    for m in _PERCENTILE.finditer(name):
-        key += [(name[pos:m.start()], 0.0), ("p", float("0." + m.group(1)))]
-        pos = m.end()
-    key.append((name[pos:], 0.0))
-    return tuple(key)
 
 
 def _all_zero(vals: list) -> bool:

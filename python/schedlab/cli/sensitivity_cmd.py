@@ -100,11 +100,13 @@ def sensitivity(
     report: bool = typer.Option(False, "--report", help="Also write sensitivity.md and report.html (charts with the "
                                 "bands as error bars, a tornado per row) into --out."),
 ) -> None:
-    """Each published figure with its seed spread (p5-p95), its constant band (min-max over
-    a Morris design over the bands of the constants it depends on, SALib) and the three
-    constants that move it most (mu*); the verdict is `schedlab reproduce`'s on the same row
-    (docs/experiments.md), and where it is not reproduced, whether the seed spread widened
-    by the constant band reaches the published figure."""
+    """Each published figure with its seed spread (p5-p95), its constant band, the three
+    constants that move it most (mu*) and `schedlab reproduce`'s verdict on the same row.
+
+    The constant band is the min-max over a Morris design over the bands of the constants
+    the figure depends on (SALib); the verdict's bar is in docs/experiments.md. Where a row
+    is not reproduced, the table says whether the seed spread widened by the constant band
+    reaches the published figure."""
     from ..reproduce import registry
     from ..reproduce.runner import verdict_experiments
     from ..sensitivity.store import RunStore

@@ -139,6 +139,10 @@ class Source:
         return out
 
     def __str__(self) -> str:
+        if not self.subject and self.merged:
+            # No patch: what the experiment simulates instead ("mainline's ..."), without the
+            # "none: " the listing's patch line starts with and a table that holds no figure.
+            return self.merged.removeprefix("none: ")
         return f"{self.citation()}, table \"{self.table}\""
 
 

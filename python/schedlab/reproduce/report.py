@@ -68,7 +68,7 @@ def notes(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list[str]:
     for name in dict.fromkeys(r.experiment for r in rows):
         e = exps.get(name)
         if e is not None:
-            out.append(f"{name}: published figures from {e.source}" + (f" ({e.source.note})" if e.source.note else ""))
+            out.append(f"{name}: published figures{' from' if e.source.subject else ':'} {e.source}" + (f" ({e.source.note})" if e.source.note else ""))
     seen = set()
     for r in rows:
         if r.calibrated and (r.experiment, r.machine, r.metric) not in seen:
