@@ -170,11 +170,6 @@ def schbench(
     """schbench (its default mode with -L) on a simulated machine; prints its report."""
     from ..toolfmt import schbench_text
 
-    if not no_locking and not pipe_bytes:
-        # schbench.c do_work(): without -L each request's work runs under its CPU's
-        # pthread mutex, taken by a trylock spin; the generator models the work unlocked.
-        _note("schbench's per-CPU lock around the work (on unless -L) is not modeled: this runs as schbench -L")
-
     params: dict = {"message_threads": message_threads, "cache_footprint_kb": cache_footprint, "operations": operations,
                     "sleep_usec": sleep_usec}
     if threads is not None:
@@ -197,6 +192,11 @@ def schbench(
         if pipe_bytes:
             params["pipe"] = pipe_bytes
         raw = _run("schbench", params, run_spec, machine, profile, feature, tunable, seed, json_out)
+    if not no_locking and not pipe_bytes:
+        # schbench.c do_work(): without -L each request's work runs under its CPU's
+        # pthread mutex, taken by a trylock spin; the generator models the work unlocked.
+        # Said once the run is done, so a refused command prints its one error line alone.
+        _note("schbench's per-CPU lock around the work (on unless -L) is not modeled: this runs as schbench -L")
     if raw is not None:
         sys.stdout.write(schbench_text(raw, pipe=pipe_bytes, rps_goal=goal))
         hist = raw.get("histograms", {})
