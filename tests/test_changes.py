@@ -61,7 +61,7 @@ def test_blame_matches_prefixes():
     ({"groups.pod.cpu_max": "1 2"}, "groups.pod.cpu_max", "no element named 'pod' (names: svc"),
     ({"groups.3.cpu_max": "1 2"}, "groups.3.cpu_max", "index 3 is out of range"),
     ({"groups.svc.cpu_max": "abc"}, "groups.svc.cpu_max", "expected \"QUOTA PERIOD\""),
-    ({"tasks.worker.count": -3}, "tasks.worker.count", "expected usize"),
+    ({"tasks.worker.count": -3}, "tasks.worker.count", "expected a whole number ≥ 0"),
     ({"kernel.profile.x": 1}, "kernel.profile.x", "not a table or a list"),
     # The core finds the error on another field (cfs_quota_us): still blamed on the change.
     ({"groups.svc.cpu_max": "100 100000"}, "groups.svc.cpu_max", "groups[0].cfs_quota_us"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -111,7 +112,7 @@ def test_features_bad_args(cli, args):
 def test_reproduce_list(cli):
     r = cli("reproduce", "--list")
     assert r.exit_code == 0
-    assert "make-core" in r.stdout and "000_8095fe63da30d972.txt" in r.stdout
+    assert "make-core" in r.stdout and '"[RFC PATCH 0/3] sched: Implement shared wakequeue in CFS"' in r.stdout
     doc = json.loads(cli("reproduce", "--list", "--json").stdout)
     mc = next(e for e in doc if e["name"] == "make-core")
     assert mc["machines"] == ["ryzen-7950x"] and mc["baseline"] == "cfs-6.5"
@@ -185,3 +186,48 @@ def test_command_list_shows_each_summary_unbroken():
         # The row whose first cell is the command (another's summary may name it).
         row = [line for line in lines if line.lstrip("│ ").startswith(f"{name} ")]
         assert row and summary.replace("\\[", "[") in row[0], (name, summary, row)
+
+
+# The project's own bookkeeping: issue numbers, seed thread files ("000_<hash>.txt"),
+# "seed 001" for the mail a figure came from.
+BOOKKEEPING = re.compile(r"issue[ -]?\d+|\b\d{3}_[0-9a-f]{16}(\.txt)?\b|\b[Ss]eed \d{3}\b|\bthe seed's\b")
+
+
+@pytest.mark.parametrize("args", [("reproduce", "--list"), ("reproduce", "--list", "--json"), ("machines",),
+                                  ("features",), ("tunables",), ("workloads",), ("workloads", "--json")])
+def test_listings_name_patches_not_project_bookkeeping(cli, args):
+    """A user's output names patches, commits, subjects and dates (issue 50)."""
+    r = cli(*args)
+    assert r.exit_code == 0, r.output
+    assert not BOOKKEEPING.search(r.output), BOOKKEEPING.search(r.output).group(0)
+
+
+def test_experiment_texts_name_patches_not_project_bookkeeping():
+    """What the reports print of each experiment (title, description, source, notes)."""
+    from schedlab.reproduce.registry import all_experiments
+
+    for e in all_experiments():
+        texts = [e.title, e.description or "", str(e.source), e.source.citation(), e.source.note]
+        texts += [o.help for o in e.options] + [p.note for p in e.published or []]
+        for t in texts:
+            m = BOOKKEEPING.search(t or "")
+            assert not m, f"{e.name}: {m.group(0)!r} in {t!r}"
+    eas = next(e for e in all_experiments() if e.name == "eas")
+    assert eas.source.citation().startswith("none: mainline's energy-aware scheduling")
+
+
+def test_notes_of_experiments_without_a_patch_read_as_a_sentence():
+    """eas and rt have no patch: the note names what they simulate, not "from none: ..."."""
+    from schedlab.reproduce.registry import all_experiments
+    from schedlab.reproduce.report import notes
+
+    exps = {e.name: e for e in all_experiments()}
+    for name in ("eas", "rt"):
+        e = exps[name]
+        row = type("R", (), {"experiment": name, "calibrated": False})()
+        [line] = notes([row], [e])
+        assert line.startswith(f"{name}: published figures: mainline's "), line
+        assert "from none" not in line and "none:" not in line and "table \"no published figure" not in line, line
+    timers = exps["timers"]
+    row = type("R", (), {"experiment": "timers", "calibrated": False})()
+    assert notes([row], [timers])[0].startswith("timers: published figures from \"[PATCH")

@@ -79,7 +79,7 @@ CATALOGUE = [
     Case("JSON syntax error", '{"machine": {"topo": {"cores": 2}},\n "tasks": [}\n', file_name="bad.json",
          expected="error: bad.json:2:12: tasks[0]: expected value"),
     Case("unknown field", ok(OK_TASK, "[run]\nduraton_s = 1.0\n"),
-         expected="error: bad.toml:7:1: run.duraton_s: unknown field `duraton_s`, expected one of `duration_s`, "
+         expected="error: bad.toml:7:1: run.duraton_s: unknown field `duraton_s` (did you mean `duration_s`?), expected one of `duration_s`, "
                   "`until`, `seeds`, `trace`, `max_events`, `warmup_s`"),
     Case("duration without a unit", ok('[[tasks]]\nname = "t"\nprogram = [{ sleep = "10" }]\n'),
          expected="error: bad.toml:5:22: tasks[0].program[0].sleep: '10' has no unit: expected a number with ns, "
@@ -129,7 +129,7 @@ CATALOGUE = [
     Case("profile outside 3.x-7.x", ok('[kernel]\nprofile = "2.6"\n'),
          expected="error: bad.toml:4:11: kernel.profile: '2.6' is not a kernel version like \"6.5\" or \"6.18.35\" (3.x to 7.x)"),
     Case("unknown tunable", ok("[kernel]\ntunables = { sched_latency = 5 }\n"),
-         expected="error: bad.toml:4:14: kernel.tunables.sched_latency: unknown field `sched_latency`, expected one of "
+         expected="error: bad.toml:4:14: kernel.tunables.sched_latency: unknown field `sched_latency` (did you mean `sched_latency_ns`?), expected one of "
                   "`hz`, `tick_phase_ns`, `latency_ns`, `sched_latency_ns`, `min_granularity_ns`, "
                   "`sched_min_granularity_ns`, `sched_wakeup_granularity_ns`, `wakeup_granularity_ns`, `base_slice_ns`,"
                   " `sched_base_slice_ns`, `migration_cost_ns`, `sched_migration_cost_ns`, `nr_migrate`, "
@@ -188,7 +188,7 @@ CATALOGUE = [
                   "make, pingpong, threadpool, rseq_burst, timer_enqueue, dbench_pairs, ui_frame, hackbench, schbench, "
                   "hhvm, netperf, swap_bench"),
     Case("unknown generator parameter", ok('[workload]\nkind = "make"\nparams = { jobz = 4 }\n'),
-         expected="error: bad.toml:5:19: workload.params.jobz: unknown field `jobz`, expected one of `jobs`, "
+         expected="error: bad.toml:5:19: workload.params.jobz: unknown field `jobz` (did you mean `jobs`?), expected one of `jobs`, "
                   "`units`, `unit_mean`, `link`, `footprint_kib`, `pipe_chunks`, `as_fraction`"),
     # -- files -------------------------------------------------------------------------------------
     Case("missing file", args=("run", "nosuch.toml"), expected="error: nosuch.toml: no such file"),
@@ -255,10 +255,60 @@ CATALOGUE = [
     Case("unknown machine", args=("machines", "no-such-machine"),
          expected="error: unknown preset 'no-such-machine': expected one of ryzen-7950x, milan-72, bergamo, "
                   "epyc-9654-2s, zen3-2s, pixel6, snapdragon-888, kunpeng-920-2s, xeon-80"),
+    Case("cyclictest -a: a CPU the machine does not have",
+         args=("cyclictest", "-l", "10", "-a", "5", "--machine", "topo(1,1,2,1)"),
+         expected="error: -a 5: CPU 5 is not on topo(1,1,2,1) (2 CPUs: 0-1)"),
+    Case("cyclictest -a: not a cpulist", args=("cyclictest", "-l", "10", "-a", "x"),
+         expected="error: -a x: expected a cpulist such as 0-3,8"),
+    Case("cyclictest: a word that is no CPUSET after -a", args=("cyclictest", "-l", "10", "7"),
+         expected="error: unexpected argument '7': cyclictest takes a CPUSET after -a only"),
     Case("trace path that cannot be written", ok(), args=("--trace", "no-such-dir/t.json"),
          expected="error: cannot write trace no-such-dir/t.json: No such file or directory (os error 2)"),
     Case("a directory where the trace file goes", ok(), args=("--trace", "."),
          expected="error: cannot write trace .: Is a directory (os error 21)"),
+    # -- flags that name what the core knows (issue 50) ---------------------------------------
+    Case("unknown preset on --machine", ok(), args=("--machine", "ryzen-7960x"),
+         expected="error: Invalid value for '--machine' / '-m': unknown preset 'ryzen-7960x' (did you mean "
+                  "ryzen-7950x?): expected one of ryzen-7950x, milan-72, bergamo, epyc-9654-2s, zen3-2s, pixel6, "
+                  "snapdragon-888, kunpeng-920-2s, xeon-80, topo(SOCKETS,LLCS,CORES,SMT) or host (see 'schedlab run -h')"),
+    Case("misspelt feature on --feature", ok(), args=("--feature", "SIS_NOD"),
+         expected="error: Invalid value for '--feature': unknown feature 'SIS_NOD' (did you mean SIS_NODE?): "
+                  "`schedlab features` lists them (see 'schedlab run -h')"),
+    Case("misspelt tunable on --tunable", ok(), args=("--tunable", "hzz=250"),
+         expected="error: Invalid value for '--tunable': unknown tunable 'hzz' (did you mean hz?): `schedlab "
+                  "tunables` lists them (see 'schedlab run -h')"),
+    Case("kernel release that does not exist", ok('[kernel]\nprofile = "6.66"\n'),
+         expected="error: bad.toml:4:11: kernel.profile: '6.66' is not a kernel release: the 6.x series ended at "
+                  "6.19 (the newest profile is 7.0)"),
+    Case("kernel newer than the profiles", ok(), args=("--profile", "7.9"),
+         expected="error: Invalid value for '--profile': '7.9' is newer than the newest kernel profile schedlab "
+                  "knows, 7.0 (see 'schedlab run -h')"),
+    Case("repeated seed", ok(), args=("--seed", "1", "--seed", "1"),
+         expected="error: Invalid value for '--seed' / '-s': seed 1 is given twice: each seed once (a seed's run is "
+                  "the same every time, so a second one would count its figures twice) (see 'schedlab run -h')"),
+    Case("trace file suffix no format has", ok(), args=("--trace", "x.pdf"),
+         expected="error: Invalid value for '--trace': x.pdf: unknown trace file suffix '.pdf': expected .pftrace "
+                  "or .perfetto-trace or .pb (perfetto), .json (json), .txt (ftrace), .perf.txt or .perf (perf), no "
+                  "suffix (perfetto), or name the format with --trace-format (see 'schedlab run -h')"),
+    Case("YAML file", "name: small\nmachine:\n  preset: ryzen-7950x\n", file_name="bad.yaml",
+         expected="error: bad.yaml: a YAML file: schedlab reads TOML or JSON scenarios (docs/scenario.md)"),
+    Case("YAML in a .toml file", "name: small\nmachine:\n  preset: ryzen-7950x\n",
+         expected="error: bad.toml: YAML, not TOML (line 1 reads as YAML's `key: value`): schedlab reads TOML or "
+                  "JSON scenarios (docs/scenario.md)"),
+    Case("run length far too long", ok("[run]\nduration_s = 1e300\n"),
+         expected="error: bad.toml:4:14: run.duration_s: 1e300 s is longer than the 1000000 s a run may be"),
+    Case("a value of the wrong type from a flag", ok(), args=("--set", "tasks.t.count=-1"),
+         expected="error: tasks.t.count = -1: invalid value: integer `-1`, expected a whole number ≥ 0 (a change to "
+                  "bad.toml)"),
+    Case("a tool's count out of range", args=("hackbench", "-g", "0"),
+         expected="error: Invalid value for '-g' / '--groups': Input should be greater than or equal to 1 (see "
+                  "'schedlab hackbench -h')"),
+    Case("a figure compare -m does not know", ok(),
+         args=("compare", "bad.toml", "--set", "kernel.profile=6.5", "--set", "kernel.profile=6.6", "-n", "1",
+               "-m", "sumary"),
+         expected="error: Invalid value for '--metric' / '-m': no figure starts with 'sumary' (did you mean summary?): "
+                  "figures start with engine, summary (--all --json lists them) (see "
+                  "'schedlab compare -h')"),
     # -- the Python API ----------------------------------------------------------------------------
     Case("seed out of range (Python)", api=api_run(seed=-1),
          expected="InputError: seed: expected a whole number from 0 to 2**64 - 1, got -1"),
@@ -343,7 +393,7 @@ def outcome(case: Case, tmp_path: Path) -> tuple[int, str]:
             return -1, f"{type(e).__name__}: {e}"
         return -1, "(no error)"
     args = list(case.args)
-    if case.scenario is not None and not args[:1] in (["sweep"], ["trace-info"]):
+    if case.scenario is not None and not args[:1] in (["sweep"], ["trace-info"], ["compare"]):
         args = ["run", case.file_name] + args
     code, out, err = run_cli(args)
     assert "Traceback" not in err

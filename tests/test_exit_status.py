@@ -29,7 +29,8 @@ def _no_debug_env(monkeypatch):
 
 @pytest.mark.parametrize("args, line", [
     (["workloads", "nope"], "error: unknown workload generator 'nope': expected one of "),
-    (["features", "--profile", "9.9"], "error: '9.9' is not a kernel version like \"6.5\" or \"6.18.35\" (3.x to 7.x)"),
+    (["features", "--profile", "9.9"], "error: Invalid value for '--profile' / '-p': '9.9' is not a kernel version "
+                                       "like \"6.5\" or \"6.18.35\" (3.x to 7.x) (see 'schedlab features -h')"),
     (["machines", "nope"], "error: unknown preset 'nope': expected one of "),
     (["run", "examples/pipe_pingpong.toml", "--max-sim-time", "-3"],
      "error: max_sim_time: '-3' is not a duration like 30s, 500ms or 2min"),

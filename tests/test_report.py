@@ -158,9 +158,19 @@ def test_run_plot_command(cli, tmp_path):
     r = cli("run", "examples/pipe_pingpong.toml", "--seed", "1", "--seed", "2", "--plot", tmp_path)
     assert r.exit_code == 0, r.output
     assert "latency.wakeup_latency.p50_us" in r.stdout and "latency.wakeup_latency.p99_us" in r.stdout
-    assert (tmp_path / "pipe-pingpong.seed1.perfetto.json").is_file()
+    # The plots alone: the timeline's trace was read from a temporary file (issue 50).
+    assert not list(tmp_path.glob("*.json")) and "trace:" not in r.stdout
+    assert "timeline.png" in [p.name for p in (tmp_path / "png").glob("*.png")]
     check_pngs(sorted((tmp_path / "png").glob("*.png")))
     check_html(tmp_path / "report.html")
+
+
+def test_run_plot_keeps_the_trace_asked_for(cli, tmp_path):
+    trace = tmp_path / "t.json"
+    r = cli("run", "examples/pipe_pingpong.toml", "--seed", "1", "--plot", tmp_path / "plots", "--trace", trace)
+    assert r.exit_code == 0, r.output
+    assert trace.is_file() and f"trace: {trace}" in r.stdout
+    assert "timeline.png" in [p.name for p in (tmp_path / "plots" / "png").glob("*.png")]
 
 
 # ------------------------------------------------------------------------ browser

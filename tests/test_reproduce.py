@@ -171,7 +171,7 @@ def test_cli_reproduce_json_and_markdown_with_fake_runs(cli, monkeypatch, tmp_pa
     import schedlab.reproduce.runner as runner_mod
 
     fake = fake_runner({"6.5": 1.0, "6.6": 1.1})
-    monkeypatch.setattr(runner_mod, "map_runs", lambda jobs, workers=None, backend="process", on_done=None:
+    monkeypatch.setattr(runner_mod, "map_runs", lambda jobs, workers=None, backend="process", on_done=None, **_:
                         fake(jobs, on_done or (lambda i: None)))
     r = cli("reproduce", "make-core", "--quick", "--json", "--machine", "topo(1,2,4,2)", "--out", tmp_path / "md")
     assert r.exit_code == 0, r.output
@@ -183,7 +183,7 @@ def test_cli_reproduce_json_and_markdown_with_fake_runs(cli, monkeypatch, tmp_pa
     assert md.startswith("# make-core:") and "| topo(1,2,4,2) | eevdf-6.6 vs cfs-6.5 | makespan_s | ratio |" in md
     r = cli("reproduce", "make-core", "--seeds", "4", "--machine", "topo(1,2,4,2)")
     assert r.exit_code == 0, r.output
-    assert "make-core" in r.stdout and "± " in r.stdout and "000_8095fe63da30d972.txt" in r.stdout
+    assert "make-core" in r.stdout and "± " in r.stdout and "Implement shared wakequeue in CFS" in r.stdout and "000_8095fe63da30d972" not in r.stdout
 
 
 def test_write_markdown(tmp_path):
@@ -233,3 +233,68 @@ def test_reproduction_jobs_leave_out_the_per_task_list():
         d.pop("tasks", None)
         d["engine"].pop("wall_ns", None)
     assert full == slim
+
+
+# ------------------------------------------------------------------ --out resumes
+def _table(stdout: str) -> str:
+    """The printed tables, without the line naming the report's directory."""
+    return "\n".join(line for line in stdout.splitlines() if not line.startswith("Full report:"))
+
+
+def test_reproduce_out_resumes_after_an_interruption(cli, tmp_path, monkeypatch):
+    """Ctrl-C during `schedlab reproduce --out DIR` keeps the finished runs in DIR/runs;
+    the same command again reruns only the others and prints the same tables (issue 50)."""
+    import schedlab.parallel as parallel
+
+    args = ("reproduce", "timers", "--quick", "-j", "1", "--executor", "serial")  # 2 configs x 3 seeds
+    whole = cli(*args, "--out", tmp_path / "whole")
+    assert whole.exit_code == 0, whole.output
+    assert len(list((tmp_path / "whole" / "runs").glob("*.json"))) == 6
+
+    real, calls = parallel.run_job, []
+
+    def interrupted_after_4(job):
+        if len(calls) == 4:
+            raise KeyboardInterrupt  # Ctrl-C during the 5th run
+        calls.append(job.seed)
+        return real(job)
+
+    monkeypatch.setattr(parallel, "run_job", interrupted_after_4)
+    out = tmp_path / "resumed"
+    r = cli(*args, "--out", out)
+    assert r.exit_code == 130, r.output
+    assert r.stderr.strip().splitlines()[-1] == \
+        f"error: interrupted: 4 of 6 runs kept in {out}/runs; the same command resumes"
+    assert len(list((out / "runs").glob("*.json"))) == 4
+
+    calls.clear()
+    monkeypatch.setattr(parallel, "run_job", lambda job: calls.append(job.seed) or real(job))
+    r = cli(*args, "--out", out)
+    assert r.exit_code == 0, r.output
+    assert f"note: {out}/runs: reusing 4 of 6 runs finished before; running the other 2" in r.stderr
+    assert len(calls) == 2
+    assert _table(r.stdout) == _table(whole.stdout)
+    assert (out / "timers.md").read_text() == (tmp_path / "whole" / "timers.md").read_text()
+
+    # Everything kept: nothing runs again.
+    calls.clear()
+    r = cli(*args, "--out", out)
+    assert r.exit_code == 0 and calls == [] and "reusing all 6 runs" in r.stderr, r.output
+    assert _table(r.stdout) == _table(whole.stdout)
+
+
+def test_run_store_keys_on_what_the_result_depends_on(tmp_path):
+    from schedlab.parallel import Job
+    from schedlab.reproduce.runner import RunStore
+
+    store = RunStore(tmp_path)
+    a = Job('{"x": 1}', 1, without_tasks=True)
+    assert len({store.path(j) for j in (a, Job('{"x": 1}', 2, without_tasks=True), Job('{"x": 2}', 1, without_tasks=True),
+                                        Job('{"x": 1}', 1), Job('{"x": 1}', 1, without_tasks=True, eas_check=True))}) == 5
+    assert store.lookup(a) is None
+    store.save(a, json.dumps({"engine": {"stopped_by": "interrupted", "partial": True}}))
+    assert store.lookup(a) is None  # a partial result is never kept
+    store.save(a, json.dumps({"engine": {"stopped_by": "duration", "partial": False}}))
+    assert json.loads(store.lookup(a))["engine"]["stopped_by"] == "duration" and store.reused == 1
+    store.path(a).write_text('{"engine": ')  # cut short: rerun, not trusted
+    assert store.lookup(a) is None

@@ -123,13 +123,62 @@ def test_a_figure_that_reads_a_constant_has_its_band_and_names_it(toy_study):
     rows, _ = toy_study
     elapsed = next(r for r in rows if r.config == "long" and r.metric == "sim_seconds")
     assert elapsed.band_width > 0 and elapsed.top[0]["key"] == "context_switch_ns"
-    assert elapsed.constant_min < elapsed.reference < elapsed.constant_max
+    assert elapsed.constant_min < elapsed.simulated < elapsed.constant_max
     # 1 s published against a few ms simulated: not consistent, and the constant that
     # would have to move is named, far outside its band.
     assert elapsed.consistent is False and elapsed.needed_outside_band is True
     assert elapsed.needed.startswith("context_switch_ns would have to be")
     # Its effect is far above the spread of the seeds: a real effect, not trajectory noise.
     assert elapsed.within_seed_noise is False
+
+
+def _calibrated_experiment() -> Experiment:
+    """The toy with its elapsed time calibrated on a published short run: the short row is
+    the one the factor is fitted on, and the long one is scaled by the mean over seeds
+    where the study's design scales each point by the reference seed's own factor."""
+    import dataclasses
+
+    return dataclasses.replace(_toy_experiment(), name="toy-calibrated",
+                               metrics=(Metric("summary.sim_seconds", "s", calibrate=True),),
+                               published=[Published(PRESET, "short", "sim_seconds", 0.5),
+                                          Published(PRESET, "long", "sim_seconds", 1.0)], seeds=3, quick_seeds=3)
+
+
+@pytest.fixture(scope="module")
+def calibrated_study():
+    store = RunStore(None)
+    try:
+        return run_study([_calibrated_experiment()], executor=SerialExecutor(), store=store, trajectories=2,
+                         only=ONLY)
+    finally:
+        store.close()
+
+
+def test_the_study_judges_every_row_as_the_verdict_does_and_a_fitted_row_is_fitted(calibrated_study):
+    from schedlab.reproduce.runner import run_experiments
+    from schedlab.reproduce.verdict import verdict_rows
+
+    rows, _ = calibrated_study
+    exp = _calibrated_experiment()
+    judged = {(j.row.machine, j.row.config, j.row.metric): (str(j.verdict), j.why)
+              for j in verdict_rows(run_experiments([exp], verdict=True, backend="serial"), [exp])}
+    mine = {(r.machine, r.config, r.metric): (r.verdict, r.why) for r in rows if " (ratio of means)" not in r.config}
+    assert mine == judged and len(mine) == 3
+    short = next(r for r in rows if r.config == "short")
+    assert short.verdict == "fitted" and short.consistent is None  # never "consistent"
+    long = next(r for r in rows if r.config == "long")
+    assert long.consistent is (long.verdict == "reproduced")
+
+
+def test_the_constant_band_holds_the_nominal_figure(toy_study, calibrated_study):
+    # The design runs the reference seed alone; a calibrated row there is scaled by that
+    # seed's own factor, so the band is carried to the mean over seeds, which it holds.
+    rows = toy_study[0] + calibrated_study[0]
+    for r in rows:
+        assert r.constant_min <= r.simulated <= r.constant_max, (r.config, r.metric)
+        assert r.constant_max - r.constant_min == pytest.approx(r.band_width)
+    long = next(r for r in calibrated_study[0] if r.config == "long")
+    assert long.reference != pytest.approx(long.simulated)  # the case that put 126.7 outside 129..142.6
 
 
 def test_a_study_resumes_from_its_store_and_gives_the_same_rows(tmp_path, toy_study):

@@ -104,3 +104,102 @@ def test_cyclictest_distance_spreads_the_intervals_unless_a_histogram_is_asked(c
     assert re.findall(r"I:(\d+)", _ct(cli, "-t", "3", "-h", "10")) == ["1000", "1000", "1000"]
     r = cli("cyclictest", "--policy", "rr", *SMALL)
     assert r.exit_code == 2 and "needs a priority" in r.output
+
+
+# ------------------------------------------------------------- command lines that paste
+# (issue 50): the tools' flags as people type them, with the real tools' formats
+# (rt-tests 2.4 cyclictest and hackbench, schbench.c, dbench 4.0's tbench).
+
+def test_cyclictest_takes_the_usual_rt_command_line(cli):
+    r = cli("cyclictest", "-m", "-q", "-S", "-a", "-n", "-p", "80", "-l", "100", *SMALL)
+    assert r.exit_code == 0, r.output
+    # -q: the summary only, as cyclictest -q prints it: no schedlab header line.
+    assert r.stdout.startswith("# /dev/cpu_dma_latency set to 0us\nT: 0 "), r.stdout
+    # -S: one thread per CPU (2 here), all at -p.
+    assert re.findall(r"^T: ?(\d+) \(\s*\d+\) P:(\d+) I:(\d+) C:\s*(\d+)", r.stdout, re.M) == \
+        [("0", "80", "1000", "100"), ("1", "80", "1500", "100")]
+    # Flags with no simulated meaning are said once each, on stderr.
+    assert r.stderr.count("note: --mlockall has no effect in a simulation") == 1, r.stderr
+    assert r.stderr.count("note: --nanosleep") == 1, r.stderr
+    assert "# schedlab cyclictest:" in cli("cyclictest", "-l", "10", *SMALL).stdout
+
+
+def _ct_json(cli, *flags: str) -> dict:
+    r = cli("cyclictest", "-l", "30", *SMALL, *flags, "--json")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def test_cyclictest_affinity_pins_the_threads(cli):
+    # -a CPUSET: every thread round-robin on the set: both on CPU 1, CPU 0 never switches.
+    doc = _ct_json(cli, "-t", "2", "-a", "1")
+    assert [c["nr_switches"] for c in doc["cpus"]][0] == 0 and doc["cpus"][1]["nr_switches"] > 0
+    # -a alone and -S: thread N on CPU N, so each CPU runs one and nothing migrates.
+    for flags in (("-t", "2", "-a"), ("-S",)):
+        doc = _ct_json(cli, *flags)
+        assert all(c["nr_switches"] > 0 for c in doc["cpus"]) and all(t["nr_migrations"] == 0 for t in doc["tasks"])
+    r = cli("cyclictest", "-l", "10", "-a", "5", *SMALL)
+    assert r.exit_code == 2 and r.stderr == "error: -a 5: CPU 5 is not on topo(1,1,2,1) (2 CPUs: 0-1)\n", r.stderr
+    r = cli("cyclictest", "-l", "10", "7", *SMALL)
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "after -a only" in r.stderr, r.stderr
+
+
+def test_cyclictest_threads_share_the_priority_unless_priospread(cli):
+    # rt-tests 2.x: every thread at -p; --priospread steps down from it.
+    assert re.findall(r"P:(\d+)", _ct(cli, "-t", "3", "-p", "80")) == ["80", "80", "80"]
+    assert re.findall(r"P:(\d+)", _ct(cli, "-t", "3", "-p", "80", "--priospread")) == ["80", "79", "78"]
+
+
+def test_schbench_takes_no_locking(cli):
+    plain, unlocked = _sb(cli), _sb(cli, "-L")
+    assert unlocked.exit_code == 0, unlocked.output
+    # -L is the mode modeled: the same run; without it, a note says the lock is not modeled.
+    assert plain.stdout == unlocked.stdout
+    assert "per-CPU lock around the work" in plain.stderr and "per-CPU lock" not in unlocked.stderr
+
+
+def test_benchmarks_warn_when_nothing_completed(cli):
+    r = cli("schbench", "-t", "2000", "-r", "0.01", "-L", *SMALL)
+    assert r.exit_code == 0, r.output
+    assert "\t  min=0, max=0\n" in r.stdout  # schbench prints an empty block so too
+    assert "warning: no request completed in 0.01 s" in r.stderr, r.stderr
+    assert "warning" not in _sb(cli, "-L").stderr
+    r = cli("netperf", "-l", "0.00001", *SMALL)
+    assert "warning: no transaction completed" in r.stderr, r.stderr
+
+
+def test_hackbench_time_is_truncated_milliseconds_as_hackbench_prints_it():
+    from schedlab.toolfmt import hackbench_text
+
+    # hackbench.c: printf("Time: %lu.%03lu\n", tv_sec, tv_usec / 1000): truncated, not rounded.
+    assert hackbench_text({"workload": {"time_s": 0.048999}}, {}).endswith("Time: 0.048\n")
+    assert hackbench_text({"workload": {"time_s": 1.0005}}, {}).endswith("Time: 1.000\n")
+    assert hackbench_text({"workload": {"time_s": 0.048999}}, {}, precise=True).endswith("Time: 0.048999000\n")
+
+
+def test_hackbench_precise_prints_the_json_figure(cli):
+    args = ("hackbench", "-g", "1", "-f", "4", "-l", "200", *SMALL)
+    t = json.loads(cli(*args, "--json").stdout)["workload"]["time_s"]
+    r = cli(*args, "--precise")
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^Time: (\d+\.\d{9})$", r.stdout, re.M).group(1) == f"{t:.9f}"
+    assert re.search(r"^Time: (\d+\.\d{3})$", cli(*args).stdout, re.M).group(1) == f"{int(t * 1000) / 1000:.3f}"
+
+
+def test_tbench_prints_throughput_in_mb_per_sec(cli):
+    from schedlab.toolfmt import DBENCH_BYTES_PER_OP
+
+    assert round(DBENCH_BYTES_PER_OP, 2) == 5428.37  # dbench 4.0 client.txt: bytes over lines
+    r = cli("tbench", "2", "-t", "2", *SMALL)
+    assert r.exit_code == 0, r.output
+    assert "Running for 2 seconds with load 'dbench_pairs' and minimum warmup 0 secs" in r.stdout
+    m = re.search(r"^Throughput ([0-9.e+]+) MB/sec  2 clients  2 procs$", r.stdout, re.M)
+    assert m, r.stdout
+    w = json.loads(cli("tbench", "2", "-t", "2", *SMALL, "--json").stdout)["workload"]
+    # No warm-up below 5 s: the generator's ops/s times the bytes of an operation.
+    assert abs(float(m.group(1)) - w["ops_per_s"] * DBENCH_BYTES_PER_OP / 1e6) < 1e-3 * float(m.group(1))
+    # From 5 s the first fifth is warm-up (dbench's default): the rate of what follows it.
+    r5 = cli("tbench", "2", "-t", "5", *SMALL)
+    assert "minimum warmup 1 secs" in r5.stdout
+    mb5 = float(re.search(r"^Throughput ([0-9.e+]+) MB/sec", r5.stdout, re.M).group(1))
+    assert abs(mb5 / float(m.group(1)) - 1) < 0.05, (mb5, m.group(1))

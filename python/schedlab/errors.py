@@ -30,6 +30,7 @@ partial results the interrupted runs had (``engine.stopped_by == "interrupted"``
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Iterator
 
 from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
@@ -102,6 +103,86 @@ def with_location(e: ScenarioError) -> ScenarioError:
 
     location = _core.toml_location(text, field)
     return scenario_error(origin, field, e.message, location) if location else e
+
+
+# serde's words for a value of the wrong type name Rust's types ("expected usize"): the
+# same expectation in words, as the rest of the messages say it.
+_RUST_TYPES = {
+    "u8": "a whole number from 0 to 255", "u16": "a whole number from 0 to 65535",
+    "u32": "a whole number from 0 to 4294967295", "u64": "a whole number ≥ 0", "u128": "a whole number ≥ 0",
+    "usize": "a whole number ≥ 0", "i8": "a whole number from -128 to 127", "i16": "a whole number from -32768 to 32767",
+    "i32": "a whole number from -2147483648 to 2147483647", "i64": "a whole number", "i128": "a whole number",
+    "isize": "a whole number", "f32": "a number", "f64": "a number",
+}
+_RUST_TYPE_RE = re.compile(r"\bexpected (" + "|".join(_RUST_TYPES) + r")\b")
+
+
+def plain_types(message: str) -> str:
+    """``message`` with serde's Rust type names said in words ("expected usize" ->
+    "expected a whole number ≥ 0", "floating point `1.5`" -> "number `1.5`")."""
+    message = _RUST_TYPE_RE.sub(lambda m: f"expected {_RUST_TYPES[m.group(1)]}", message)
+    message = re.sub(r"\bexpected struct \w+", "expected a table", message)
+    return message.replace("floating point `", "number `").replace("expected a sequence", "expected a list") \
+        .replace("expected a map", "expected a table")
+
+
+_UNKNOWN_NAME = re.compile(r"^(unknown (?:field|variant) `([^`]*)`)(, expected one of )((?:`[^`]*`(?:, | or )?)+)(.*)$")
+_UNKNOWN_PRESET = re.compile(r"^(unknown preset '([^']*)')(: expected one of )([\w.-]+(?:, [\w.-]+)*)(.*)$")
+
+
+def did_you_mean(name: str, known) -> str:
+    """`` (did you mean X?)`` for the known names closest to ``name`` (difflib's
+    ratio of 0.6 or more and within 0.1 of the best; case aside when none is), or ``""``."""
+    import difflib
+
+    known = list(known)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    if close:  # only the names about as close as the closest: one typo, not a list of guesses
+        ratio = [difflib.SequenceMatcher(None, name, c).ratio() for c in close]
+        close = [c for c, r in zip(close, ratio) if r >= ratio[0] - 0.1]
+    if not close:
+        lower = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
+        close = [k for k in known if k.lower() in lower][:1]
+    if not close:
+        return ""
+    return f" (did you mean {', '.join(close[:-1]) + ' or ' if len(close) > 1 else ''}{close[-1]}?)"
+
+
+def suggest_names(field: str, message: str) -> str:
+    """``message`` with "did you mean ...?" after a misspelt name: a field or variant
+    serde does not know, a preset, a feature."""
+    m = _UNKNOWN_NAME.match(message)
+    if m:
+        known = re.findall(r"`([^`]*)`", m.group(4))
+        hint = did_you_mean(m.group(2), known).replace("mean ", "mean `").replace("?)", "`?)")
+        hint = re.sub(r"(, | or )", r"`\1`", hint) if hint else ""
+        return f"{m.group(1)}{hint}{m.group(3)}{m.group(4)}{m.group(5)}"
+    m = _UNKNOWN_PRESET.match(message)
+    if m:
+        return f"{m.group(1)}{did_you_mean(m.group(2), m.group(4).split(', '))}{m.group(3)}{m.group(4)}{m.group(5)}"
+    if field.startswith("kernel.features.") and message.startswith("unknown feature:"):
+        import json
+
+        from . import _core
+
+        name = field[len("kernel.features."):]
+        hint = did_you_mean(name, [f["name"] for f in json.loads(_core.features())])
+        return message.replace("unknown feature:", f"unknown feature{hint}:", 1)
+    return message
+
+
+def plain_error(e: ScenarioError) -> ScenarioError:
+    """``e`` with its message in words (:func:`plain_types`) and a "did you mean" for
+    a misspelt name (:func:`suggest_names`); ``e`` itself when it has nothing to say
+    differently."""
+    message = getattr(e, "message", None)
+    if not isinstance(message, str):
+        return e
+    field = getattr(e, "field", "") or ""
+    better = suggest_names(field, plain_types(message))
+    if better == message:
+        return e
+    return scenario_error(getattr(e, "origin", ""), field, better, getattr(e, "location", ""))
 
 
 def scenario_error(origin: str, field: str, message: str, location: str = "") -> ScenarioError:

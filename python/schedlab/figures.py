@@ -19,16 +19,32 @@ Names, in this order:
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from .results import bandwidth_figures
 
-__all__ = ["figures", "latency_figures", "rate_figures", "LATENCY_FIELDS", "RATE_FIELDS", "RATE_SUFFIX"]
+__all__ = ["figures", "figure_sort_key", "latency_figures", "rate_figures", "LATENCY_FIELDS", "RATE_FIELDS", "RATE_SUFFIX"]
 
 # (histogram summary field, figure name, divisor to the figure's unit)
 LATENCY_FIELDS = (("count", "count", 1.0), ("mean_ns", "mean_us", 1e3), ("p50_ns", "p50_us", 1e3),
                   ("p90_ns", "p90_us", 1e3), ("p99_ns", "p99_us", 1e3), ("p999_ns", "p999_us", 1e3),
                   ("max_ns", "max_us", 1e3))
+
+
+_PERCENTILE = re.compile(r"(?<![A-Za-z0-9])p(\d+)(?![0-9])")
+
+
+def figure_sort_key(name: str) -> tuple:
+    """Sorts figure names as text except percentiles, by value: p50 < p90 < p99 < p999
+    (as text p999 comes before p99). A percentile's digits are its fraction's: p999 is 0.999."""
+    key: list = []
+    pos = 0
+    for m in _PERCENTILE.finditer(name):
+        key += [(name[pos:m.start()], 0.0), ("p", float("0." + m.group(1)))]
+        pos = m.end()
+    key.append((name[pos:], 0.0))
+    return tuple(key)
 
 
 def _num(v: Any) -> float:
@@ -69,15 +85,17 @@ def latency_figures(raw: dict[str, Any]) -> dict[str, float]:
 def figures(raw: dict[str, Any]) -> dict[str, float]:
     """Every figure of one RunResult (see the module doc), as floats (NaN for null)."""
     out: dict[str, float] = {}
-    for k, v in raw.get("workload", {}).items():
-        out[f"workload.{k}"] = _num(v)
+    wl = raw.get("workload", {})
+    for k in sorted(wl, key=figure_sort_key):  # p99 before p999, as `schedlab run` prints them
+        out[f"workload.{k}"] = _num(wl[k])
     for group, figs in bandwidth_figures(raw).items():
         for k, v in figs.items():
             out[f"group.{group}.{k}"] = _num(v)
     out.update(latency_figures(raw))
     out.update(rate_figures(raw))
-    for k, v in raw.get("summary", {}).items():
-        out[f"summary.{k}"] = _num(v)
+    summary = raw.get("summary", {})
+    for k in sorted(summary, key=figure_sort_key):
+        out[f"summary.{k}"] = _num(summary[k])
     eng = raw.get("engine", {})
     if "events" in eng:
         out["engine.events"] = _num(eng["events"])

@@ -113,10 +113,12 @@ def map_runs(
     workers: Optional[int] = None,
     backend: str = "process",
     on_done: Optional[Callable[[int], None]] = None,
+    on_result: Optional[Callable[[int, str], None]] = None,
 ) -> list[str]:
     """Runs every job and returns their RunResult JSON texts in job order.
 
-    ``on_done(i)`` is called in the calling thread as job ``i`` finishes. The first
+    ``on_done(i)`` is called in the calling thread as job ``i`` finishes, after
+    ``on_result(i, text)`` with its result (what a caller keeps as it goes). The first
     failure cancels what has not started and is raised. Ctrl-C stops the runs in progress
     at their next check and raises :class:`_Interrupted` with the texts there are (None
     for jobs that never ran).
@@ -134,11 +136,13 @@ def map_runs(
             out.append(text)
             if _stopped_by(text) == "interrupted":
                 raise _Interrupted(out + [None] * (n - len(out)))
+            if on_result:
+                on_result(i, text)
             if on_done:
                 on_done(i)
         return [t for t in out if t is not None]
     if backend == "ray":
-        return _map_ray(jobs, workers, on_done)
+        return _map_ray(jobs, workers, on_done, on_result)
     if backend == "thread":
         pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers)
     else:
@@ -150,6 +154,8 @@ def map_runs(
             for fut in cf.as_completed(futures):
                 i = futures[fut]
                 results[i] = fut.result()
+                if on_result:
+                    on_result(i, results[i])
                 if on_done:
                     on_done(i)
         except KeyboardInterrupt:
@@ -196,7 +202,8 @@ def _collect_interrupted(pool: cf.Executor, futures: dict, results: list[Optiona
     return results
 
 
-def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int], None]]) -> list[str]:
+def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int], None]],
+             on_result: Optional[Callable[[int, str], None]] = None) -> list[str]:
     try:
         import ray
     except ImportError:
@@ -212,6 +219,8 @@ def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int]
         done, pending = ray.wait(pending, num_returns=1)
         for ref in done:
             results[index[ref]] = ray.get(ref)
+            if on_result:
+                on_result(index[ref], results[index[ref]])
             if on_done:
                 on_done(index[ref])
     return [r for r in results if r is not None]

@@ -11,11 +11,12 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
-from .errors import ScenarioError, scenario_error
+from .errors import ScenarioError, plain_error, scenario_error
 from .machine_names import machine_spec
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
@@ -43,6 +44,8 @@ class Scenario:
         m = json.dumps(machine_spec(machine)) if machine else None
         try:
             normalized, notes = _core.load_scenario(text, fmt, origin, m)
+        except ScenarioError as e:
+            raise plain_error(e) from None
         except ValueError as e:  # a bad machine name
             raise scenario_error(origin, "machine", str(e)) from None
         return cls(normalized, origin, notes)
@@ -73,16 +76,25 @@ class Scenario:
             text = json.dumps(doc)
         except (TypeError, ValueError) as e:
             raise scenario_error(origin, "", f"not JSON-serializable: {e}") from None
-        normalized, notes = _core.load_scenario(text, "dict", origin)
+        try:
+            normalized, notes = _core.load_scenario(text, "dict", origin)
+        except ScenarioError as e:
+            raise plain_error(e) from None
         return cls(normalized, origin, notes)
 
     @classmethod
     def from_file(cls, path: Union[str, os.PathLike], machine: Optional[str] = None,
                   max_memory: Optional[int] = None) -> "Scenario":
         """Reads a ``.toml`` or ``.json`` file (by extension; TOML otherwise); a ``.json``
-        file may be an rt-app workload. A file too large to read within ``max_memory``
-        bytes (default: the memory available) is refused before it is parsed."""
+        file may be an rt-app workload. ``-`` reads standard input (JSON if it starts
+        with ``{``, else TOML). A YAML file is refused as such. A file too large to read
+        within ``max_memory`` bytes (default: the memory available) is refused before it
+        is parsed."""
         origin = os.fspath(path)
+        if origin == "-":
+            return cls.from_stdin(machine)
+        if origin.lower().endswith((".yaml", ".yml")):
+            raise scenario_error(origin, "", YAML_REFUSED) from None
         check_input_memory(origin, max_memory)
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -96,7 +108,36 @@ class Scenario:
             raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None
         if origin.lower().endswith(".json"):
             return cls.from_json(text, origin, machine)
-        return cls.from_toml(text, origin, machine)
+        return cls._from_toml_not_yaml(text, origin, machine)
+
+    @classmethod
+    def from_stdin(cls, machine: Optional[str] = None) -> "Scenario":
+        """Reads a scenario from standard input (origin ``<stdin>``): JSON if its first
+        character other than a blank is ``{``, else TOML."""
+        import sys
+
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError as e:
+            raise scenario_error(STDIN, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+        if not text.strip():
+            raise scenario_error(STDIN, "", "empty: expected a TOML or JSON scenario on standard input")
+        if text.lstrip().startswith("{"):
+            return cls.from_json(text, STDIN, machine)
+        return cls._from_toml_not_yaml(text, STDIN, machine)
+
+    @classmethod
+    def _from_toml_not_yaml(cls, text: str, origin: str, machine: Optional[str]) -> "Scenario":
+        """TOML, where a YAML mapping that is not TOML is refused as YAML (TOML's own
+        error, "key with no value, expected `=`", would not say what is wrong)."""
+        try:
+            return cls.from_toml(text, origin, machine)
+        except ScenarioError as e:
+            line = yaml_line(text) if not getattr(e, "field", "") else None
+            if line is None:
+                raise
+            raise scenario_error(origin, "", f"YAML, not TOML (line {line} reads as YAML's `key: value`): schedlab "
+                                 "reads TOML or JSON scenarios (docs/scenario.md)") from None
 
     # -- views --------------------------------------------------------------------
     @property
@@ -178,6 +219,23 @@ def _change_error(origin: str, field: str, head: str, message: str) -> ScenarioE
 
 
 ScenarioLike = Union[Scenario, Mapping[str, Any], str, os.PathLike]
+
+#: The origin of a scenario read from standard input (``schedlab run -``).
+STDIN = "<stdin>"
+YAML_REFUSED = "a YAML file: schedlab reads TOML or JSON scenarios (docs/scenario.md)"
+# A YAML mapping's first key (`machine:`, `name: x`), which TOML never starts a line with.
+_YAML_KEY = re.compile(r"^(---\s*$|[A-Za-z_][\w.-]*:(\s|$))")
+
+
+def yaml_line(text: str) -> Optional[int]:
+    """The line number of the first line of ``text`` that reads as YAML's ``key: value``
+    (or a ``---`` document start) when no earlier line reads as TOML, else None."""
+    for n, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        return n if _YAML_KEY.match(stripped) else None
+    return None
 
 
 # Reading a scenario file (the core's parse and normalization, then the CLI's views of

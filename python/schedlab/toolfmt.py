@@ -7,6 +7,9 @@
   runtime 30 (s) (N total samples)``, the 50/90/99/99.9th lines with the 99th starred,
   ``min=, max=``; the same for request latencies; the RPS percentiles 20/50/90 with the
   50th starred; ``average rps:``; ``sched delay: message X (usec) worker Y (usec)``).
+- :func:`tbench_text`: dbench 4.0's tbench closing line (``Throughput 385.058 MB/sec  1
+  clients  1 procs``) from the ``dbench_pairs`` generator's operations and
+  :data:`DBENCH_BYTES_PER_OP`.
 - :func:`cyclictest_text`: rt-tests cyclictest's closing output: with ``-h``, the 1-µs
   histogram (``%06d`` then a count per thread), ``# Total:``, ``# Min/Avg/Max Latencies:``
   and ``# Histogram Overflows:``; then a ``T: i (tid) P: I: C: Min: Act: Avg: Max:`` line
@@ -18,21 +21,32 @@ counts are the samples between consecutive percentiles, as schbench prints them.
 
 from __future__ import annotations
 
-__all__ = ["hackbench_text", "schbench_text", "cyclictest_text"]
+__all__ = ["hackbench_text", "schbench_text", "cyclictest_text", "tbench_text", "tbench_mb_per_s",
+           "DBENCH_BYTES_PER_OP"]
+
+# declared: the bytes one tbench operation moves on average, from the load tbench runs by
+# default, dbench 4.0's client.txt (Debian's dbench 4.0-2.1, /usr/share/dbench/client.txt):
+# 458,344 operations (lines), whose ReadX and WriteX sizes add to 2,488,062,937 bytes.
+# tbench counts those sizes (child->bytes) and reports 1e-6 x bytes / seconds as MB/sec;
+# every line is one request/response over the socket, one dbench_pairs operation.
+DBENCH_BYTES_PER_OP = 2_488_062_937 / 458_344
 
 
-def hackbench_text(raw: dict, params: dict) -> str:
+def hackbench_text(raw: dict, params: dict, precise: bool = False) -> str:
+    """hackbench's report. ``Time:`` as hackbench.c prints it, ``%lu.%03lu`` of
+    tv_sec and tv_usec / 1000: milliseconds, truncated; ``precise``: to the nanosecond."""
     groups, fds = int(params.get("groups", 10)), int(params.get("fds", 20))
     loops, size = int(params.get("loops", 100)), int(params.get("datasize", 100))
     mode = "threaded" if params.get("threads") else "process"
     lines = [f"Running in {mode} mode with {groups} groups using {2 * fds} file descriptors each (== {groups * 2 * fds} tasks)",
              f"Each sender will pass {loops} messages of {size} bytes"]
     t = raw.get("workload", {}).get("time_s")
-    if t is None:
-        lines.append("No measurements available")
-    else:
-        ms = int(round(t * 1000))
-        lines.append(f"Time: {ms // 1000}.{ms % 1000:03d}")
+    if t is not None:  # without one, hackbench says "No measurements available" on stderr
+        ns = int(round(t * 1e9))  # the run's time is whole nanoseconds: no float floor error
+        if precise:
+            lines.append(f"Time: {ns // 1_000_000_000}.{ns % 1_000_000_000:09d}")
+        else:
+            lines.append(f"Time: {ns // 1_000_000_000}.{ns % 1_000_000_000 // 1_000_000:03d}")
     return "\n".join(lines) + "\n"
 
 
@@ -113,3 +127,22 @@ def cyclictest_text(raw: dict, threads: list[dict], histogram_us: int) -> str:
         lines.append(f"T:{i:2d} ({t['tid']:5d}) P:{t['prio']:2d} I:{t['interval_us']} C:{int(h.get('count', 0)):7d} "
                      f"Min:{us('min_ns'):7d} Act:{us('p50_ns'):5d} Avg:{us('mean_ns'):5d} Max:{us('max_ns'):8d}")
     return "\n".join(lines) + "\n"
+
+
+def tbench_mb_per_s(raw: dict) -> tuple[int, float]:
+    """(operations, MB/sec) of a ``dbench_pairs`` run over its measured window (after the
+    warm-up, as tbench leaves the warm-up's bytes out): an operation ends with its client
+    woken by the answer, so the clients' wakeups count them."""
+    ops = sum(int(t.get("nr_wakeups", 0)) for t in raw.get("tasks", []) if str(t.get("name", "")).startswith("client"))
+    secs = float(raw.get("summary", {}).get("sim_seconds") or raw.get("engine", {}).get("sim_ns", 0) / 1e9)
+    return ops, (1e-6 * ops * DBENCH_BYTES_PER_OP / secs if secs > 0 else 0.0)
+
+
+def tbench_text(raw: dict, nprocs: int, timelimit: int, warmup: int) -> str:
+    """tbench's opening and closing lines (dbench.c: ``Running for %d seconds with load '%s'
+    and minimum warmup %d secs``, ``Throughput %g MB/sec  %d clients  %d procs``). The
+    per-second progress lines and ``max_latency`` need per-operation times the run does
+    not keep: left out."""
+    _, mb = tbench_mb_per_s(raw)
+    return (f"Running for {timelimit} seconds with load 'dbench_pairs' and minimum warmup {warmup} secs\n"
+            f"Throughput {mb:g} MB/sec  {nprocs} clients  {nprocs} procs\n")

@@ -62,6 +62,33 @@ impl KernelVersion {
     }
 }
 
+/// The last mainline release of each major series, up to the newest release a profile
+/// may name: 3.0-3.19, 4.0-4.20, 5.0-5.19, 6.0-6.19 (Linus moves on to the next major
+/// after a .19 or .20), then 7.0, the newest version any feature default dates from
+/// (features.rs). A stable sublevel of a release is any number.
+const LAST_MINOR: [(u32, u32); 5] = [(3, 19), (4, 20), (5, 19), (6, 19), (7, 0)];
+
+/// The newest kernel release a profile may name.
+pub const NEWEST_PROFILE: KernelVersion = KernelVersion::new(7, 0);
+
+impl KernelVersion {
+    /// Parses a profile as a scenario names it: a version ([`KernelVersion::parse`]) of a
+    /// mainline release that exists, up to [`NEWEST_PROFILE`]; "6.66" or "7.9" would run
+    /// as the nearest known kernel without a word, so they are refused.
+    pub fn parse_profile(text: &str) -> Result<Self, String> {
+        let v = Self::parse(text)?;
+        let last = LAST_MINOR.iter().find(|(major, _)| *major == v.major).map(|&(_, minor)| minor);
+        match last {
+            Some(last) if v.minor <= last => Ok(v),
+            Some(last) if v.major < NEWEST_PROFILE.major => Err(format!(
+                "'{text}' is not a kernel release: the {}.x series ended at {}.{last} (the newest profile is {NEWEST_PROFILE})",
+                v.major, v.major
+            )),
+            _ => Err(format!("'{text}' is newer than the newest kernel profile schedlab knows, {NEWEST_PROFILE}")),
+        }
+    }
+}
+
 impl std::fmt::Display for KernelVersion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.sublevel {
@@ -340,6 +367,19 @@ mod tests {
         for bad in ["6.18.x", "6.18.1.2", "6", "2.6.32"] {
             assert!(KernelVersion::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_profile_names_a_release_that_exists() {
+        for ok in ["3.0", "3.19", "4.20", "5.19", "6.19", "6.18.35", "7.0", "7.0.3"] {
+            assert!(KernelVersion::parse_profile(ok).is_ok(), "{ok}");
+        }
+        let e = KernelVersion::parse_profile("6.66").unwrap_err();
+        assert!(e.contains("6.x series ended at 6.19") && e.contains("7.0"), "{e}");
+        for bad in ["3.20", "4.21", "5.20", "7.1", "7.9"] {
+            assert!(KernelVersion::parse_profile(bad).is_err(), "{bad}");
+        }
+        assert!(KernelVersion::parse_profile("7.9").unwrap_err().contains("newest kernel profile schedlab knows, 7.0"));
     }
 
     #[test]

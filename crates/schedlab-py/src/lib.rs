@@ -405,7 +405,7 @@ fn parse_arch(arch: &str) -> PyResult<Arch> {
 }
 
 fn parse_version(profile: &str) -> PyResult<KernelVersion> {
-    KernelVersion::parse(profile).map_err(PyValueError::new_err)
+    KernelVersion::parse_profile(profile).map_err(PyValueError::new_err)
 }
 
 /// features(profile="6.6", arch="x86_64") -> str: JSON list of {name, default, reason}.

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from .. import _core
 from .base import _cell, app, emit, errors, out
+from .flags import profile_input
 from ..errors import UnknownNameError, core_input
 
 # ------------------------------------------------------------------------ machines
@@ -129,6 +130,7 @@ def features(
 ) -> None:
     """List the scheduler feature switches with their defaults for a kernel profile."""
     with errors():
+        profile_input(profile, "features")
         with core_input():
             doc = json.loads(_core.features(profile, arch))
             kernel = json.loads(_core.kernel(profile, 8))
@@ -158,6 +160,7 @@ def tunables(
     """List the scheduler tunables a scenario may set, with their defaults for a kernel
     profile on a machine of --cpus CPUs."""
     with errors():
+        profile_input(profile, "tunables")
         with core_input():
             doc = json.loads(_core.tunables(profile, cpus))
             kernel = json.loads(_core.kernel(profile, cpus))

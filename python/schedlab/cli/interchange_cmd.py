@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from .base import TraceFormat, app, errors, out
+from .flags import check_machine, check_profile
 
 __all__ = ["export_rt_app", "trace_info", "replay", "sched_latency"]
 
@@ -87,9 +88,9 @@ def trace_info(
 @app.command()
 def replay(
     trace: Path = typer.Argument(..., help="ftrace or `perf script` text to replay.", show_default=False),
-    machine: str = typer.Option(..., "--machine", "-m", help="Machine to replay on: a preset, topo(S,L,C,T) or host."),
-    from_machine: Optional[str] = typer.Option(None, "--from-machine", help="Machine the trace was taken on (its CPU capacities scale the bursts; default all 1024)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", help="Kernel profile of the replay (default 6.6)."),
+    machine: str = typer.Option(..., "--machine", "-m", callback=check_machine, help="Machine to replay on: a preset, topo(S,L,C,T) or host."),
+    from_machine: Optional[str] = typer.Option(None, "--from-machine", callback=check_machine, help="Machine the trace was taken on (its CPU capacities scale the bursts; default all 1024)."),
+    profile: Optional[str] = typer.Option(None, "--profile", "-p", callback=check_profile, help="Kernel profile of the replay (default 6.6)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed."),
     save: Optional[Path] = typer.Option(None, "--save", help="Also write the replay scenario here (JSON)."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON."),

@@ -15,7 +15,8 @@ from typing import List, Optional
 import typer
 
 from .base import app, errors, fail
-from .tools_cmd import FEATURE, JSON, PROFILE, SEED, TUNABLE, _run
+from .flags import check_machine
+from .tools_cmd import FEATURE, JSON, PROFILE, SEED, TUNABLE, _nothing_done, _run
 
 __all__ = ["netperf", "netperf_text"]
 
@@ -57,7 +58,7 @@ def netperf(
     rr_sizes: str = typer.Option("1,1", "-r", "--rr-size", help="Request,response sizes in bytes (test-specific -r)."),
     instances: int = typer.Option(1, "-n", "--instances", help="Concurrent netperf instances, each with its netserver."),
     ipv6: bool = typer.Option(False, "-6", "--ipv6", help="AF_INET6 (the banner; the path costs are the same)."),
-    machine: str = typer.Option("ryzen-7950x", "--machine", help="Preset or topo(S,L,C,T)."),
+    machine: str = typer.Option("ryzen-7950x", "--machine", callback=check_machine, help="Preset or topo(S,L,C,T)."),
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
     tunable: Optional[List[str]] = TUNABLE,
@@ -84,3 +85,5 @@ def netperf(
         raw = _run("netperf", params, {"duration_s": length}, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
         sys.stdout.write(netperf_text(raw, params, length, ipv6))
+        if not raw.get("workload", {}).get("trans_per_s"):
+            _nothing_done(f"no transaction completed in {length:g} s", "the rates are 0")

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .base import Executor, app, emit, errors, executor_choice, out
+from .base import Executor, app, emit, errors, executor_choice, fail, out
 from ..errors import InputError
 
 # ----------------------------------------------------------------------- reproduce
@@ -50,7 +50,9 @@ def reproduce(
     seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
     out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the full report here: verdict.md, "
-                                                               "Markdown tables, report.html, PNGs."),
+                                                               "Markdown tables, report.html, PNGs; and keep each "
+                                                               "finished run in DIR/runs, so the same command "
+                                                               "after an interruption reruns only what is missing."),
     machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
     cost: Optional[List[str]] = typer.Option(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
@@ -75,9 +77,10 @@ def reproduce(
     from .. import __version__
     from .._progress import RunsProgress
     from ..reproduce import registry
-    from ..reproduce.report import (notes, rich_tables, rows_json, verdict_markdown, verdict_rich, verdict_summary,
-                                   write_markdown)
-    from ..reproduce.runner import apply_options, parse_cost, run_experiments, verdict_experiments
+    from ..reproduce.report import (notes, rich_tables, rows_json, verdict_bar, verdict_factors, verdict_markdown,
+                                   verdict_rich, verdict_summary, write_markdown)
+    from .._signals import interrupt_status
+    from ..reproduce.runner import RunStore, apply_options, parse_cost, run_experiments, verdict_experiments
     from ..reproduce.verdict import seeds_note, verdict_rows
 
     with errors():
@@ -98,10 +101,28 @@ def reproduce(
             return
         if verdict:
             exps = verdict_experiments(exps)
-        with RunsProgress("reproduce") as bar:
-            rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
-                                   backend=executor_choice(executor, backend), on_jobs=bar.set_jobs, on_done=bar.advance,
-                                   cost=cost_overrides, verdict=verdict, idle_check_runs=idle_check)
+        store = RunStore(out_dir) if out_dir is not None else None
+        planned = [0]
+
+        def reused(n: int, total: int) -> None:
+            planned[0] = total
+            if n:
+                rest = f"; running the other {total - n}" if n < total else ""
+                sys.stderr.write(f"note: {store.dir}: reusing {'all ' if n == total else ''}{n}"
+                                 f"{'' if n == total else f' of {total}'} runs finished before{rest}\n")
+                sys.stderr.flush()
+
+        try:
+            with RunsProgress("reproduce") as bar:
+                rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
+                                       backend=executor_choice(executor, backend), on_jobs=bar.set_jobs,
+                                       on_done=bar.advance, cost=cost_overrides, verdict=verdict,
+                                       idle_check_runs=idle_check, store=store, on_reused=reused)
+        except KeyboardInterrupt:
+            if store is None:
+                raise
+            fail(f"interrupted: {store.reused + store.saved} of {planned[0]} runs kept in {store.dir}; "
+                 "the same command resumes", interrupt_status())
         # The overrides go with the version line of every report, so a table says what it ran.
         overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
         generated_by = f"{__version__} with {overrides}" if overrides else __version__
@@ -122,12 +143,17 @@ def reproduce(
         for n in notes(rows, exps):
             out.print(n, soft_wrap=True, markup=False)
     if judged:
-        emit(verdict_rich(judged, exps, how))
+        # The summary per experiment first, then what is not reproduced, then the rest.
+        for table in verdict_rich(judged, exps, how):
+            emit(table)
+        for line in verdict_factors(judged) if verdict else ():  # by name, the notes above list them
+            out.print(line, soft_wrap=True, markup=False)
         for e in exps:
             if any(j.row.experiment == e.name for j in judged):
                 out.print(f"  {e.name}: {e.source.citation()}; table \"{e.source.table}\"", soft_wrap=True,
                           markup=False)
-        out.print(verdict_summary(judged) + " (the table above; the bar: docs/experiments.md).", soft_wrap=True,
+        out.print(verdict_bar(), soft_wrap=True, markup=False)
+        out.print(verdict_summary(judged) + " (the tables above; the bar: docs/experiments.md).", soft_wrap=True,
                   markup=False)
     elif not rows:
         out.print("No runs: nothing selected has a published figure (name an experiment, or --all).")
@@ -165,7 +191,7 @@ def _idle_check_table(rows) -> Table:
 
 def _print_experiment_list(exps, json_out: bool) -> None:
     if json_out:
-        doc = [{"name": e.name, "title": e.title, "seed": e.source.seed, "table": e.source.table,
+        doc = [{"name": e.name, "title": e.title, "table": e.source.table,
                 "subject": e.source.subject, "posted": e.source.posted, "commit": e.source.commit,
                 "merged": e.source.merged, "published_figures": len(e.published or []),
                 "machines": list(e.machines), "configs": list(e.configs), "baseline": e.baseline,
@@ -179,7 +205,7 @@ def _print_experiment_list(exps, json_out: bool) -> None:
         n = len(e.published or [])
         out.print(f"[bold]{e.name}[/]: {escape(e.title)}")
         out.print(f"    patch: {e.source.citation()}", soft_wrap=True, markup=False)
-        out.print(f"    published figures: {n} from table \"{e.source.table}\" (thread {e.source.seed})"
+        out.print(f"    published figures: {n} from table \"{e.source.table}\""
                   if n else f"    published figures: none ({e.source.table}); runs with --all or by name",
                   soft_wrap=True, markup=False)
         out.print(f"    machines: {', '.join(e.machines)}; configs: {', '.join(configs)}; "

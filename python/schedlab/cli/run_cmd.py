@@ -7,13 +7,16 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
 from .._signals import interrupt_status
 from ..errors import InputError, RunInterrupted
+from ..figures import figure_sort_key  # noqa: F401 (schedlab.cli.run_cmd.figure_sort_key, as before)
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
+from .flags import check_features, check_machine, check_profile, check_seeds, check_trace_suffix, check_tunables
 
 # ----------------------------------------------------------------------------- run
 def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
@@ -23,7 +26,7 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
 
     rows: list[tuple[str, list]] = []
     for section in ("workload", "summary"):
-        keys = list(dict.fromkeys(k for r in raws for k in r.get(section, {})))
+        keys = sorted(dict.fromkeys(k for r in raws for k in r.get(section, {})), key=figure_sort_key)
         for k in keys:
             rows.append((f"{section}.{k}", [r.get(section, {}).get(k) for r in raws]))
         if section == "workload":
@@ -42,8 +45,42 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
     return rows
 
 
+def _all_zero(vals: list) -> bool:
+    """A counter the run did not use: 0 in every seed (text and missing values never are)."""
+    return bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0 for v in vals)
 
-def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
+
+def _task_rows(raw: dict) -> list[tuple]:
+    """perf sched latency's columns from a RunResult's per-task figures: (task, runtime ms,
+    switches, wakeups, average delay ms, migrations), the longest average delay first as
+    perf sorts them (its default order: avg, max, switch, runtime). The result keeps no
+    per-task delay histogram, so the average is the task's runnable wait over its
+    switches (perf's total delay over its scheduling-in count) and there is no max."""
+    rows = []
+    for t in raw.get("tasks", []):
+        switches = int(t.get("nr_switches", 0))
+        avg_ms = t.get("wait_ns", 0) / switches / 1e6 if switches else 0.0
+        rows.append((f"{t.get('name')}:{t.get('pid')}", t.get("run_ns", 0) / 1e6, switches, int(t.get("nr_wakeups", 0)),
+                     avg_ms, int(t.get("nr_migrations", 0))))
+    rows.sort(key=lambda r: (-r[4], -r[2], -r[1]))
+    return rows
+
+
+def _print_tasks(raws: list[dict]) -> None:
+    for raw in raws:
+        t = Table(title=f"tasks, seed {raw.get('seed')} (as perf sched latency)", title_justify="left", show_edge=False)
+        for c in ("task", "runtime ms", "switches", "wakeups", "avg delay ms", "migrations"):
+            t.add_column(c, justify="left" if c == "task" else "right", no_wrap=True)
+        rows = _task_rows(raw)
+        for name, run_ms, sw, wk, avg, mig in rows:
+            t.add_row(escape(name), f"{run_ms:.3f}", f"{sw:,}", f"{wk:,}", f"{avg:.3f}", f"{mig:,}")
+        if not rows:
+            t.caption = "no per-task figures in this result"
+        emit(t)
+
+
+def _print_run(results, traces: list[Optional[str]], overrides: dict, show_all: bool = False,
+               tasks: bool = False) -> None:
     from ..reproduce.compare import mean_std
 
     raws = [r.raw for r in results]
@@ -65,7 +102,11 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
             t.add_column(f"seed {r.get('seed')}", justify="right")
     if several:
         t.add_column("mean ± std", justify="right")
+    hidden = 0
     for label, vals in _figure_rows(raws):
+        if not show_all and _all_zero(vals):
+            hidden += 1
+            continue
         cells = [_cell(x) for x in vals] if show_seeds else []
         if several:
             nums = [float(x) for x in vals if isinstance(x, (int, float)) and not isinstance(x, bool)]
@@ -75,6 +116,10 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
             cells.append(f"{fmt(m)} ± {fmt(s, m)}" if m is not None else "")
         t.add_row(label, *cells)
     emit(t)
+    if hidden:
+        out.print(f"({hidden} figures are 0 in every seed, mechanisms this run does not use: --all shows them)")
+    if tasks:
+        _print_tasks(raws)
     for p in traces:
         if p:
             if p.endswith((".json", ".pftrace")):
@@ -87,8 +132,8 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 
 @app.command()
 def run(
-    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
+    scenario: str = typer.Argument(..., help="Scenario file (.toml or .json), or - for standard input.", show_default=False),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
     trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) or trace-cmd (trace.dat for trace-cmd report and KernelShark). Default: from the file's suffix (.json, .txt, .perf.txt, .dat), else perfetto.", show_default=False),
@@ -96,16 +141,18 @@ def run(
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How seeds run in parallel."),
     backend: Optional[Executor] = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states (the timeline's trace is kept only with --trace)."),
+    show_all: bool = typer.Option(False, "--all", help="Show every figure, those 0 in every seed too (counters of mechanisms the run does not use)."),
+    tasks: bool = typer.Option(False, "--tasks", help="Also print a table per seed of every task, perf sched latency's columns: runtime, switches, wakeups, average delay, migrations."),
+    machine: Optional[str] = typer.Option(None, "--machine", "-m", callback=check_machine, help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
     max_events: Optional[int] = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
     max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
     max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
     set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
-    profile: Optional[str] = typer.Option(None, "--profile", help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
-    feature: Optional[List[str]] = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
-    tunable: Optional[List[str]] = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
+    profile: Optional[str] = typer.Option(None, "--profile", callback=check_profile, help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
+    feature: Optional[List[str]] = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
+    tunable: Optional[List[str]] = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
@@ -119,6 +166,7 @@ def run(
     from ..scenario import load_scenario
 
     interrupted = False
+    check_trace_suffix(trace, trace_format)
     with errors():
         from ..limits import format_bytes, parse_bytes
         from ..scenario import LARGE_INPUT_BYTES, input_size
@@ -174,7 +222,8 @@ def run(
         else:
             sys.stdout.write(res.to_json(wall_time=wall_time, indent=2) + "\n")
     else:
-        _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}))
+        _print_run(res, [r.trace_path for r in res], s.doc.get("kernel", {}).get("features", {}), show_all=show_all,
+                   tasks=tasks)
     if interrupted:
         raise typer.Exit(interrupt_status())
     if partial:

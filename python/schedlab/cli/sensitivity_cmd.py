@@ -62,13 +62,16 @@ def _g(v) -> str:
 def sensitivity_table(rows) -> Table:
     t = Table(title="Published figures with their seed spread and constant band")
     for col in ("experiment", "machine", "row", "published", "simulated", "seed p5-p95", "constant band",
-                "top constants (mu*)", "consistent"):
+                "top constants (mu*)", "verdict"):
         t.add_column(col, overflow="fold")
+    style = {"reproduced": "green", "direction only": "yellow", "not reproduced": "red", "fitted": "dim",
+             "no result": "red"}
     for r in rows:
         top = ", ".join(f"{c['key']} ({c['mu_star']:.3g})" for c in r.top) or "none"
         if r.within_seed_noise:
             top += " [yellow](within seed noise)[/]"
-        verdict = {True: "yes", False: "[red]no[/]", None: "-"}[r.consistent]
+        # The verdict's class and reason, as `schedlab reproduce` prints them for the row.
+        verdict = f"[{style.get(r.verdict, 'default')}]{r.verdict or '-'}[/]" + (f" ({r.why})" if r.why else "")
         if r.needed:
             verdict += f"\n{r.needed}" + (" [yellow]WARNING: outside its band[/]" if r.needed_outside_band else "")
         t.add_row(r.experiment, r.machine, f"{r.config} {r.metric}", _g(r.published), _g(r.simulated),
@@ -97,10 +100,13 @@ def sensitivity(
     report: bool = typer.Option(False, "--report", help="Also write sensitivity.md and report.html (charts with the "
                                 "bands as error bars, a tornado per row) into --out."),
 ) -> None:
-    """Each published figure with its seed spread (p5-p95), its constant band (min-max over
-    a Morris design over the bands of the constants it depends on, SALib) and the three
-    constants that move it most (mu*); consistent when the published figure lies inside the
-    seed spread widened by the constant band."""
+    """Each published figure with its seed spread (p5-p95), its constant band, the three
+    constants that move it most (mu*) and `schedlab reproduce`'s verdict on the same row.
+
+    The constant band is the min-max over a Morris design over the bands of the constants
+    the figure depends on (SALib); the verdict's bar is in docs/experiments.md. Where a row
+    is not reproduced, the table says whether the seed spread widened by the constant band
+    reaches the published figure."""
     from ..reproduce import registry
     from ..reproduce.runner import verdict_experiments
     from ..sensitivity.store import RunStore

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from .base import app, emit, errors, fail, out
+from .flags import check_seeds, did_you_mean, flag_error
 from ..errors import InputError
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
@@ -142,6 +143,18 @@ def _variants(a: str, b: Optional[str], sets: List[str]):
     return va, vb, la, lb
 
 
+def check_metric_prefixes(prefixes: Optional[List[str]], names: List[str]) -> None:
+    """compare -m: a prefix no figure starts with is a typo, not "no figure differs"."""
+    for p in prefixes or []:
+        if any(n.startswith(p) for n in names):
+            continue
+        # Close matches among the figures and their dotted heads (workload, summary.migrations, ...).
+        heads = sorted({".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 2)})
+        sections = sorted({n.split(".")[0] for n in names})
+        raise flag_error("--metric / -m", f"no figure starts with '{p}'{did_you_mean(p, heads)}: figures start with "
+                                          f"{', '.join(sections)} (--all --json lists them)")
+
+
 @app.command()
 def compare(
     a: str = typer.Argument(..., help="Scenario A (.toml or .json).", show_default=False),
@@ -150,7 +163,8 @@ def compare(
                                                                  "then B (e.g. --set kernel.profile=6.5 --set "
                                                                  "kernel.profile=6.6)."),
     seeds: int = typer.Option(5, "--seeds", "-n", min=1, help="Seeds 1..N, the same for both."),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seeds to use (repeatable; overrides -n)."),
+    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds,
+                                             help="Seeds to use (repeatable; overrides -n)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Only figures starting with this "
                                                                             "(repeatable), e.g. -m workload -m latency."),
     all_: bool = typer.Option(False, "--all", help="Also show figures that are the same in every seed."),
@@ -169,6 +183,7 @@ def compare(
         with DelayedProgress("compare", total=2 * len(run_seeds)) as bar:
             cmp = compare_scenarios(va, vb, run_seeds, label_a=la, label_b=lb, level=level, workers=workers,
                                     on_done=bar.advance)
+    check_metric_prefixes(metric, [d.metric for d in cmp.diffs])
     diffs = [d for d in cmp.diffs if not metric or d.metric.startswith(tuple(metric))]
     if not all_:
         diffs = [d for d in diffs if d.diff != 0 or (d.low is not None and d.high != d.low)]
@@ -197,16 +212,20 @@ def compare(
 
 # --------------------------------------------------------------- schedlab run --plot
 def run_plot(directory: Path, scenario, results, trace_path: Optional[str]) -> None:
-    """``schedlab run --plot DIR``: the per-run report; the first seed is rerun with a
-    trace (bit-identical) when none was written."""
+    """``schedlab run --plot DIR``: the per-run report. Without a JSON trace from --trace,
+    the first seed is rerun (bit-identical) with one in a temporary directory, read for
+    the timeline and deleted: --plot writes the plots only (a trace can be 100 MB)."""
+    import tempfile
+
     from ..api import run as run_one
     from ..report import run_report
 
     raws = [r.raw for r in results]
-    if trace_path is None or not trace_path.endswith(".json"):
-        directory.mkdir(parents=True, exist_ok=True)
-        trace_path = str(directory / f"{scenario.name or 'run'}.seed{raws[0]['seed']}.perfetto.json")
-        run_one(scenario, raws[0]["seed"], trace=trace_path)
-    rep = run_report(directory, raws, trace_path)
-    out.print(f"plots written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/ "
-              f"(trace: {trace_path})")
+    kept = trace_path is not None and trace_path.endswith(".json")
+    with tempfile.TemporaryDirectory(prefix="schedlab-plot-") as tmp:
+        if not kept:
+            trace_path = str(Path(tmp) / f"{scenario.name or 'run'}.seed{raws[0]['seed']}.perfetto.json")
+            run_one(scenario, raws[0]["seed"], trace=trace_path)
+        rep = run_report(directory, raws, trace_path)
+    out.print(f"plots written to {rep.out_dir}/report.html, report.md and {len(rep.pngs)} PNGs in {rep.out_dir}/png/"
+              + (f" (trace: {trace_path})" if kept else ""))

@@ -11,8 +11,9 @@ from typing import List, Optional
 import typer
 
 from .base import app, errors, fail
+from .flags import check_features, check_machine, check_profile, check_tunables
 
-__all__ = ["hackbench", "schbench", "cyclictest"]
+__all__ = ["hackbench", "schbench", "cyclictest", "tbench"]
 
 
 def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List[str]]) -> dict:
@@ -44,17 +45,56 @@ def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, fe
     return _run_doc(doc, seed, json_out)
 
 
+# The flags that fill each scenario field the tools write, for an error the core finds
+# in one (it names the field of a scenario the user never wrote, in ``<dict>``).
+FLAG_OF = {
+    "hackbench": {"workload.params.groups": "-g / --groups", "workload.params.fds": "-f / --fds",
+                  "workload.params.loops": "-l / --loops", "workload.params.datasize": "-s / --datasize",
+                  "workload.params": "-g, -f, -l or -s"},
+    "schbench": {"workload.params.message_threads": "-m / --message-threads", "workload.params.threads": "-t / --threads",
+                 "workload.params.cache_footprint_kb": "-F / --cache_footprint",
+                 "workload.params.operations": "-n / --operations", "workload.params.sleep_usec": "-s / --sleep_usec",
+                 "workload.params.rps": "-R / --rps", "workload.params.pipe": "-p / --pipe",
+                 "workload.params": "-m, -t or -F", "run.duration_s": "-r / --runtime", "run.warmup_s": "-w / --warmuptime"},
+    "cyclictest": {"run": "-D / --duration"},
+    "dbench_pairs": {"workload.params.pairs": "NPROCS", "workload.params": "NPROCS",  # tbench
+                     "run.duration_s": "-t / --timelimit", "run.warmup_s": "-t / --timelimit"},
+}
+
+
 def _run_doc(doc: dict, seed: int, json_out: bool):
     """Runs scenario ``doc`` once; returns the RunResult dict, or None once printed as JSON."""
     from ..api import run
+    from ..errors import ScenarioError
+    from .flags import flag_error
 
-    res = run(doc, seed=seed)
+    try:
+        res = run(doc, seed=seed)
+    except ScenarioError as e:
+        field = getattr(e, "field", "") or ""
+        flags = FLAG_OF.get(doc.get("name", ""), {})
+        key = max((k for k in flags if field == k or field.startswith(k + ".") or field.startswith(k + "[")),
+                  key=len, default=None)
+        if getattr(e, "origin", "") != "<dict>" or key is None:
+            raise
+        raise flag_error(flags[key], f"{field}: {e.message}") from None
     if json_out:
         sys.stdout.write(json.dumps(res.raw, indent=2) + "\n")
         return None
     if res.raw["engine"]["stopped_by"] not in ("workload_done", "duration"):
         sys.stderr.write(f"warning: the run stopped by {res.raw['engine']['stopped_by']}\n")
     return res.raw
+
+
+def _note(text: str) -> None:
+    """A flag the simulation takes but that changes nothing: said once, on stderr."""
+    sys.stderr.write(f"note: {text}\n")
+
+
+def _nothing_done(what: str, empty: str) -> None:
+    """A benchmark that completed nothing: said on stderr, so a report with empty
+    figures (schbench's bare ``min=0, max=0``) is never taken for a measurement."""
+    sys.stderr.write(f"warning: {what}: {empty} (run longer, or with fewer threads)\n")
 
 
 def _mode(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
@@ -65,10 +105,10 @@ def _mode(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> bool:
     return value
 
 
-MACHINE = typer.Option("ryzen-7950x", "--machine", help="Preset or topo(S,L,C,T).")
-PROFILE = typer.Option("6.6", "--profile", help="Kernel profile.")
-FEATURE = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
-TUNABLE = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
+MACHINE = typer.Option("ryzen-7950x", "--machine", callback=check_machine, help="Preset or topo(S,L,C,T).")
+PROFILE = typer.Option("6.6", "--profile", callback=check_profile, help="Kernel profile.")
+FEATURE = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), e.g. SHARED_RUNQ_V4.")
+TUNABLE = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), e.g. sched_migration_cost_ns=0.")
 SEED = typer.Option(1, "--seed", help="Seed.")
 JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 
@@ -77,12 +117,13 @@ JSON = typer.Option(False, "--json", help="Print the RunResult JSON instead.")
 def hackbench(
     ctx: typer.Context,
     pipe: bool = typer.Option(False, "-p", "--pipe", help="Use pipes instead of sockets."),
-    datasize: int = typer.Option(100, "-s", "--datasize", help="Bytes per message."),
-    loops: int = typer.Option(100, "-l", "--loops", help="Messages each sender sends each receiver."),
-    groups: int = typer.Option(10, "-g", "--groups", help="Groups of senders and receivers."),
-    fds: int = typer.Option(20, "-f", "--fds", help="Receivers (and senders) per group."),
+    datasize: int = typer.Option(100, "-s", "--datasize", min=1, help="Bytes per message."),
+    loops: int = typer.Option(100, "-l", "--loops", min=1, help="Messages each sender sends each receiver."),
+    groups: int = typer.Option(10, "-g", "--groups", min=1, help="Groups of senders and receivers."),
+    fds: int = typer.Option(20, "-f", "--fds", min=1, help="Receivers (and senders) per group."),
     threads: bool = typer.Option(False, "-T", "--threads", callback=_mode, help="Threads of one process (the last of -T and -P wins)."),
     processes: bool = typer.Option(False, "-P", "--process", "--processes", callback=_mode, help="Processes, each forked (the default)."),
+    precise: bool = typer.Option(False, "--precise", help="Print Time: to the nanosecond (hackbench prints milliseconds, truncated)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
@@ -99,15 +140,17 @@ def hackbench(
     with errors():
         raw = _run("hackbench", params, {"until": "workload_done"}, machine, profile, feature, tunable, seed, json_out)
     if raw is not None:
-        sys.stdout.write(hackbench_text(raw, params))
+        sys.stdout.write(hackbench_text(raw, params, precise=precise))
+        if raw.get("workload", {}).get("time_s") is None:
+            sys.stderr.write("No measurements available\n")  # hackbench's line, on stderr as hackbench has it
 
 
 @app.command()
 def schbench(
-    message_threads: int = typer.Option(1, "-m", "--message-threads", help="Message threads."),
-    threads: Optional[int] = typer.Option(None, "-t", "--threads", help="Workers per message thread (default: CPUs / m)."),
+    message_threads: int = typer.Option(1, "-m", "--message-threads", min=1, help="Message threads."),
+    threads: Optional[int] = typer.Option(None, "-t", "--threads", min=1, help="Workers per message thread (default: CPUs / m)."),
     runtime: float = typer.Option(1.0, "-r", "--runtime", help="Simulated seconds to run."),
-    cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", help="Cache footprint, KiB."),
+    cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", min=1, help="Cache footprint, KiB."),
     operations: int = typer.Option(5, "-n", "--operations", help="Matrix multiplications per request."),
     sleep_usec: int = typer.Option(100, "-s", "--sleep_usec", help="usleep() per request, µs."),
     rps: int = typer.Option(0, "-R", "--rps", min=0, help="Requests per second, all message threads (0: off)."),
@@ -116,6 +159,7 @@ def schbench(
     auto_rps: int = typer.Option(0, "-A", "--auto-rps", min=0, max=100,
                                  help="Grow or shrink the request rate until CPU busy % reaches this (starts at -R, or 10)."),
     pipe_bytes: int = typer.Option(0, "-p", "--pipe", min=0, help="Pipe mode: bytes per transfer (0: off; at most 1 MiB)."),
+    no_locking: bool = typer.Option(False, "-L", "--no-locking", help="Don't spinlock during CPU work: the mode modeled (schbench otherwise takes a per-CPU lock around each request's work)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
@@ -148,18 +192,63 @@ def schbench(
         if pipe_bytes:
             params["pipe"] = pipe_bytes
         raw = _run("schbench", params, run_spec, machine, profile, feature, tunable, seed, json_out)
+    if not no_locking and not pipe_bytes:
+        # schbench.c do_work(): without -L each request's work runs under its CPU's
+        # pthread mutex, taken by a trylock spin; the generator models the work unlocked.
+        # Said once the run is done, so a refused command prints its one error line alone.
+        _note("schbench's per-CPU lock around the work (on unless -L) is not modeled: this runs as schbench -L")
     if raw is not None:
         sys.stdout.write(schbench_text(raw, pipe=pipe_bytes, rps_goal=goal))
+        hist = raw.get("histograms", {})
+        if pipe_bytes and not hist.get("schbench_wakeup", {}).get("count"):
+            _nothing_done(f"no transfer completed in {runtime:g} s", "the report has no measurement")
+        elif not pipe_bytes and not hist.get("schbench_request", {}).get("count"):
+            _nothing_done(f"no request completed in {runtime:g} s", "the request latencies and rates are empty")
 
 
 PIPE_TRANSFER_BUFFER = 1024 * 1024  # schbench.c: the largest -p
+MAX_RUN_S = 1_000_000  # the longest run the core takes (run.duration_s)
+
+
+@app.command()
+def tbench(
+    nprocs: int = typer.Argument(..., min=1, help="Clients, each with its tbench_srv process (the dbench_pairs generator's pairs).", show_default=False),
+    server: Optional[str] = typer.Argument(None, help="tbench's server address: accepted, always loopback here.", show_default=False),
+    timelimit: int = typer.Option(10, "-t", "--timelimit", min=1, help="Simulated seconds (tbench's own default is 600)."),
+    machine: str = MACHINE,
+    profile: str = PROFILE,
+    feature: Optional[List[str]] = FEATURE,
+    tunable: Optional[List[str]] = TUNABLE,
+    seed: int = SEED,
+    json_out: bool = JSON,
+) -> None:
+    """dbench 4.0's tbench (network mode over loopback) on a simulated machine; prints its Throughput line in MB/sec."""
+    from ..toolfmt import DBENCH_BYTES_PER_OP, tbench_mb_per_s, tbench_text
+
+    if server not in (None, "localhost", "127.0.0.1", "::1"):
+        _note(f"server {server}: the clients and servers run on the simulated machine, over loopback")
+    warmup = timelimit // 5  # dbench.c: options.warmup = timelimit / 5 unless given
+    run_spec: dict = {"duration_s": float(timelimit)}
+    if warmup:
+        run_spec["warmup_s"] = float(warmup)
+    with errors():
+        raw = _run("dbench_pairs", {"pairs": nprocs}, run_spec, machine, profile, feature, tunable, seed, json_out)
+    if raw is None:
+        return
+    sys.stdout.write(f"# schedlab tbench: {machine}, profile {profile}, seed {seed}; "
+                     f"{DBENCH_BYTES_PER_OP:.1f} bytes per operation (dbench 4.0's client.txt)\n")
+    sys.stdout.write(tbench_text(raw, nprocs, timelimit, warmup))
+    ops, _ = tbench_mb_per_s(raw)
+    if ops == 0:
+        _nothing_done(f"no operation completed in {timelimit - warmup} s after the warm-up", "the throughput is 0")
 
 POLICIES = {"other": "SCHED_OTHER", "normal": "SCHED_OTHER", "batch": "SCHED_BATCH", "idle": "SCHED_IDLE",
             "fifo": "SCHED_FIFO", "rr": "SCHED_RR"}
 
 
-@app.command()
+@app.command(context_settings={"allow_extra_args": True})
 def cyclictest(
+    ctx: typer.Context,
     threads: int = typer.Option(1, "-t", "--threads", min=1, help="Measurement threads."),
     interval: int = typer.Option(1000, "-i", "--interval", min=1, help="Base interval of the threads, µs."),
     distance: int = typer.Option(500, "-d", "--distance", min=0, help="Distance of the threads' intervals, µs (0 with -h, as cyclictest)."),
@@ -169,6 +258,12 @@ def cyclictest(
     policy: Optional[str] = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
     histogram: int = typer.Option(0, "-h", "--histogram", min=0, help="Print a 1-µs histogram up to this many µs."),
     laptop: bool = typer.Option(False, "--laptop", help="Leave /dev/cpu_dma_latency alone: idle states stay on (cyclictest otherwise writes 0, capping them)."),
+    priospread: bool = typer.Option(False, "--priospread", help="Thread i at -p minus i (cyclictest: every thread at -p otherwise)."),
+    smp: bool = typer.Option(False, "-S", "--smp", help="Standard SMP testing: one thread per CPU, each pinned to its CPU (-t nr CPUs and -a), all at -p."),
+    pin_threads: bool = typer.Option(False, "-a", "--affinity", help="-a \\[CPUSET]: pin thread N to CPU N, or to CPUSET's CPUs in round-robin order (-a 3-5,0)."),
+    quiet: bool = typer.Option(False, "-q", "--quiet", help="Print the summary only, as cyclictest -q (no schedlab header line)."),
+    mlockall: bool = typer.Option(False, "-m", "--mlockall", help="Accepted; no effect in a simulation (nothing is paged)."),
+    nanosleep: bool = typer.Option(False, "-n", "--nanosleep", help="Accepted; the threads sleep in clock_nanosleep() anyway."),
     machine: str = MACHINE,
     profile: str = PROFILE,
     feature: Optional[List[str]] = FEATURE,
@@ -177,8 +272,34 @@ def cyclictest(
     json_out: bool = JSON,
 ) -> None:
     """rt-tests cyclictest on a simulated machine: timer wakeup latency per thread, printed as cyclictest prints it (-q)."""
-    from ..reproduce.registry import machine_spec
+    from ..reproduce.registry import machine_cpus, machine_spec, parse_cpulist
     from ..toolfmt import cyclictest_text
+
+    if mlockall:
+        _note("--mlockall has no effect in a simulation (nothing is paged out)")
+    if nanosleep:
+        _note("--nanosleep: the threads sleep in clock_nanosleep() anyway, as cyclictest 2.x always does")
+    # cyclictest's -a takes an optional CPUSET as the next word (it has no other operand).
+    extra = list(ctx.args)
+    if extra and not pin_threads or len(extra) > 1:
+        fail(f"unexpected argument '{extra[-1]}': cyclictest takes a CPUSET after -a only")
+    affinity = (extra[0] if extra else "") if pin_threads else None
+    with errors():
+        nr_cpus = machine_cpus(machine)
+    if smp:
+        # cyclictest -S: num_threads = the CPUs, each thread on its own CPU (AFFINITY_USEALL).
+        threads, affinity = nr_cpus, ""
+    pin: list[Optional[int]] = [None] * threads
+    if affinity is not None:
+        try:
+            cpus = parse_cpulist(affinity) if affinity else list(range(nr_cpus))
+        except ValueError:
+            fail(f"-a {affinity}: expected a cpulist such as 0-3,8")
+        bad = [c for c in cpus if c >= nr_cpus]
+        if not cpus or bad:
+            fail(f"-a {affinity}: CPU {bad[0] if bad else affinity} is not on {machine} ({nr_cpus} CPUs: 0-{nr_cpus - 1})")
+        # Thread N on the set's Nth CPU, round-robin (cyclictest's -a).
+        pin = [cpus[i % len(cpus)] for i in range(threads)]
 
     name = (policy or ("fifo" if priority else "other")).lower()
     if name not in POLICIES:
@@ -186,6 +307,11 @@ def cyclictest(
     rt = name in ("fifo", "rr")
     if rt and priority == 0:
         fail(f"--policy {name}: needs a priority 1..99 (-p)")
+    if not loops and not 0 < duration <= MAX_RUN_S:  # -D becomes the loop counts, past the core's run check
+        from .flags import flag_error
+
+        raise flag_error("-D / --duration", f"{duration:g} s: expected a positive number of seconds up to "
+                                            f"{MAX_RUN_S:,} (or -l)")
     if histogram:
         distance = 0  # cyclictest: -h sets every interval to -i
     kernel = _kernel(profile, feature, tunable)
@@ -196,10 +322,12 @@ def cyclictest(
     for i in range(threads):
         period_us = interval + i * distance
         cycles = loops or max(1, int(duration * 1e6 // period_us))
-        # cyclictest: without -h, thread i runs at -p minus i; with it, all at -p.
-        prio = (priority if histogram else max(1, priority - i)) if rt else 0
+        # cyclictest 2.x runs every thread at -p; --priospread (not with -h) steps down by one.
+        prio = (max(1, priority - i) if priospread and not histogram else priority) if rt else 0
         task = {"name": f"cyclictest-{i}", "timer_histogram": f"T{i}",
                 "program": [{"loop": {"count": cycles, "body": [{"periodic": {"period": f"{period_us}us"}}]}}]}
+        if pin[i] is not None:
+            task["affinity"] = str(pin[i])
         if name != "other" and name != "normal":
             task["sched_attr"] = {"policy": POLICIES[name], **({"priority": prio} if rt else {})}
         tasks.append(task)
@@ -213,9 +341,16 @@ def cyclictest(
     pids = {t["name"]: t["pid"] for t in raw["tasks"]}
     for i, m in enumerate(meta):
         m["tid"] = pids.get(f"cyclictest-{i}", 0)
-    capped = "idle states on (--laptop)" if laptop else "/dev/cpu_dma_latency set to 0us"
-    sys.stdout.write(f"# schedlab cyclictest: {machine}, profile {profile}, seed {seed}, {capped}\n")
+    if quiet:
+        if not laptop:
+            sys.stdout.write("# /dev/cpu_dma_latency set to 0us\n")  # what cyclictest -q prints first
+    else:
+        capped = "idle states on (--laptop)" if laptop else "/dev/cpu_dma_latency set to 0us"
+        sys.stdout.write(f"# schedlab cyclictest: {machine}, profile {profile}, seed {seed}, {capped}\n")
     sys.stdout.write(cyclictest_text(raw, meta, histogram))
+    idle = [f"T:{i}" for i, m in enumerate(meta) if not raw["histograms"].get(m["hist"], {}).get("count")]
+    if idle:
+        _nothing_done(f"{', '.join(idle)} completed no cycle", "their lines have no latency")
 
 
 def _busy_pct(raw: dict) -> float:

@@ -102,16 +102,21 @@ def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, ve
                         bands: Optional[dict[tuple[str, str, str, str], Band]] = None) -> Report:
     """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``; ``judged``
     (:func:`schedlab.reproduce.verdict.verdict_rows`) puts the verdict table first."""
-    from ..reproduce.report import VERDICT_HEADER, cal_mark, fmt, notes, simulated, verdict_cells, verdict_title
+    from ..reproduce.report import (SUMMARY_HEADER, VERDICT_HEADER, cal_mark, fmt, notes, simulated, summary_rows,
+                                    verdict_bar, verdict_cells, verdict_sections, verdict_summary)
 
     rep = Report(title or "schedlab reproductions: published vs simulated", Path(out_dir))
     if bands:
         rep.text("Error bars: the seed spread (p5..p95) widened by the constant band (min..max over a Morris design "
                  "over the constants' bands, `schedlab sensitivity`) where the row has one; ± std elsewhere.")
     if judged:
+        # As the terminal has it: the summary per experiment, what is not reproduced, the rest.
         rep.heading("Verdict")
-        rep.text(verdict_title(judged, experiments))
-        rep.table(VERDICT_HEADER, [verdict_cells(j, how or {}) for j in judged])
+        rep.text(verdict_summary(judged) + ". " + verdict_bar())
+        rep.table(SUMMARY_HEADER, summary_rows(judged, how or {}))
+        for title, js in verdict_sections(judged):
+            rep.heading(f"{title.capitalize()} ({len(js)})", level=3)
+            rep.table(VERDICT_HEADER, [verdict_cells(j, how or {}) for j in js])
     rep.text("Each panel compares the simulated mean (bar, ± one standard deviation over seeds) with the "
              "published figure (grey) where one was published. Change rows (\"A vs B\") are per-seed ratios, "
              "never calibrated. " + (f"schedlab {version}." if version else ""))

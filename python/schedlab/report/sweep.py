@@ -69,7 +69,7 @@ def _draw_mpl(ax, xs, color, colors, lines, metric: str, param: str) -> None:
                 continue
             x = [p[0] for p in pts]
             y = [p[1] for p in pts]
-            err = [[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]]
+            err = [[_spread(p[1], p[2]) for p in pts], [_spread(p[3], p[1]) for p in pts]]
             ax.errorbar(x, y, yerr=err, color=c, alpha=0.25, lw=0.8, capsize=1.5, elinewidth=0.6)
         means = _mean_line(xs, mine)
         ax.plot([m[0] for m in means], [m[1] for m in means], color=c, lw=2.4, marker="o", ms=4,
@@ -78,6 +78,14 @@ def _draw_mpl(ax, xs, color, colors, lines, metric: str, param: str) -> None:
     ax.set_xticklabels([_label(x) for x in xs], rotation=0)
     ax.set_xlabel(param)
     ax.set_ylabel(metric)
+
+
+def _spread(high: float, low: float) -> float:
+    """An error bar's length, high - low, at least 0: where the seeds agree, the mean of
+    equal floats can land an ulp outside their min..max (mean - min = -1e-13), and
+    matplotlib refuses a negative yerr."""
+    d = high - low
+    return d if not d < 0 else 0.0
 
 
 def _short(column: Optional[str]) -> str:
@@ -105,8 +113,8 @@ def _draw_plotly(fig, row: int, col: int, xs, color, colors, lines, metric: str,
             fig.add_trace(go.Scatter(
                 x=[labels[p[0]] for p in pts], y=[p[1] for p in pts], mode="lines+markers",
                 line={"color": c, "width": 1}, marker={"size": 4}, opacity=0.3, showlegend=False,
-                error_y={"type": "data", "symmetric": False, "array": [p[3] - p[1] for p in pts],
-                         "arrayminus": [p[1] - p[2] for p in pts], "thickness": 0.8, "width": 2},
+                error_y={"type": "data", "symmetric": False, "array": [_spread(p[3], p[1]) for p in pts],
+                         "arrayminus": [_spread(p[1], p[2]) for p in pts], "thickness": 0.8, "width": 2},
                 hovertemplate=f"{param} = %{{x}}<br>{metric} = %{{y:.4g}}<br>{hover}<extra></extra>"),
                 row=row, col=col)
         means = _mean_line(xs, [pts for _, pts in mine])

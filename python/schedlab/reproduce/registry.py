@@ -114,7 +114,8 @@ class ExpOption:
 class Source:
     """Where published figures come from: the patch (its subject as posted, the version
     of the series, the mainline commit that merged it, if any, and the release), the
-    table in its thread, and the seed thread file it was read from."""
+    table in its thread, and the seed thread file it was read from (provenance for the
+    project's own checks: output names the patch, never the file)."""
 
     seed: str
     table: str
@@ -127,7 +128,7 @@ class Source:
     def citation(self) -> str:
         """The patch as users know it: subject, author and date, commit and release."""
         if not self.subject:
-            return self.seed
+            return self.merged or "none"  # no patch: what the experiment simulates instead
         out = f"\"{self.subject}\""
         if self.posted:
             out += f" ({self.posted})"
@@ -138,7 +139,11 @@ class Source:
         return out
 
     def __str__(self) -> str:
-        return f"{self.citation()}, table \"{self.table}\" (thread: {self.seed})"
+        if not self.subject and self.merged:
+            # No patch: what the experiment simulates instead ("mainline's ..."), without the
+            # "none: " the listing's patch line starts with and a table that holds no figure.
+            return self.merged.removeprefix("none: ")
+        return f"{self.citation()}, table \"{self.table}\""
 
 
 @dataclass(frozen=True)

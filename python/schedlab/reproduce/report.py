@@ -9,7 +9,8 @@ from typing import Iterable, Optional, Sequence
 from .compare import ROW_FIELDS, Row
 from .registry import Experiment
 
-__all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "write_markdown", "rows_json", "notes"]
+__all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "write_markdown", "rows_json", "notes",
+           "verdict_rich", "verdict_markdown", "verdict_sections", "summary_rows", "verdict_bar", "verdict_factors"]
 
 CAL_MARK = "†"
 
@@ -67,7 +68,7 @@ def notes(rows: Sequence[Row], experiments: Iterable[Experiment]) -> list[str]:
     for name in dict.fromkeys(r.experiment for r in rows):
         e = exps.get(name)
         if e is not None:
-            out.append(f"{name}: published figures from {e.source}" + (f" ({e.source.note})" if e.source.note else ""))
+            out.append(f"{name}: published figures{' from' if e.source.subject else ':'} {e.source}" + (f" ({e.source.note})" if e.source.note else ""))
     seen = set()
     for r in rows:
         if r.calibrated and (r.experiment, r.machine, r.metric) not in seen:
@@ -157,9 +158,11 @@ def rows_json(rows: Sequence[Row]) -> list[dict]:
 
 
 # ----------------------------------------------------------------------- the verdict
-def _figure_name(r: Row) -> str:
-    unit = " (ratio)" if r.unit == "ratio" else (f" [{r.unit}]" if r.unit else "")
-    return f"{r.machine} {r.config}: {r.metric}{unit}"
+def _figure_name(r: Row, machine: bool = True) -> str:
+    """``zen3-2s pull vs push: ns_per_iteration (ratio)``; without the machine and the
+    "(ratio)" a change's "vs" already says, where the table's heading names the machine."""
+    unit = (" (ratio)" if machine else "") if r.unit == "ratio" else (f" [{r.unit}]" if r.unit else "")
+    return f"{r.machine} {r.config}: {r.metric}{unit}" if machine else f"{r.config}: {r.metric}{unit}"
 
 
 def published_place(r: Row) -> str:
@@ -174,20 +177,27 @@ def published_place(r: Row) -> str:
     return f"p{r.published_rank:.0f}"
 
 
+def _range(r: Row) -> str:
+    """``[p5, p95]`` over seeds, or "—" (one seed, or a ratio of means)."""
+    if r.simulated_p5 is None or r.n_seeds <= 1:
+        return "—"
+    return f"[{fmt(r.simulated_p5, r.simulated_median)}, {fmt(r.simulated_p95, r.simulated_median)}]"
+
+
 def verdict_cells(j, how: dict[str, str]) -> list[str]:
-    """The cells of one verdict row: experiment, figure (machine, configuration,
-    metric), published, simulated mean ± std, [p5, p95] over seeds, where the published
-    figure falls among the seeds, calibration factor, verdict, why."""
+    """The cells of one verdict row (Markdown and HTML): experiment, figure (machine,
+    configuration, metric), published, simulated mean ± std, [p5, p95] over seeds, where
+    the published figure falls among the seeds, calibration factor, verdict, why."""
     r = j.row
-    sp = f"[{fmt(r.simulated_p5, r.simulated_median)}, {fmt(r.simulated_p95, r.simulated_median)}]" \
-        if r.simulated_p5 is not None and r.n_seeds > 1 else "—"
     sim = simulated(r) if r.n_seeds > 1 else fmt(r.simulated_mean)
-    return [r.experiment, _figure_name(r), fmt(r.published), sim, sp, published_place(r), cal_mark(r), j.verdict,
-            j.why]
+    return [r.experiment, _figure_name(r), fmt(r.published), sim, _range(r), published_place(r), cal_mark(r),
+            str(j.verdict), j.why]
 
 
 VERDICT_HEADER = ["experiment", "published figure", "published", "simulated", "[p5, p95]", "pub. among seeds",
-                  "factor", "reproduced", "why"]
+                  "factor", "verdict", "why"]
+
+SUMMARY_HEADER = ["experiment", "reproduced", "direction only", "not reproduced", "fitted", "total", "run with"]
 
 
 def verdict_summary(judged) -> str:
@@ -196,56 +206,121 @@ def verdict_summary(judged) -> str:
 
     c = summary_counts(judged)
     judged_n = len(judged) - c["fitted"] - c["no result"]
-    return (f"Verdict: {c['yes']} of {judged_n} published figures reproduced, {c['direction only']} in direction "
-            f"only, {c['no']} not" + (f", {c['fitted']} fitted by calibration" if c["fitted"] else "")
+    return (f"Verdict: {c['reproduced']} of {judged_n} published figures reproduced, {c['direction only']} in "
+            f"direction only, {c['not reproduced']} not" + (f", {c['fitted']} fitted by calibration" if c["fitted"]
+                                                            else "")
             + (f", {c['no result']} without a result" if c["no result"] else ""))
 
 
-def verdict_title(judged, experiments: Sequence[Experiment]) -> str:
-    from .verdict import EFFECT_FACTOR, LEVEL_TOLERANCE, NO_EFFECT
+def verdict_bar() -> str:
+    """The bar in one paragraph (docs/experiments.md has it in full)."""
+    from .verdict import EFFECT_TOLERANCE, LEVEL_TOLERANCE, NO_EFFECT
 
-    return (verdict_summary(judged)
-            + f". Bar (docs/experiments.md): a level within {LEVEL_TOLERANCE:.0%} of the published figure or "
-              f"inside the simulated 5-95 % range over seeds; a change in the same direction and within x"
-              f"{EFFECT_FACTOR:g} of the published effect (ln ratio); a published change under {NO_EFFECT:.0%} "
-              f"counts as no effect. simulated = mean ± std over seeds; pub. among seeds = the share of seeds "
-              f"below the published figure (one published run is one sample of what the model says varies).")
+    pct = lambda x: f"{x * 100:g} %"  # noqa: E731
+    return (f"Bar (docs/experiments.md): a level is reproduced within {pct(LEVEL_TOLERANCE)} of the published "
+            f"figure or with it inside the simulated p5-p95 over seeds; an effect (ratio - 1) within "
+            f"±{pct(EFFECT_TOLERANCE)} of the published effect, or, where the seeds spread wider than that, with "
+            f"the published ratio inside their p5-p95; a published effect under {pct(NO_EFFECT)} is no effect (the "
+            f"simulated one must be under {pct(NO_EFFECT)} too). Direction only: the same sign, neither of those. "
+            f"Fitted: the calibration factor was fitted on it.")
 
 
-def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str]):
-    """The verdict as one rich table: a heading row per experiment (how it ran), then a
-    row per published figure."""
+def verdict_title(judged, experiments: Sequence[Experiment] = ()) -> str:
+    return verdict_summary(judged) + ". " + verdict_bar()
+
+
+def summary_rows(judged, how: dict[str, str]) -> list[list[str]]:
+    """A row per experiment (counts per class, total, how it ran), then one for all."""
+    from .verdict import per_experiment, summary_counts
+
+    def cells(name: str, c: dict, run: str) -> list[str]:
+        return [name, str(c["reproduced"]), str(c["direction only"]), str(c["not reproduced"] + c["no result"]),
+                str(c["fitted"]), str(sum(c.values())), run]
+
+    out = [cells(name, c, how.get(name, "")) for name, c in per_experiment(judged)]
+    return out + [cells("all", summary_counts(judged), "")]
+
+
+def verdict_sections(judged) -> list[tuple[str, list]]:
+    """The verdict's rows in the order every table shows them: what is not reproduced
+    first (with what has no result), then direction only, reproduced and fitted; each
+    in the rows' order. Empty sections are left out."""
+    from .verdict import DIRECTION, FITTED, YES, display_order
+
+    bad, rest = display_order(judged)
+    out = [("not reproduced", bad)] + [(str(v), [j for j in rest if j.verdict == v]) for v in (DIRECTION, YES, FITTED)]
+    return [(t, js) for t, js in out if js]
+
+
+# The terminal table: a heading row per (experiment, machine, metric), then a row per
+# configuration with the published figure, the simulated mean and why, so that a row
+# fits 120 columns. The std, the [p5, p95] range, the seeds' rank and the factor are in
+# verdict.md and report.html (a calibrated mean carries the mark; the factors are
+# listed under the tables; "in p5-p95" in why says where the range decided).
+TERMINAL_HEADER = ["published figure", "published", "simulated", "why"]
+
+
+def _config_cell(r: Row) -> str:
+    return r.config if r.unit == "ratio" or not r.unit else f"{r.config} [{r.unit}]"
+
+
+def verdict_rich(judged, experiments: Sequence[Experiment], how: dict[str, str]) -> list:
+    """The verdict for a terminal: the summary per experiment, then a table per class (not
+    reproduced first), each with a heading row per (experiment, machine, metric); every
+    row on one line of 120 columns."""
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
-    t = Table(title=escape(verdict_title(judged, experiments)), title_justify="left", show_lines=False)
-    for h in VERDICT_HEADER[1:]:
-        right = h in ("published", "simulated", "[p5, p95]")
-        t.add_column(escape(h), justify="right" if right else "left", overflow="fold",
-                     no_wrap=h in ("published", "simulated", "[p5, p95]", "pub. among seeds", "factor", "reproduced"))
-    style = {"yes": "green", "direction only": "yellow", "no": "red", "fitted": "dim", "no result": "red"}
-    last = None
+    style = {"reproduced": "green", "direction only": "yellow", "not reproduced": "red", "fitted": "dim"}
+    summary = Table(title="Per experiment", title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                    pad_edge=False)
+    for h in SUMMARY_HEADER:
+        summary.add_column(escape(h), justify="left" if h in ("experiment", "run with") else "right", no_wrap=True)
+    rows = summary_rows(judged, how)
+    for i, cells in enumerate(rows):
+        if i == len(rows) - 1:
+            summary.add_section()
+        summary.add_row(*(escape(c) for c in cells))
+    out: list = [Text(verdict_summary(judged)), summary]
+    for title, js in verdict_sections(judged):
+        t = Table(title=f"[{style.get(title, 'default')}]{escape(title.capitalize())}[/] ({len(js)})",
+                  title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for h in TERMINAL_HEADER:
+            t.add_column(escape(h), justify="left" if h in ("published figure", "why") else "right", no_wrap=True)
+        last = None
+        for j in js:
+            r = j.row
+            if (r.experiment, r.machine, r.metric) != last:
+                t.add_row(f"[bold]{escape(r.experiment)}[/] on {escape(r.machine)}: {escape(r.metric)}")
+                last = (r.experiment, r.machine, r.metric)
+            mark = CAL_MARK if r.calibrated else ""
+            t.add_row(escape("  " + _config_cell(r)), fmt(r.published), fmt(r.simulated_mean) + mark, escape(j.why))
+        out.append(t)
+    return out
+
+
+def verdict_factors(judged) -> list[str]:
+    """``† timers / zen3-2s / ns_per_iteration: x1.288``, one per calibrated metric judged."""
+    seen: dict = {}
     for j in judged:
-        if j.row.experiment != last:
-            if last is not None:
-                t.add_section()
-            t.add_row(f"[bold]{escape(j.row.experiment)}[/] ({escape(how.get(j.row.experiment, ''))})")
-            last = j.row.experiment
-        cells = [escape(c) for c in verdict_cells(j, how)][1:]
-        cells[0] = "  " + cells[0]
-        cells[6] = f"[{style[j.verdict]}]{cells[6]}[/]"
-        t.add_row(*cells)
-    return t
+        r = j.row
+        if r.calibrated and r.scale is not None:
+            seen.setdefault((r.experiment, r.machine, r.metric), r.scale)
+    return [f"{CAL_MARK} {e} / {m} / {metric}: simulated values scaled by {f:.4g}" for (e, m, metric), f in seen.items()]
 
 
 def verdict_markdown(judged, experiments: Sequence[Experiment], how: dict[str, str], version: str = "") -> str:
-    """The verdict as Markdown (``--out DIR``: verdict.md)."""
-    lines = ["# schedlab reproduce: the verdict", "", verdict_title(judged, experiments), "",
-             "| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
-    for j in judged:
-        cells = verdict_cells(j, how)
-        cells[0] = f"{cells[0]} ({how.get(j.row.experiment, '')})"
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    """The verdict as Markdown (``--out DIR``: verdict.md), in the terminal's order."""
+    lines = ["# schedlab reproduce: the verdict", "", verdict_summary(judged) + ".", "", verdict_bar(), "",
+             "| " + " | ".join(SUMMARY_HEADER) + " |", "|---|" + "---:|" * 5 + "---|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in summary_rows(judged, how)]
+    for title, js in verdict_sections(judged):
+        lines += ["", f"## {title.capitalize()} ({len(js)})", "",
+                  "| " + " | ".join(VERDICT_HEADER) + " |", "|" + "---|" * len(VERDICT_HEADER)]
+        for j in js:
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in verdict_cells(j, how)) + " |")
     lines += ["", "Sources:", ""]
     for e in experiments:
         lines.append(f"- {e.name}: {e.source}")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..parallel import Job, map_runs
@@ -13,10 +16,68 @@ from .registry import Experiment, seeds_for
 from ..errors import InputError
 
 __all__ = ["Planned", "plan", "verdict_experiments", "run_experiments", "apply_options", "parse_cost", "Runner",
-           "halt_state", "idle_check"]
+           "halt_state", "idle_check", "RunStore"]
 
 # (jobs, on_done) -> RunResult JSON texts in job order; tests substitute their own.
 Runner = Callable[[Sequence[Job], Callable[[int], None]], list]
+
+
+class RunStore:
+    """``DIR/runs/``: the RunResult of every finished (scenario, seed) of a reproduction,
+    one file each, so an interrupted ``schedlab reproduce --out DIR`` resumes: run again
+    with the same DIR, it reruns only what is missing.
+
+    A file is named by the hash of everything its result depends on: the scenario as run
+    (cost overrides and idle caps included), the seed, what the run records, and the
+    simulator build. Each is written to a temporary name and renamed into place, so a
+    killed run leaves whole files or none. A sweep's store (``schedlab.sweep.store``)
+    keeps each run's flattened figures as Parquet rows; a reproduction's comparison reads
+    whole RunResults (histograms, groups), hence files of their own."""
+
+    def __init__(self, root: os.PathLike | str):
+        self.dir = Path(root) / "runs"
+        self.reused = 0  # results found here by :meth:`lookup`
+        self.saved = 0  # results written by this process
+
+    @staticmethod
+    def _build() -> str:
+        from .. import __version__, _core
+
+        try:  # a rebuilt extension under the same version number: its results are not reused
+            st = os.stat(_core.__file__)
+            return f"{__version__}:{st.st_size}:{st.st_mtime_ns}"
+        except (OSError, AttributeError, TypeError):
+            return __version__
+
+    def path(self, job: Job) -> Path:
+        doc = {"scenario": job.scenario_json, "seed": job.seed, "without_tasks": job.without_tasks,
+               "eas_check": job.eas_check, "limits": job.limits, "build": self._build()}
+        key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
+        return self.dir / f"{key}-s{job.seed}.json"
+
+    def lookup(self, job: Job) -> Optional[str]:
+        p = self.path(job)
+        try:
+            text = p.read_text(encoding="utf-8")
+            json.loads(text)  # a file cut short by a full disk is rerun, not trusted
+        except (OSError, ValueError):
+            return None
+        self.reused += 1
+        return text
+
+    def save(self, job: Job, text: str) -> None:
+        """Keeps a whole result; a run stopped short (Ctrl-C, a limit) is not kept."""
+        if json.loads(text).get("engine", {}).get("partial"):
+            return
+        p = self.path(job)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = p.parent / f".{p.name}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+        self.saved += 1
 
 
 @dataclass(frozen=True)
@@ -140,6 +201,8 @@ def run_experiments(
     verdict: bool = False,
     on_jobs: Optional[Callable[[list[str]], None]] = None,
     idle_check_runs: bool = False,
+    store: Optional[RunStore] = None,
+    on_reused: Optional[Callable[[int, int], None]] = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.
@@ -151,7 +214,10 @@ def run_experiments(
     ``verdict`` runs only what the published figures need (see :func:`plan`);
     ``on_jobs(names)`` receives the experiment of every run, in job order, before they start.
     ``idle_check_runs`` runs everything a second time with idle capped at the halt state
-    and marks each row (see :func:`idle_check`).
+    and marks each row (see :func:`idle_check`). With ``store`` (a :class:`RunStore`),
+    runs found there are not run again and each finished run is kept there as it ends;
+    ``on_reused(n_reused, n_runs)`` is called once before the runs start. ``on_planned``,
+    ``on_jobs`` and ``on_done`` then count the runs still to do.
     """
     experiments = apply_options(experiments, options)
     planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict)
@@ -165,15 +231,39 @@ def run_experiments(
             # Comparisons read summary figures only, never the per-task list.
             jobs.append(Job(p.scenario.json, seed, without_tasks=True, eas_check=p.experiment.eas_check))
             owner.append(k)
-    if on_jobs:
-        on_jobs([planned[k].experiment.name for k in owner])
+    texts: list[Any] = [None] * len(jobs)
+    todo = list(range(len(jobs)))
+    if store is not None:
+        for i, job in enumerate(jobs):
+            texts[i] = store.lookup(job)
+        todo = [i for i, t in enumerate(texts) if t is None]
+        if on_reused:
+            on_reused(len(jobs) - len(todo), len(jobs))
+    if on_jobs and (todo or store is None):  # every run reused: no progress to show
+        on_jobs([planned[owner[i]].experiment.name for i in todo])
     if on_planned:
-        on_planned(len(jobs))
+        on_planned(len(todo))
     done = on_done or (lambda i: None)
-    if runner is None:
-        texts = map_runs(jobs, workers=workers, backend=backend, on_done=done)
-    else:
-        texts = runner(jobs, done)
+    todo_jobs = [jobs[i] for i in todo]
+    keep = (lambda j, text: store.save(todo_jobs[j], text)) if store is not None else None
+    try:
+        if runner is None:
+            fresh = map_runs(todo_jobs, workers=workers, backend=backend, on_done=done,
+                             **({"on_result": keep} if keep else {}))
+        else:
+            fresh = runner(todo_jobs, done)
+            if keep:  # a substitute runner hands its results over at the end
+                for j, text in enumerate(fresh):
+                    keep(j, text if isinstance(text, str) else json.dumps(text))
+    except KeyboardInterrupt as e:
+        # Ctrl-C: what a pool had finished but not yet handed over is kept too.
+        if keep and getattr(e, "texts", None):
+            for j, text in enumerate(e.texts):
+                if text is not None and not store.path(todo_jobs[j]).exists():
+                    keep(j, text)
+        raise
+    for i, text in zip(todo, fresh):
+        texts[i] = text
     by_planned: list[list[dict]] = [[] for _ in planned]
     for k, text in zip(owner, texts):
         by_planned[k].append(json.loads(text) if isinstance(text, str) else text)

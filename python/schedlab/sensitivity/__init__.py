@@ -7,8 +7,9 @@ carry (issue 31).
 - :mod:`.morris`: Morris elementary effects over those bands (SALib);
 - :mod:`.store`: finished runs on disk, so an interrupted study resumes;
 - :mod:`.study`: nominal runs over seeds, screening, the Morris design, each row's band;
-- :mod:`.verdict`: whether a published figure is consistent with its band, and if not,
-  which constant would have to lie where.
+- :mod:`.verdict`: whether the seed spread widened by the constant band reaches a
+  published figure, and if not, which constant would have to lie where (the row's
+  verdict itself is :func:`schedlab.reproduce.verdict.judge`'s).
 """
 
 from .bands import Constant, machine_constants

@@ -27,14 +27,19 @@ def _designs_lines(doc: dict) -> list[str]:
 
 
 def _verdict(r: dict) -> str:
-    v = {True: "yes", False: "**no**", None: "-"}[r["consistent"]]
+    # A study written before the verdict was stored has only the flag.
+    v = r.get("verdict") or {True: "yes", False: "no", None: "-"}[r["consistent"]]
+    if v in ("not reproduced", "no"):
+        v = f"**{v}**"
+    if r.get("why"):
+        v += f" ({r['why']})"
     if r.get("needed"):
         v += f": {r['needed']}" + (" (WARNING: outside its band)" if r.get("needed_outside_band") else "")
     return v
 
 
 HEADER = ["experiment", "machine", "row", "published", "simulated", "seed p5..p95", "constant band",
-          "top constants (mu*)", "consistent"]
+          "top constants (mu*)", "verdict"]
 
 
 def _cells(r: dict) -> list[str]:
@@ -121,8 +126,10 @@ def sensitivity_report(out_dir: Path, doc: dict, experiments: Sequence = (), ver
                  Path(out_dir))
     rep.text("Per published row: the seed spread (p5..p95 at the nominal constants), the constant band (min..max "
              "of the figure at the reference seed over the screening edges and a Morris design over the bands of "
-             "the constants that move it, SALib), the three constants that move it most (mu*, per full band) and "
-             "whether the published figure lies inside the seed spread widened by the constant band. "
+             "the constants that move it, SALib; shown around the mean over seeds), the three constants that move it "
+             "most (mu*, per full band) and the verdict of `schedlab reproduce` on the row (docs/experiments.md); "
+             "where it is not reproduced, whether the seed spread widened by the constant band reaches the "
+             "published figure. "
              + (f"schedlab {version}." if version else ""))
     rep.text("\n".join(_designs_lines(doc)))
     rows = doc.get("rows", [])

@@ -36,6 +36,7 @@ from ..reproduce.runner import Planned, plan
 from .bands import Constant, machine_constants
 from .morris import Effect, morris_analyze, morris_sample
 from .store import RunStore, run_key
+from ..reproduce.verdict import Verdict, judge
 from .verdict import consistency, needed_value
 
 __all__ = ["SensRow", "Design", "run_study", "run_raw", "rows_of", "band_of"]
@@ -85,12 +86,19 @@ class SensRow:
     seed_p95: Optional[float]
     n_seeds: int
     reference: Optional[float]  # first seed, nominal constants
-    constant_min: Optional[float]  # over the design (first seed)
+    # The constant band around ``simulated``: the mean over seeds moved by as far as the
+    # design moved the reference seed's figure below and above ``reference`` (the design
+    # runs the first seed only, and a calibrated row is calibrated on it alone, so the
+    # design's own min..max is a band around ``reference``, not around the mean).
+    constant_min: Optional[float]
     constant_max: Optional[float]
     n_design: int
     varied: int
     screened_out: int
     top: list[dict] = field(default_factory=list)  # [{key, mu_star, mu, sigma, low, high, nominal, kind}]
+    # The verdict's judgement of this row (schedlab.reproduce.verdict.judge, the same
+    # function and the same nominal rows as `schedlab reproduce`): consistent = reproduced;
+    # None for a fitted row or one without a result.
     consistent: Optional[bool] = None
     interval: Optional[list[float]] = None  # seed spread widened by the constant band
     needed: Optional[str] = None
@@ -99,6 +107,9 @@ class SensRow:
     # one seed changes the run's trajectory as another seed would (mean |difference| of two
     # draws ~1.13 std), so the band and the ranking are then bounded by seed noise.
     within_seed_noise: Optional[bool] = None
+    verdict: Optional[str] = None  # reproduced, direction only, not reproduced, fitted, no result
+    why: Optional[str] = None
+    in_interval: Optional[bool] = None  # the published figure inside ``interval``
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,6 +164,11 @@ class _Executor:
             self.results[(key, seed)] = raw
             done += 1
             self.progress(phase, done, total)
+
+
+# A row's verdict as the study's "consistent" flag: a fitted row is neither.
+CONSISTENT = {Verdict.REPRODUCED: True, Verdict.DIRECTION_ONLY: False, Verdict.NOT_REPRODUCED: False,
+              Verdict.FITTED: None, Verdict.NO_RESULT: None}
 
 
 def _cost_value(c: Constant, x: float) -> float:
@@ -279,13 +295,24 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
                 sr_noise: Optional[bool] = top[0]["mu_star"] < 2.0 * r.simulated_std
             else:
                 sr_noise = None
-            verdict = consistency(r.published, p5, p95, y0, lo, hi)
-            sr = SensRow(d.exp.name, d.machine, r.config, r.metric, r.unit, r.published, r.simulated_mean, p5, p95,
-                         r.n_seeds, y0, lo, hi, len(pts) + 2 * len(d.candidates), len(d.kept),
-                         d.screened_out, top, verdict.consistent,
-                         [verdict.low, verdict.high] if verdict.low is not None else None,
-                         within_seed_noise=sr_noise)
-            if verdict.consistent is False and p5 is not None and p95 is not None:
+            widened = consistency(r.published, p5, p95, y0, lo, hi)
+            judged = judge(r)
+            sim = r.simulated_mean
+            if None in (sim, y0, lo, hi):
+                band_lo = band_hi = None
+            else:
+                band_lo, band_hi = sim - (y0 - lo), sim + (hi - y0)
+            sr = SensRow(d.exp.name, d.machine, r.config, r.metric, r.unit, r.published, sim, p5, p95,
+                         r.n_seeds, y0, band_lo, band_hi, len(pts) + 2 * len(d.candidates), len(d.kept),
+                         d.screened_out, top, CONSISTENT[judged.verdict],
+                         [widened.low, widened.high] if widened.low is not None else None,
+                         within_seed_noise=sr_noise, verdict=judged.verdict.value, why=judged.why,
+                         in_interval=widened.consistent)
+            # Not reproduced (or in direction only): what the constants' uncertainty says.
+            settled = judged.verdict in (Verdict.REPRODUCED, Verdict.FITTED, Verdict.NO_RESULT)
+            if not settled and widened.consistent:
+                sr.needed = "the published figure is inside the seed spread widened by the constant band"
+            elif not settled and widened.consistent is False and p5 is not None and p95 is not None:
                 cands = []
                 for e in effects:
                     c = by_key[e.key]

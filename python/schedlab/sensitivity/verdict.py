@@ -1,12 +1,15 @@
-"""Whether a published figure is consistent with a simulated row and its bands.
+"""How far the constants' uncertainty reaches: a simulated row's seed spread widened by
+its constant band, and what a constant would need to be for a row to reach its published
+figure.
 
-A row is **consistent** when the published figure lies inside the seed spread
-(p5..p95 over seeds at the nominal constants) widened by the constant band: by how far
-the design moved the figure below and above its nominal value (min - nominal,
-max - nominal, on the reference seed). Otherwise the constant that moves it most
-(mu*) is extrapolated linearly, along its one-at-a-time slope, to the value at which
-the figure would just reach the published one; the output says whether that value lies
-outside the constant's band.
+The row's verdict is not judged here: it is :func:`schedlab.reproduce.verdict.judge`'s,
+the same as `schedlab reproduce` gives the row. This module says, for a row that is not
+reproduced, whether the published figure lies inside the seed spread (p5..p95 over seeds
+at the nominal constants) widened by the constant band: by how far the design moved the
+figure below and above its nominal value (min - nominal, max - nominal, on the reference
+seed). Otherwise the constant that moves it most (mu*) is extrapolated linearly, along its
+one-at-a-time slope, to the value at which the figure would just reach the published one;
+the output says whether that value lies outside the constant's band.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ class Needed:
 
 @dataclass(frozen=True)
 class Consistency:
-    consistent: Optional[bool]  # None: nothing published or nothing simulated
+    consistent: Optional[bool]  # published inside [low, high]; None: nothing published or simulated
     low: Optional[float]  # the widened interval
     high: Optional[float]
     needed: Optional[Needed] = None

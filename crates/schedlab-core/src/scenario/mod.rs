@@ -751,8 +751,10 @@ impl Scenario {
         if let Some(t) = &m.topo {
             t.check().map_err(|e| ScenarioError::new("machine.topo", e))?;
         }
-        crate::kernel::KernelVersion::parse(&self.kernel.profile)
-            .map_err(|e| ScenarioError::new("kernel.profile", e))?;
+        // A host machine runs the host's release, which may be newer than the profiles
+        // schedlab knows; a profile written by hand must name a release that exists.
+        let parse = if m.host { crate::kernel::KernelVersion::parse } else { crate::kernel::KernelVersion::parse_profile };
+        parse(&self.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
         for name in self.kernel.features.keys() {
             if crate::features::Features::lookup(name).is_none() {
                 return Err(ScenarioError::new(
@@ -781,7 +783,7 @@ impl Scenario {
             Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
                 return Err(ScenarioError::new(
                     "run.duration_s",
-                    format!("{d} s is longer than the {} s a run may be", crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
+                    format!("{} s is longer than the {} s a run may be", crate::cost::shown(d), crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
                 ))
             }
             None if r.until.is_none() => {

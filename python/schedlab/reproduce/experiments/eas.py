@@ -1,4 +1,4 @@
-"""eas: energy-aware placement on the Pixel 6 and the Snapdragon 888, on against off (issue 34).
+"""eas: energy-aware placement on the Pixel 6 and the Snapdragon 888, on against off.
 
 A small periodic task set in rt-app's shape (run + timer on an absolute 10 ms grid):
 four tasks of 10-20 % of an A55's capacity and one of 80 % of an A76's, started on the
@@ -132,7 +132,9 @@ def _tasks(machine: str) -> list[tuple[str, int, int]]:
     name=NAME,
     title="EAS on the Pixel 6 and the Snapdragon 888 (vendor EM): a periodic set's and LISA's "
           "workloads' placement, energy per cluster and latency cost, on vs off",
-    source=Source("none (issue 34)", "no published figure: simulated rows only",
+    source=Source("", "no published figure: simulated rows only",
+                  merged="none: mainline's energy-aware scheduling (find_energy_efficient_cpu(), v5.0), "
+                         "simulated without a published figure",
                   note="Energy Models: gs101.dtsi dynamic-power-coefficient and OPP tables; SD888: the "
                        "vendor kernel's (lahaina.dtsi coefficients, LUT frequencies, voltages derived "
                        "from gs101's with a band: --em-voltage)"),

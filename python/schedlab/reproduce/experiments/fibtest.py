@@ -1,6 +1,6 @@
 """fibtest: CFS bandwidth slices that expire (4.18-5.3) vs slices that do not (5.4+).
 
-The seed's artificial test case (indeedeng/fibtest, run by runfibtest): one cgroup with
+The patch's artificial test case (indeedeng/fibtest, run by runfibtest): one cgroup with
 cpu.cfs_quota_us = 10000 per 100 ms period, `fibtest -t N -s 5` with one thread per CPU:
 thread 0 computes Fibonacci numbers in 1M-iteration chunks without pause (the "fast"
 thread), threads 1..N-1 each do 100 iterations and usleep(10 ms); thread i is pinned to
@@ -8,7 +8,7 @@ CPU i; fibtest's main thread creates them one after the other. The score is fibt
 own, "Iterations Completed(M)" (`iterations_m`): every thread's iterations, almost all
 of them the fast thread's. Published: "almost 30x" more iterations without expiry
 (commit de53fd7aedb1, v5.4) than with it (4.18-5.3, after 512ac999d275) on an 80-CPU
-machine (the seed), and 150 M against 1209 M iterations (8.1x), CPU usage 88 against
+machine (the commit message), and 150 M against 1209 M iterations (8.1x), CPU usage 88 against
 493 ms, 58 against 51 throttled periods on a 64-CPU machine (the fibtest README of
 the pull request that documents the bug, "This test was from an affected kernel on a
 machine with 64 CPUs").
@@ -25,7 +25,7 @@ which does not ride the heavy tail of small expiring scores. HZ was published fo
 neither machine, so every point runs at HZ 1000 and HZ 250 (`@hz250`); the README's
 machine is modeled as `fibtest -t 64` on the 80-CPU preset (CPUs 0-63; the other 16
 idle). The 3.16-4.17 behaviour (inverted expiry test: slices live on by accident) runs
-beside them at the seed's point for contrast. Nothing is calibrated: the published
+beside them at the patch's point for contrast. Nothing is calibrated: the published
 absolute figures (README) are of an unknown machine and are shown for reference.
 
 Seeds: 40 by default (the tick phase spans the ratio's range); `--quick` runs 10; any

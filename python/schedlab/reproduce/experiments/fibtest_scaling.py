@@ -1,10 +1,10 @@
 """fibtest-scaling: the fibtest before/after ratio at 8, 16, 40, 64 and 80 CPUs, HZ 1000 and 250.
 
-The seed says the fix "greatly improves performance of high-thread-count, non-cpu bound
+The commit message says the fix "greatly improves performance of high-thread-count, non-cpu bound
 applications with low cfs_quota_us allocation on high-core-count machines", i.e. the
 effect grows with the number of CPUs the group runs on. This sweep runs the fibtest
 experiment's case (10 ms quota per 100 ms, 5 s) with N = 8, 16, 40, 64 and 80 threads on
-the seed's 80-CPU machine: fibtest pins thread i to CPU i, so `fibtest -t N` uses CPUs
+the patch's 80-CPU machine: fibtest pins thread i to CPU i, so `fibtest -t N` uses CPUs
 0..N-1 and the group's bandwidth is spread over exactly N per-CPU runqueues, while the
 machine, its costs and the kernel stay those of the 80-CPU case (the other CPUs idle).
 On xeon-80, CPUs 0-39 are the first SMT thread of the 40 cores (0-19 on socket 0), so
@@ -12,7 +12,7 @@ N <= 40 uses no SMT sibling. Each N runs at HZ 1000 and HZ 250 (`/hz250`): the t
 that accounts the fast thread's overrun decides the expiring case. For each point, the
 change row "no-expiry-5.4@N vs expiring-4.18-5.3@N" is the ratio of fibtest's
 iterations, with its median and 5-95 % range over seeds (tick phases), and a
-"(ratio of means)" row. Published per CPU count: the seed's ~30x at 80 and the fibtest
+"(ratio of means)" row. Published per CPU count: the patch's ~30x at 80 and the fibtest
 README's 8.1x on a 64-CPU machine (HZ unknown: both rows carry them). Nothing is
 calibrated. Seeds: 40 (10 with `--quick`). --machine runs the sweep on another machine,
 which needs at least 80 CPUs.

@@ -1,6 +1,6 @@
 """mm_cid: rseq concurrency IDs, 6.4–6.12 allocator vs 6.13 cache-local, librseq's intermittent-burst benchmark.
 
-The seed's benchmark (librseq "Test intermittent workloads", workload `rseq_burst`): T
+The patch's benchmark (librseq "Test intermittent workloads", workload `rseq_burst`): T
 threads, one pinned to each CPU of the process's affinity, run one after another in a
 fixed random order, `delay` apart; each does 20000 warm-up passes and then 5 timed passes
 over a 16 KiB area, sleeping delay × T between timed passes. The area is indexed by
@@ -10,7 +10,7 @@ Figure: mean ns per timed pass. Configurations (CPU sets computed from the machi
 topology, so `--machine` works on any preset):
 
 - `1-L3`: the first hardware thread of every core of the first L3 (EPYC 9654: CPUs 0-7,
-  the seed's 8-core/1-L3);
+  the patch's 8-core/1-L3);
 - `1-core-per-L3`: the first core of every L3 (CPUs 0,8,...,184: 24-core/24-L3);
 - `all-cores`: the first hardware thread of every core (CPUs 0-191: 192-core/24-L3);
 - `all-threads`: every CPU (0-383: 384-thread/24-L3).
@@ -43,13 +43,13 @@ base clock, and two clock reads), never the memory part (marked †; the factor 
 parts, `pass_instr_ns` and `pass_miss_ns`, are printed). Where the memory part alone
 exceeds the published level, no positive factor fits: the rows are then printed as
 simulated, uncalibrated (no † mark). The change rows (mm_cid vs
-cache-local = the seed's "speedup", and each vs per-cpu) are per-seed ratios of the
+cache-local = the patch's "speedup", and each vs per-cpu) are per-seed ratios of the
 calibrated pass times.
 
 `--delay-ms N` runs another delay between threads (no figures were published for it here:
 the rows are printed without them). `--quick` keeps the benchmark's shape but does 2000
 warm-up passes instead of 20000 and at most 32 threads per configuration, spread evenly
-over the configuration's CPUs (SMT pairs kept together); the full run is the seed's
+over the configuration's CPUs (SMT pairs kept together); the full run is the patch's
 benchmark exactly (20000 warm-up passes, 5 timed passes, every CPU of the configuration).
 """
 
@@ -128,7 +128,7 @@ def topology_cpus(machine: str, topology: str, quick: bool = False) -> list[int]
 def _compare(exp, runs) -> list[Row]:
     """Per topology: the three indexings (ns per pass, the instruction part calibrated
     with one factor per machine if the baseline has a published level), then mm_cid vs
-    cache-local (the seed's speedup) and each vs per-cpu as per-seed ratios of those; then
+    cache-local (the patch's speedup) and each vs per-cpu as per-seed ratios of those; then
     the uncalibrated instruction and memory parts and the copy-on-write faults per pass."""
     rows: list[Row] = []
     key = METRIC.key

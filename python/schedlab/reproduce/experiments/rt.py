@@ -1,5 +1,5 @@
 """rt: what an RT hog leaves the fair class, before and after 6.12, and what a timer
-thread's class buys it (issue 35).
+thread's class buys it.
 
 One CPU. ``hog-*``: a SCHED_FIFO priority-50 task that never sleeps beside a fair task
 doing 1 ms units of work (``latency.fair_work.count``: units completed over the run, so
@@ -56,7 +56,9 @@ METRICS = [
 @experiment(
     name=NAME,
     title="RT beside fair on one CPU: RT throttling (<= 6.11) against the fair deadline server (6.12+), a timer thread's class, and deadline sets at 90 % and 110 % of the admissible bandwidth",
-    source=Source("none (issue 35)", "no published figure: simulated rows only",
+    source=Source("", "no published figure: simulated rows only",
+                  merged="none: mainline's RT throttling (to v6.11) and fair deadline server (v6.12), "
+                         "simulated without a published figure",
                   note="sched_rt_runtime_us / sched_rt_period_us and the fair server's 50 ms / 1 s are kernel defaults"),
     machines=["topo(1,1,1,1)"],
     configs=list(CONFIGS),

@@ -1,25 +1,25 @@
 """shared-runq: every published form of the shared runqueue, and the upstream alternative,
 on the workloads its reviewers judged it by.
 
-Seed 000 (the swqueue RFC) and its later versions: v1 (wakeup-only enqueue, pulled in
+The swqueue RFC and its later versions: v1 (wakeup-only enqueue, pulled in
 pick_next_task_fair() before newidle balance), v2 (pulled at the top of newidle_balance(),
 head-only pop; WAKEUP: enqueue on wakeup as v1; ALL: enqueue whenever a task enters the
 CFS tree), v3 (ALL, sharded by SHARED_RUNQ_SHARD_SZ = 6 with (cpu >> 1) % n, and its
 ineffective skip of <= LLC domains), v4 (enqueue onto non-empty runqueues only, pulled
 after the rd->overload gate ignoring avg_idle, <= LLC domains skipped), and NI_RANDOM
 (2025: newidle balance of a domain with probability = its recent success ratio, no
-shared runqueue). Each runs on the seed's machines (7950X, Milan), Bergamo, a 2-socket
+shared runqueue). Each runs on the patch's machines (7950X, Milan), Bergamo, a 2-socket
 Zen 3 server and the 2-socket Xeon, with five workloads sized to the machine:
 
 - make: `make -j$(nproc)` as in the swqueue experiment (gcc | as pipes);
 - hackbench: rt-tests defaults, 10 groups x 20 fds, sockets, processes;
 - schbench: 2 message threads, ceil(CPUs / 2) workers each, -F 256 -n 5 -s 100 (-L);
 - tbench: dbench's network mode, CPUs / 2 client/server pairs over loopback;
-- hhvm: a web tier at 85 % of the machine's capacity, 2 x CPUs workers, with the seed's
+- hhvm: a web tier at 85 % of the machine's capacity, 2 x CPUs workers, with the patch's
   HHVM debugfs knobs (migration_cost_ns 0, latency_ns 20 ms, min_granularity_ns 10 ms,
   wakeup_granularity_ns 12 ms).
 
-The seed's make table is compared as in `swqueue` (none = NO_SWQUEUE+NO_SIS_NODE, v1 =
+The patch's make table is compared as in `swqueue` (none = NO_SWQUEUE+NO_SIS_NODE, v1 =
 SWQUEUE+NO_SIS_NODE; the build time's level calibrated per machine on `none`, the
 ratios never). The later versions' published figures are not shared with schedlab, so
 every other row is a simulated figure with its spread over seeds, a change ratio against
@@ -47,7 +47,7 @@ VARIANTS = {
 }
 WORKLOADS = ["make", "hackbench", "schbench", "tbench", "hhvm"]
 CONFIGS = [f"{w}:{v}" for w in WORKLOADS for v in VARIANTS]
-# The seed's HHVM knobs (debugfs names; CFS tunables).
+# The patch's HHVM knobs (debugfs names; CFS tunables).
 HHVM_KNOBS = {"sched_migration_cost_ns": 0, "sched_latency_ns": 20_000_000,
               "sched_min_granularity_ns": 10_000_000, "sched_wakeup_granularity_ns": 12_000_000}
 
@@ -116,7 +116,7 @@ def _values(raws, metric: str) -> dict[int, float]:
 
 def compare(exp, runs) -> list[Row]:
     """Per machine and workload: each variant's figures and counters, the change ratio of
-    the figures against `none`; the make build time calibrated where the seed has it."""
+    the figures against `none`; the make build time calibrated where the patch has it."""
     rows: list[Row] = []
     for machine in dict.fromkeys(m for m, _ in runs):
         for w in WORKLOADS:

@@ -1,6 +1,6 @@
-"""swap: batched TLB shootdown on page reclaim, the seed's MADV_PAGEOUT benchmark (arm64 6.4 vs 6.5).
+"""swap: batched TLB shootdown on page reclaim, the patch's MADV_PAGEOUT benchmark (arm64 6.4 vs 6.5).
 
-The seed's program (workload `swap_bench`): one thread pinned to CPU 4 maps 1 MiB
+The patch's program (workload `swap_bench`): one thread pinned to CPU 4 maps 1 MiB
 MAP_SHARED|MAP_ANONYMOUS, fills it, then 10000 times reads every page (swapping it back
 in from zram) and MADV_PAGEOUTs the region. "before" is profile 6.4 with TLB_BATCH off:
 every unmapped page is flushed synchronously (arm64: DSB ISHST, TLBI broadcast, then DSB
@@ -12,7 +12,7 @@ shows it, and the elapsed reduction in %.
 
 Configurations (pairs, each "before" and "after"):
 
-- `before`, `after`: the seed's case. The other seven CPUs idle in WFI (deeper idle states
+- `before`, `after`: the patch's case. The other seven CPUs idle in WFI (deeper idle states
   disabled, cpuidle_max_state = 0): clock-gated but coherent, they answer every DVM Sync.
   The seed measured its v3 patch on a 2022 phone kernel, which predates the Cortex-A55
   erratum #2441007 workaround: ARM64_WORKAROUND_REPEAT_TLBI off (`arm64_repeat_tlbi = 0`).
@@ -21,7 +21,7 @@ Configurations (pairs, each "before" and "after"):
 - `before/erratum`, `after/erratum` (what-if): 6.4 and 6.5 as released on this SoC. Its
   A55 cores turn the REPEAT_TLBI workaround on (default y since 6.1): every TLBI is
   TLBI; DSB ISH; TLBI, and 6.5's arch_tlbbatch_should_defer() refuses to batch.
-- `before@dsbN`, `after@dsbN`: the seed's case with the synchronous DSB ISH wait set to N
+- `before@dsbN`, `after@dsbN`: the patch's case with the synchronous DSB ISH wait set to N
   ns (`tlb.dsb_sync_override_ns`). No latency of a TLBI + DSB was found published for the
   Snapdragon 888's DSU and interconnect: the modeled wait (about 140 ns, the `tlb` terms of
   `schedlab machines snapdragon-888`) is built from estimates, so this sweep shows how the
@@ -35,9 +35,9 @@ the TLB part stays as modeled (marked †, factor printed). The flush share is t
 cycles in ptep_clear_flush over all cycles of the (single-threaded, never waiting)
 process, and the reduction is 100 x (1 - after / before) of the calibrated elapsed times;
 both are rows of their own. The "after vs before" ratio rows are of the uncalibrated
-figures. The erratum pair runs kernels the seed did not measure: it takes the seed pair's
+figures. The erratum pair runs kernels the patch did not measure: it takes the published pair's
 factor and is compared with no published figure (its elapsed reduction is 0 by design:
-6.5 does not batch with the workaround on; the seed's 6.06 % belongs to its own pair). The benchmark is deterministic (one thread, no random input), so seeds only
+6.5 does not batch with the workaround on; the patch's 6.06 % belongs to its own pair). The benchmark is deterministic (one thread, no random input), so seeds only
 confirm that.
 
 `--machine NAME` runs the same configurations on any preset (CPU 4, or the last CPU
@@ -74,7 +74,7 @@ METRICS = [
 
 
 def bench_cpu(machine: str) -> int:
-    """CPU the benchmark is pinned to: 4 as in the seed (`taskset -c 4`), or the last CPU."""
+    """CPU the benchmark is pinned to: 4 as in the patch's benchmark (`taskset -c 4`), or the last CPU."""
     return min(4, machine_cpus(machine) - 1)
 
 
@@ -162,7 +162,7 @@ def _compare(exp, runs) -> list[Row]:
     compare=_compare,
 )
 def build(machine: str, config: str, quick: bool) -> dict:
-    """The seed's benchmark on ``machine`` with one kernel and one hypothesis."""
+    """The patch's benchmark on ``machine`` with one kernel and one hypothesis."""
     kernel, fam = config, ""
     for sep in ("/", "@"):
         if sep in config:
@@ -175,7 +175,7 @@ def build(machine: str, config: str, quick: bool) -> dict:
     if fam != "/idle-off":
         tunables.update(WFI_ONLY)
     if fam != "/erratum":
-        tunables["arm64_repeat_tlbi"] = False  # the seed's kernel predates the workaround
+        tunables["arm64_repeat_tlbi"] = False  # the patch's kernel predates the workaround
     k["tunables"] = tunables
     doc = {
         "name": f"{NAME}-{kernel}" + fam.replace("/", "-").replace("@", "-"),
@@ -256,7 +256,7 @@ non-lazy CPUs of the mappers' mm_cpumasks). Shapes: up to 8 CPUs one LLC, then L
 8 cores, 2 sockets at 128. The benchmark is pinned to CPU 4 (the last CPU on smaller
 machines).
 
-Axes: `Ncpu` = N CPUs, the seed's benchmark (MADV_PAGEOUT, the page mapped by the
+Axes: `Ncpu` = N CPUs, the patch's benchmark (MADV_PAGEOUT, the page mapped by the
 benchmark only); `Mmap` = 8 CPUs, each page mapped by M processes: the benchmark and
 M - 1 mapper processes, real ones that run (pinned round robin to the 7 other CPUs; each
 reads the region, computes 1 ms, again, never sleeping), so their CPUs are busy when a

@@ -1,6 +1,6 @@
 """swqueue: the shared wakequeue RFC against SIS_NODE, make -j$(nproc) on the 7950X and Milan.
 
-Seed 000 (David Vernet, "sched: Implement shared wakequeue in CFS", RFC, 2023-06-13)
+The RFC (David Vernet, "sched: Implement shared wakequeue in CFS", 2023-06-13)
 measured `make -j$(nproc) built-in.a` of an allyesconfig kernel with the four
 combinations of SWQUEUE and SIS_NODE (Peter Zijlstra's select_idle_node(), then in tip)
 on a 6.4-era CFS kernel: build time and CPU utilisation as time(1) prints it.

@@ -1,6 +1,6 @@
 """timers: the timer pull model (6.9) against the push heuristic before it (seed 001).
 
-Three experiments, each on the seed's own benchmark shape:
+Three experiments, each on the patch's own benchmark shape:
 
 - ``timers``: the enqueue micro-benchmark. A timer is enqueued and dequeued 1000 times
   in kernel context on an isolated CPU (nohz_full: outside timer housekeeping, so the
@@ -13,24 +13,24 @@ Three experiments, each on the seed's own benchmark shape:
   loopback TCP: blocking reads without a timeout; every write re-arms TCP's
   retransmit (200 ms) and the peer's delayed-ACK (40 ms) timers with mod_timer() on
   the sending CPU. Zen 3 server, menu and teo governors; figure:
-  operations per second, compared as pull/push ratios per NR (the seed's MB/s and the
+  operations per second, compared as pull/push ratios per NR (the patch's MB/s and the
   model's ops/s are different units). The published teo table is withheld.
 - ``timers-ui``: a UI-frame workload on the Pixel 6 (60 Hz UI and render threads and a
   compositor on the mid/big clusters, background threads on the littles, an
   Android-like set of background kernel timers); figures: each cluster's share of time
   active (cpu_idle state -1), in WFI (state 0) and in the power-down state (1), against
-  the seed's residency table turned into shares; and each rail's mean power (the
+  the patch's residency table turned into shares; and each rail's mean power (the
   device tree's Energy Model, dynamic power at the top OPP: no cpufreq governor and no
-  leakage in the model), compared with the seed's per-rail power as pull/push ratios.
-- ``timers-ui-android``: the same frame loop placed as Android places it on the Pixel 6
-  (issue 34): gs101's cpusets and cpu cgroups instead of pinning, EAS with schedutil at
+  leakage in the model), compared with the patch's per-rail power as pull/push ratios.
+- ``timers-ui-android``: the same frame loop placed as Android places it on the Pixel 6:
+  gs101's cpusets and cpu cgroups instead of pinning, EAS with schedutil at
   sched_pixel's rate limits, the cgroups' uclamp at the frame loop's steady state, and the
-  power HAL's touch boost as a fourth variant; the seed's table is held against
+  power HAL's touch boost as a fourth variant; the patch's table is held against
   ``android``. What moves (5 seeds, push): the top-app threads leave the top OPPs of the
   mid and big clusters for low OPPs (UI thread on the A76s at ~0.8 GHz, render thread on
   the X1s at ~0.9-1 GHz, the compositor on littles and A76s), so every cluster's active
-  share grows (little 0.07 -> 0.28, mid 0.15 -> 0.41, big 0.11 -> 0.30; the seed 0.67,
-  0.26, 0.22) and CPU power falls 656 -> 210 mW (the seed's rails: 196.6 mW). The
+  share grows (little 0.07 -> 0.28, mid 0.15 -> 0.41, big 0.11 -> 0.30; the patch's 0.67,
+  0.26, 0.22) and CPU power falls 656 -> 210 mW (the patch's rails: 196.6 mW). The
   steady-state clamps change nothing (0.1 % is under every lowest OPP; no background
   thread nears 50 %); the 20 % touch boost moves the UI thread to the X1s (mid 0.26,
   big 0.43). Schedutil sizes each thread's OPP by its own utilization, so the serial
@@ -159,9 +159,9 @@ def build_ui(machine: str, config: str, quick: bool) -> dict:
 
 
 # ---------------------------------------------------------------- UI frames as Android runs them
-# Android's configuration of the Pixel 6 (gs101) at the seed's date, as device/google/gs101
+# Android's configuration of the Pixel 6 (gs101) at the patch's date, as device/google/gs101
 # sets it (GrapheneOS/device_google_gs101 at 0c4376b09891, 2023-11-30, the last change of
-# conf/init.gs101.rc before the seed's 2024-01-30 reply; declared):
+# conf/init.gs101.rc before the patch's 2024-01-30 reply; declared):
 # - cpusets at sys.boot_completed (lines 732-737): top-app 0-7, foreground 0-5,
 #   background 0-3, system-background 0-3. SurfaceFlinger's main thread joins the top-app
 #   cpuset (the device's task_profiles.json SFMainPolicy overrides AOSP's system-background).
@@ -191,7 +191,7 @@ VARIANT_GROUPS = [([f"{v}:{m}" for v in UI_VARIANTS], f"pinned:{m}") for m in MO
 
 
 def _android_published() -> list:
-    """The seed's table (timers-ui's figures) held against the ``android`` configurations."""
+    """The patch's table (timers-ui's figures) held against the ``android`` configurations."""
     from dataclasses import replace
     from ..registry import load_published
 
@@ -226,7 +226,7 @@ def _android_rows(exp, runs):
                 "rate limits (up 500 us; down 5/20/20 ms). ``android``: plus the cgroups' clamps at the frame "
                 "loop's steady state (top-app cpu.uclamp.min 0.1 %, background cpu.uclamp.max 50 %). "
                 "``android-touch``: the power HAL's 60 Hz touch boost (top-app cpu.uclamp.min 20 %) held "
-                "throughout. The seed's table is held against ``android``. Sources in timers.py.",
+                "throughout. The patch's table is held against ``android``. Sources in timers.py.",
 )
 def build_ui_android(machine: str, config: str, quick: bool) -> dict:
     variant, model = config.split(":")
