@@ -227,8 +227,9 @@ pub fn fields(data: &[u8]) -> Outcome {
                 cfs_quota_us: nums.next(),
                 cfs_period_us: nums.next().map(|v| v as u64),
                 cfs_burst_us: nums.next().map(|v| v as u64),
-                cpu_shares: None,
-                cpu_weight: None,
+                // The rest (shares, weight, uclamp) as absent: from_group reads only the
+                // bandwidth fields, and a field added to GroupSpec needs no change here.
+                ..Default::default()
             };
             match schedlab_core::scenario::BandwidthSpec::from_group(&g) {
                 Ok(b) => {
