@@ -1,7 +1,7 @@
 //! Asymmetric capacity (Pixel 6: 4 A55 of capacity 160, 2 A76 of 498, 2 X1 of 1024) and
 //! the cluster level (Kunpeng 920).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

@@ -4,7 +4,7 @@
 //! 498, 2 X1 of 1024). The performance governor (the default) and MISFIT off, so only
 //! the wakeup path places the task.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::trace::TraceEvent;

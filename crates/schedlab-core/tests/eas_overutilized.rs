@@ -5,7 +5,7 @@
 //! load_balance(), which reads each idle CPU's util as its last blocked-load update left
 //! it (nohz_newidle_balance() / NOHZ_STATS_KICK every LOAD_AVG_PERIOD ms).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;

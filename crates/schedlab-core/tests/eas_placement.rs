@@ -3,7 +3,7 @@
 //! capacity alone. Each case is run with the mechanism and without it (ENERGY_AWARE off,
 //! or no clamp), the same schedutil governor in both.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;

@@ -4,7 +4,7 @@
 //! RampUp shape) starts on a little CPU and leaves it once PELT crosses the little
 //! CPU's capacity margin. Phases are consecutive counted loops (rt-app's phases).
 
-mod common;
+use crate::common;
 
 use common::scenario;
 

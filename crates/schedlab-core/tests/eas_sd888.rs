@@ -2,7 +2,7 @@
 //! 1 X1 of 1024) with the vendor kernel's Energy Model (`[machine.energy_model] kernel =
 //! "vendor"`); mainline runs it without one, and so without EAS or schedutil.
 
-mod common;
+use crate::common;
 
 use common::{run_toml, scenario};
 use schedlab_core::RunResult;

@@ -3,7 +3,7 @@
 //! kernel's uclamp_tg_restrict() does (the task's request clamped into the group's
 //! effective [min, max]; the group's effective values capped by its parent's).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;

@@ -1,6 +1,6 @@
 //! The per-mm mechanisms driven by the engine: rseq_burst and swap_bench end to end.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

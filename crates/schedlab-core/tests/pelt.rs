@@ -1,7 +1,7 @@
 //! PELT as the engine keeps it: the averages follow duty cycles, decay while blocked,
 //! are capacity-invariant, and drive wake_affine as the kernel's cpu_load() does.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

@@ -18,7 +18,7 @@
 //! never runs is caught there).
 //!
 //! ```text
-//! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test properties -- --nocapture
+//! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test integration -- properties:: --nocapture
 //! ```
 //!
 //! It prints its seed first (and again with any failure); `SCHEDLAB_PROPTEST_SEED=N`
@@ -33,7 +33,7 @@ use schedlab_core::api::{run, RunOptions};
 use schedlab_core::topology::presets::PRESET_NAMES;
 use schedlab_core::Scenario;
 
-mod common;
+use crate::common;
 
 /// One profile per era the model distinguishes (bandwidth expiry modes, burst, CFS and
 /// EEVDF, mm_cid and its cache-local form, the timer pull model), and the range's ends.

@@ -1,7 +1,7 @@
 //! The RT class on the engine (issue 35): the class order, FIFO and RR, push, RT
 //! throttling (before 6.12) and the fair deadline server (6.12+).
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;

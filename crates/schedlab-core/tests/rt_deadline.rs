@@ -1,6 +1,6 @@
 //! SCHED_DEADLINE on the engine (issue 35): admission, CBS, EDF and GRUB.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;

@@ -1,7 +1,7 @@
 //! SCHED_BATCH and SCHED_IDLE in the fair class, and the class a forked child takes
 //! (issue 35; sched/fair_policy.rs).
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;

@@ -1,6 +1,6 @@
 //! `[run] warmup_s` and the stationarity check (engine/warmup.rs).
 
-mod common;
+use crate::common;
 
 use common::{run_toml, scenario};
 use schedlab_core::api::{run, RunOptions};
