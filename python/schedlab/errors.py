@@ -30,7 +30,7 @@ partial results the interrupted runs had (``engine.stopped_by == "interrupted"``
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
 

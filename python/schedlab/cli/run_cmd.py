@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.panel import Panel
@@ -14,6 +13,7 @@ from .._signals import interrupt_status
 from ..errors import InputError, RunInterrupted
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
+
 
 # ----------------------------------------------------------------------------- run
 def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
@@ -43,7 +43,7 @@ def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
 
 
 
-def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
+def _print_run(results, traces: list[str | None], overrides: dict) -> None:
     from ..reproduce.compare import mean_std
 
     raws = [r.raw for r in results]
@@ -84,24 +84,24 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict) -> None:
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
+    seed: list[int] | None = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    trace: Path | None = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
+    trace_format: TraceFormat | None = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps) or perf (perf script text). Default: from the file's suffix (.json, .txt, .perf.txt), else perfetto.", show_default=False),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How seeds run in parallel."),
-    backend: Optional[Executor] = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
+    backend: Executor | None = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
-    max_events: Optional[int] = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
-    max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
-    max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
-    set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
-    profile: Optional[str] = typer.Option(None, "--profile", help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
-    feature: Optional[List[str]] = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
-    tunable: Optional[List[str]] = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
+    plot: Path | None = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states."),
+    machine: str | None = typer.Option(None, "--machine", "-m", help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
+    max_events: int | None = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
+    max_sim_time: str | None = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
+    max_wall_time: str | None = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
+    max_memory: str | None = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
+    set_: list[str] | None = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
+    profile: str | None = typer.Option(None, "--profile", help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
+    feature: list[str] | None = typer.Option(None, "--feature", help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
+    tunable: list[str] | None = typer.Option(None, "--tunable", help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
@@ -177,8 +177,8 @@ def run(
         raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
 
 
-def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], features: Optional[List[str]],
-                tunables: Optional[List[str]]) -> dict:
+def run_changes(doc: dict, sets: list[str] | None, profile: str | None, features: list[str] | None,
+                tunables: list[str] | None) -> dict:
     """The dotted-path changes of `run`'s --set, --profile, --feature and --tunable (the
     flags `compare`, `hackbench` and `schbench` take), in that order of precedence."""
     from ..changes import parse_assignment
@@ -203,7 +203,7 @@ def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], fe
     return changes
 
 
-def _partial_warning(seed: int, eng: dict) -> Optional[str]:
+def _partial_warning(seed: int, eng: dict) -> str | None:
     """What a run that stopped short says about it (None for a whole run)."""
     at = f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated, {eng.get('events', 0):,} events"
     return {

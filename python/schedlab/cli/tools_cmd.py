@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -15,7 +14,7 @@ from .base import app, errors, fail
 __all__ = ["hackbench", "schbench", "cyclictest"]
 
 
-def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List[str]]) -> dict:
+def _kernel(profile: str, features: list[str] | None, tunables: list[str] | None) -> dict:
     feats: dict[str, bool] = {}
     for f in features or []:
         name, _, val = f.partition("=")
@@ -34,8 +33,8 @@ def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List
     return {"profile": profile, "features": feats, "tunables": tuns}
 
 
-def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: Optional[List[str]],
-         tunables: Optional[List[str]], seed: int, json_out: bool):
+def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: list[str] | None,
+         tunables: list[str] | None, seed: int, json_out: bool):
     """Runs generator ``kind`` once; returns the RunResult dict, or None once printed as JSON."""
     from ..reproduce.registry import machine_spec
 
@@ -85,8 +84,8 @@ def hackbench(
     processes: bool = typer.Option(False, "-P", "--process", "--processes", callback=_mode, help="Processes, each forked (the default)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -105,7 +104,7 @@ def hackbench(
 @app.command()
 def schbench(
     message_threads: int = typer.Option(1, "-m", "--message-threads", help="Message threads."),
-    threads: Optional[int] = typer.Option(None, "-t", "--threads", help="Workers per message thread (default: CPUs / m)."),
+    threads: int | None = typer.Option(None, "-t", "--threads", help="Workers per message thread (default: CPUs / m)."),
     runtime: float = typer.Option(1.0, "-r", "--runtime", help="Simulated seconds to run."),
     cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", help="Cache footprint, KiB."),
     operations: int = typer.Option(5, "-n", "--operations", help="Matrix multiplications per request."),
@@ -118,8 +117,8 @@ def schbench(
     pipe_bytes: int = typer.Option(0, "-p", "--pipe", min=0, help="Pipe mode: bytes per transfer (0: off; at most 1 MiB)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -166,13 +165,13 @@ def cyclictest(
     loops: int = typer.Option(0, "-l", "--loops", min=0, help="Cycles per thread (0: until -D)."),
     duration: float = typer.Option(10.0, "-D", "--duration", help="Simulated seconds to run when -l is 0."),
     priority: int = typer.Option(0, "-p", "--priority", min=0, max=99, help="Priority of the highest thread (SCHED_FIFO unless --policy)."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
+    policy: str | None = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
     histogram: int = typer.Option(0, "-h", "--histogram", min=0, help="Print a 1-µs histogram up to this many µs."),
     laptop: bool = typer.Option(False, "--laptop", help="Leave /dev/cpu_dma_latency alone: idle states stay on (cyclictest otherwise writes 0, capping them)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:

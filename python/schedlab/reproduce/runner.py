@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
+from ..errors import InputError
 from ..parallel import Job, map_runs
 from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
-from ..errors import InputError
 
 __all__ = ["Planned", "plan", "verdict_experiments", "run_experiments", "apply_options", "parse_cost", "Runner",
            "halt_state", "idle_check"]
@@ -30,7 +31,7 @@ class Planned:
     seeds: tuple[int, ...]
 
 
-def apply_options(experiments: Sequence[Experiment], options: Optional[dict[str, Any]] = None) -> list[Experiment]:
+def apply_options(experiments: Sequence[Experiment], options: dict[str, Any] | None = None) -> list[Experiment]:
     """The experiments as run with ``options`` (name -> value, e.g. ``{"delay_ms": 10}``):
     each gets the options it declares (see :meth:`Experiment.with_options`). A name that
     none of them declares is an error."""
@@ -90,9 +91,9 @@ def halt_state(spec: dict) -> int:
     return next((i for i, s in enumerate(states) if not s["polling"]), 0)
 
 
-def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
-         machine: Optional[str] = None, options: Optional[dict[str, Any]] = None,
-         cost: Optional[dict[str, float]] = None, verdict: bool = False, idle_cap: bool = False) -> list[Planned]:
+def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: int | None = None,
+         machine: str | None = None, options: dict[str, Any] | None = None,
+         cost: dict[str, float] | None = None, verdict: bool = False, idle_cap: bool = False) -> list[Planned]:
     """Builds and validates every scenario (fails fast, before anything runs). ``cost``
     overrides the cost table of every run's machine, over what an experiment sets itself.
     ``verdict``: only the configurations the published figures need, with each
@@ -128,17 +129,17 @@ def run_experiments(
     experiments: Sequence[Experiment],
     *,
     quick: bool = False,
-    seeds: Optional[int] = None,
-    machine: Optional[str] = None,
-    workers: Optional[int] = None,
+    seeds: int | None = None,
+    machine: str | None = None,
+    workers: int | None = None,
     backend: str = "process",
-    on_planned: Optional[Callable[[int], None]] = None,
-    on_done: Optional[Callable[[int], None]] = None,
-    runner: Optional[Runner] = None,
-    options: Optional[dict[str, Any]] = None,
-    cost: Optional[dict[str, float]] = None,
+    on_planned: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+    runner: Runner | None = None,
+    options: dict[str, Any] | None = None,
+    cost: dict[str, float] | None = None,
     verdict: bool = False,
-    on_jobs: Optional[Callable[[list[str]], None]] = None,
+    on_jobs: Callable[[list[str]], None] | None = None,
     idle_check_runs: bool = False,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and

@@ -20,8 +20,8 @@ and the same for every experiment:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from .compare import Row
 from .registry import Experiment
@@ -46,7 +46,7 @@ class Judged:
     why: str  # a few words: how far off, or which way
 
 
-def _as_ratio(row: Row, value: Optional[float]) -> Optional[float]:
+def _as_ratio(row: Row, value: float | None) -> float | None:
     """A change row's figure as a ratio (a reduction in % becomes 1 - pct/100)."""
     if value is None:
         return None

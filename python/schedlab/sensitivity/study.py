@@ -25,8 +25,9 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ from ..reproduce.compare import Row, compare
 from ..reproduce.registry import Experiment
 from ..reproduce.runner import Planned, plan
 from .bands import Constant, machine_constants
-from .morris import Effect, morris_analyze, morris_sample
+from .morris import morris_analyze, morris_sample
 from .store import RunStore, run_key
 from .verdict import consistency, needed_value
 
@@ -79,26 +80,26 @@ class SensRow:
     config: str
     metric: str
     unit: str
-    published: Optional[float]
-    simulated: Optional[float]  # mean over seeds, nominal constants
-    seed_p5: Optional[float]
-    seed_p95: Optional[float]
+    published: float | None
+    simulated: float | None  # mean over seeds, nominal constants
+    seed_p5: float | None
+    seed_p95: float | None
     n_seeds: int
-    reference: Optional[float]  # first seed, nominal constants
-    constant_min: Optional[float]  # over the design (first seed)
-    constant_max: Optional[float]
+    reference: float | None  # first seed, nominal constants
+    constant_min: float | None  # over the design (first seed)
+    constant_max: float | None
     n_design: int
     varied: int
     screened_out: int
     top: list[dict] = field(default_factory=list)  # [{key, mu_star, mu, sigma, low, high, nominal, kind}]
-    consistent: Optional[bool] = None
-    interval: Optional[list[float]] = None  # seed spread widened by the constant band
-    needed: Optional[str] = None
-    needed_outside_band: Optional[bool] = None
+    consistent: bool | None = None
+    interval: list[float] | None = None  # seed spread widened by the constant band
+    needed: str | None = None
+    needed_outside_band: bool | None = None
     # The largest effect is under twice the seeds' standard deviation: a constant moved at
     # one seed changes the run's trajectory as another seed would (mean |difference| of two
     # draws ~1.13 std), so the band and the ranking are then bounded by seed noise.
-    within_seed_noise: Optional[bool] = None
+    within_seed_noise: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,7 +111,7 @@ class SensRow:
         return self.constant_max - self.constant_min
 
 
-def _planned(d: Design, cost: Optional[dict[str, float]], quick: bool, seeds: Optional[int]) -> list[Planned]:
+def _planned(d: Design, cost: dict[str, float] | None, quick: bool, seeds: int | None) -> list[Planned]:
     return plan([d.exp], quick=quick, seeds=seeds, machine=d.machine, cost=cost, verdict=True)
 
 
@@ -159,12 +160,12 @@ def _cost_value(c: Constant, x: float) -> float:
     return float(round(x)) if c.integer else float(x)
 
 
-def band_of(values: Sequence[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
+def band_of(values: Sequence[float | None]) -> tuple[float | None, float | None]:
     vals = [v for v in values if v is not None and math.isfinite(v)]
     return (min(vals), max(vals)) if vals else (None, None)
 
 
-def _designs(exps: Sequence[Experiment], quick: bool, only: Optional[Sequence[str]]) -> list[Design]:
+def _designs(exps: Sequence[Experiment], quick: bool, only: Sequence[str] | None) -> list[Design]:
     out = []
     for exp in exps:
         for machine, configs in exp.published_configs().items():
@@ -185,8 +186,8 @@ def _designs(exps: Sequence[Experiment], quick: bool, only: Optional[Sequence[st
 
 
 def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunStore, quick: bool = False,
-              seeds: Optional[int] = None, trajectories: int = 4, levels: int = 4, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str, int, int], None]] = None) -> tuple[list[SensRow], list[Design]]:
+              seeds: int | None = None, trajectories: int = 4, levels: int = 4, only: Sequence[str] | None = None,
+              progress: Callable[[str, int, int], None] | None = None) -> tuple[list[SensRow], list[Design]]:
     """The study of ``exps`` (each with its verdict options applied by the caller): every
     published row with its seed spread, constant band, top constants and consistency."""
     prog = progress or (lambda phase, done, total: None)
@@ -200,7 +201,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
 
     # What the runs read, when the engine says (then nothing is screened).
     for i, d in enumerate(designs):
-        read: Optional[set[str]] = None
+        read: set[str] | None = None
         for p in nominal[i]:
             raw = ex.results[(run_key(p.scenario.json, d.ref_seed), d.ref_seed)]
             keys = raw.get("engine", {}).get("constants_read")
@@ -264,7 +265,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             lo, hi = band_of([y0] + ys + [v.simulated_mean for v in edges.values() if v is not None])
             effects = morris_analyze(d.kept, x, ys, levels) if d.kept else []
             by_key = {c.key: c for c in d.kept}
-            def at(k: str, e: str) -> Optional[float]:
+            def at(k: str, e: str) -> float | None:
                 v = edges.get((k, e))
                 return v.simulated_mean if v is not None else None
 
@@ -276,7 +277,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             p5 = r.simulated_p5 if r.simulated_p5 is not None else r.simulated_mean
             p95 = r.simulated_p95 if r.simulated_p95 is not None else r.simulated_mean
             if r.n_seeds >= 2 and r.simulated_std is not None and top:
-                sr_noise: Optional[bool] = top[0]["mu_star"] < 2.0 * r.simulated_std
+                sr_noise: bool | None = top[0]["mu_star"] < 2.0 * r.simulated_std
             else:
                 sr_noise = None
             verdict = consistency(r.published, p5, p95, y0, lo, hi)
