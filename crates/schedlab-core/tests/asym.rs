@@ -7,7 +7,9 @@ use common::run_toml;
 
 fn pixel6(features: &str, tasks: &str, seconds: f64) -> schedlab_core::RunResult {
     run_toml(
-        &format!("[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"),
+        &format!(
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"
+        ),
         1,
     )
 }
@@ -52,7 +54,9 @@ fn the_cluster_level_spreads_tasks_over_clusters() {
             tasks += &format!("[[tasks]]\nname = \"h{i}\"\ncpu = {i}\naffinity = \"0-31\"\nprogram = [{{ run = \"1000s\" }}]\n");
         }
         let r = run_toml(
-            &format!("[machine]\npreset = \"kunpeng-920-2s\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}[run]\nduration_s = 0.5\n"),
+            &format!(
+                "[machine]\npreset = \"kunpeng-920-2s\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}[run]\nduration_s = 0.5\n"
+            ),
             1,
         );
         r.tasks.iter().map(|t| t.nr_migrations).sum::<u64>()

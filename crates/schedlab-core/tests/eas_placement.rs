@@ -83,4 +83,3 @@ fn eas_spends_less_energy_on_a_periodic_set() {
     let work = |r: &RunResult| r.tasks.iter().map(|t| t.work_done_ns).sum::<u64>() as f64;
     assert!(work(&with) > 0.99 * work(&without), "{} vs {}", work(&with), work(&without));
 }
-

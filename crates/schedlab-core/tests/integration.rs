@@ -62,7 +62,8 @@ fn every_test_file_is_a_module() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let path = e.unwrap().path();
         let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
-        let is_module = if path.is_dir() { path.join("mod.rs").is_file() || path.join("main.rs").is_file() } else { path.extension().is_some_and(|x| x == "rs") };
+        let is_module =
+            if path.is_dir() { path.join("mod.rs").is_file() || path.join("main.rs").is_file() } else { path.extension().is_some_and(|x| x == "rs") };
         if is_module && stem != "integration" && !declared.contains(stem) {
             missing.push(path.display().to_string());
         }

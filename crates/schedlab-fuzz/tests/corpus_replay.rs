@@ -12,11 +12,8 @@ fn corpus_dir() -> PathBuf {
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
+    let mut out: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
     out.sort();
     out
 }
@@ -49,5 +46,10 @@ fn corpus_inputs_are_handled() {
         }
     }
     assert!(n > 0, "no corpus inputs under {}", corpus_dir().display());
-    assert!(failures.is_empty(), "{} of {n} corpus inputs crash (replay one with `schedlab-fuzz replay TARGET FILE`):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} corpus inputs crash (replay one with `schedlab-fuzz replay TARGET FILE`):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
