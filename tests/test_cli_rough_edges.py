@@ -159,6 +159,7 @@ def test_latency_cdf_crosses_one_half_at_the_tables_p50():
 
 def test_sweep_report_says_its_table_shows_top_and_bottom(tmp_path):
     import pandas as pd
+
     from schedlab.report.sweep import _extremes
 
     df = pd.DataFrame({"param.n": list(range(20)), "m": [float(i) for i in range(20)]})

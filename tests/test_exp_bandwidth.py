@@ -14,16 +14,13 @@ import jsonschema
 import pytest
 
 import schedlab
+from conftest import fake_result
 from schedlab import schemas
 from schedlab.reproduce import ROW_FIELDS, compare, get
-from schedlab.reproduce.compare import compare_grouped
-from schedlab.reproduce.experiments import bandwidth_whatif as whatif
 from schedlab.reproduce.experiments import fibtest_scaling as scaling
 from schedlab.reproduce.report import rows_json
 from schedlab.reproduce.runner import run_experiments
 from schedlab.results import bandwidth_figures
-
-from conftest import fake_result
 
 ROW_SCHEMA = schemas.load("reproduce-rows")
 FIB_BASE = ("expiring-4.18-5.3", "no-expiry-5.4", "never-expiring-3.16-4.17")

@@ -14,11 +14,11 @@ import random
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings, seed as hseed
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hseed
 from hypothesis import strategies as st
 
 import schedlab
-
 from conftest import EXAMPLES
 
 BUDGET = float(os.environ.get("SCHEDLAB_FUZZ_SECONDS", "0"))

@@ -15,9 +15,8 @@ import jsonschema
 import pytest
 
 import schedlab
-from schedlab import schemas
-
 from conftest import ROOT, default_sigint
+from schedlab import schemas
 
 RUN_SCHEMA = schemas.load("run-result")
 PINGPONG = "examples/pipe_pingpong.toml"

@@ -40,7 +40,7 @@ def test_more_instances_than_cpus_share_them(cli):
     one = _np(cli)["workload"]["trans_per_s_per_instance"]
     many = _np(cli, "-n", "16")
     assert many["workload"]["trans_per_s_per_instance"] < one
-    assert any(l["class"] == "&rq->__lock" and l["acquisitions"] > 0 for l in many["lock_stat"])
+    assert any(lock["class"] == "&rq->__lock" and lock["acquisitions"] > 0 for lock in many["lock_stat"])
 
 
 def test_bad_flags_are_one_line_errors(cli):

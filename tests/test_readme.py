@@ -74,7 +74,7 @@ def test_ci_runs_the_readme_test_command():
     text = README.read_text(encoding="utf-8")
     cmd = next(line for line in text.splitlines() if "cargo test" in line and "pytest" in line)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    for part in ("-m venv", "pip install", "cargo test --release -p schedlab-core", "python -m pytest"):
+    for part in ("-m venv", "pip install", "cargo test --release --workspace", "python -m pytest"):
         assert part in cmd and part in ci, part
 
 

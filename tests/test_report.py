@@ -16,13 +16,12 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from schedlab.reproduce.compare import Row
-from schedlab.reproduce.registry import get
+from conftest import fake_result
 from schedlab.report import reproduction_report, run_report, sweep_report
 from schedlab.report.run import idle_residency, latency_cdf, timeline_window, trace_slices, usage_per_period
+from schedlab.reproduce.compare import Row
+from schedlab.reproduce.registry import get
 from schedlab.sweep import load_spec, run_sweep
-
-from conftest import fake_result
 from test_sweep import SMALL, write_spec
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

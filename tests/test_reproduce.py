@@ -11,13 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import fake_json, fake_result
 from schedlab import schemas
 from schedlab.reproduce import ROW_FIELDS, Experiment, Metric, Published, Source, compare, get, registry
 from schedlab.reproduce.compare import mean_std
 from schedlab.reproduce.report import fmt, markdown, rows_json, write_markdown
 from schedlab.reproduce.runner import run_experiments
-
-from conftest import fake_json, fake_result
 
 ROW_SCHEMA = schemas.load("reproduce-rows")
 

@@ -7,11 +7,10 @@ import json
 import pandas as pd
 import pytest
 
+from conftest import fake_result
 from schedlab.api import trace_path_for
 from schedlab.parallel import map_runs
 from schedlab.results import Result, ResultSet, deterministic, figure
-
-from conftest import fake_result
 
 
 def test_summary_row_columns():

@@ -13,9 +13,8 @@ import jsonschema
 import pytest
 
 import schedlab
-from schedlab import schemas
-
 from conftest import default_sigint, example_files, rel
+from schedlab import schemas
 
 RUN_SCHEMA = schemas.load("run-result")
 ROW_SCHEMA = schemas.load("reproduce-rows")

@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schedlab
-from schedlab.scenario import Scenario
-
 from conftest import example_files, rel
+from schedlab.scenario import Scenario
 
 TOPO = {"topo": {"cores": 2}}
 
@@ -153,6 +152,7 @@ def test_machine_names_are_read_once_by_the_core():
     one the bindings' machine lookups use: spaces allowed, a zero or a missing field
     refused with the expected form."""
     import pytest
+
     from schedlab import InputError
     from schedlab.reproduce.registry import machine_spec as registry_spec
     from schedlab.scenario import machine_spec

@@ -5,22 +5,18 @@ band and its constant on top; an interrupted study resumes from its store."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
+from conftest import ROOT
 from schedlab.reproduce.registry import Experiment, Metric, Published, Source
 from schedlab.sensitivity import Constant, consistency, morris_analyze, morris_sample
 from schedlab.sensitivity.store import RunStore
 from schedlab.sensitivity.study import run_study
 from schedlab.sensitivity.verdict import needed_value
 from schedlab.sweep.executors import SerialExecutor
-
-from conftest import ROOT
 
 
 def _toy_constants():

@@ -11,7 +11,6 @@ import importlib.util
 import pytest
 
 from schedlab.sweep.executors import make_executor
-
 from test_sensitivity import _study
 
 pytestmark = pytest.mark.cluster

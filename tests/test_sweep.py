@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from schedlab.sweep import Store, load_spec, read_results, run_sweep, sweep_status
-
 from conftest import ROOT
+from schedlab.sweep import Store, load_spec, read_results, run_sweep, sweep_status
 
 BW = (ROOT / "examples" / "bandwidth_whatif.toml").as_posix()
 

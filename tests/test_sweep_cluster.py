@@ -13,9 +13,8 @@ import sys
 import pandas as pd
 import pytest
 
-from schedlab.sweep import load_spec, read_results
-
 from conftest import ROOT
+from schedlab.sweep import load_spec, read_results
 from test_sweep import write_spec
 
 pytestmark = pytest.mark.cluster

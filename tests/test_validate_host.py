@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from schedlab.validate_host import sidebyside as cmp
 from schedlab.validate_host import configs as vc
 from schedlab.validate_host import host as vh
+from schedlab.validate_host import sidebyside as cmp
 
 RECORDED = Path(__file__).parent / "data" / "validate_host_recorded.json"
 
@@ -393,8 +393,8 @@ def test_halt_ladder_from_measured_points_and_where_it_applies():
 
 def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():
     import schedlab
-    from schedlab.validate_host import tools as vt
     from schedlab.validate_host import _with_ladder
+    from schedlab.validate_host import tools as vt
 
     fifo = next(t for t in vt.tools(2) if t.name == "cyclictest-fifo")
     lad = {"stages": [[0, 0], [200, 7, 9, 11]], "kind": "measured", "source": "test"}

@@ -18,12 +18,11 @@ results (``schedlab reproduce``).
 from __future__ import annotations
 
 from . import _core
-from .errors import (InputError, InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError,
-                     UnknownNameError)
+from .api import run
+from .errors import InputError, InternalError, RunInterrupted, ScenarioError, SchedlabError, SimulationLimitError, UnknownNameError
 from .parallel import run_many
 from .results import Result, ResultSet
 from .scenario import Scenario, load_scenario
-from .api import run
 
 __version__: str = _core.version()
 

@@ -1,6 +1,6 @@
 """Type stubs of the Rust extension module ``schedlab._core`` (crates/schedlab-py)."""
 
-from typing import Callable, List, Optional, Tuple
+from collections.abc import Callable
 
 class SchedlabError(Exception): ...
 
@@ -13,29 +13,60 @@ class ScenarioError(SchedlabError):
 class SimulationLimitError(SchedlabError): ...
 class InternalError(SchedlabError): ...
 
+__all__ = [
+    "InternalError",
+    "ScenarioError",
+    "SchedlabError",
+    "SimulationLimitError",
+    "available_memory",
+    "bench_case",
+    "bench_cases",
+    "bench_heap",
+    "features",
+    "host_kernel",
+    "interrupt_runs",
+    "kernel",
+    "kernel_profile",
+    "load_scenario",
+    "machine",
+    "machine_spec",
+    "machines",
+    "rt_app_export",
+    "run",
+    "toml_location",
+    "trace_replay",
+    "trace_timelines",
+    "tunables",
+    "version",
+    "workloads",
+]
+
 def load_scenario(
-    text: str, format: str = "toml", origin: str = "<string>", machine: Optional[str] = None
-) -> Tuple[str, List[str]]: ...
-def rt_app_export(scenario_json: str, seed: int = 1) -> Tuple[str, List[str]]: ...
+    text: str, format: str = "toml", origin: str = "<string>", machine: str | None = None
+) -> tuple[str, list[str]]: ...
+def rt_app_export(scenario_json: str, seed: int = 1) -> tuple[str, list[str]]: ...
 def trace_timelines(text: str, origin: str = "<string>") -> str: ...
 def trace_replay(
-    text: str, origin: str, machine_json: str, source_machine: Optional[str] = None, name: str = "replay"
-) -> Tuple[str, str]: ...
+    text: str, origin: str, machine_json: str, source_machine: str | None = None, name: str = "replay"
+) -> tuple[str, str]: ...
 def run(
     scenario_json: str,
     seed: int,
-    trace_path: Optional[str] = None,
+    trace_path: str | None = None,
     trace_format: str = "perfetto",
-    progress: Optional[Callable[[float], None]] = None,
-    origin: Optional[str] = None,
-    limits: Optional[str] = None,
+    progress: Callable[[float], None] | None = None,
+    origin: str | None = None,
+    limits: str | None = None,
     eas_check: bool = False,
 ) -> str: ...
 def interrupt_runs() -> None: ...
-def available_memory() -> Optional[int]: ...
-def toml_location(text: str, field: str) -> Optional[str]: ...
+def available_memory() -> int | None: ...
+def toml_location(text: str, field: str) -> str | None: ...
 def machines() -> str: ...
 def machine(name: str) -> str: ...
+def machine_spec(name: str) -> str: ...
+def host_kernel() -> str: ...
+def kernel_profile(release: str) -> str | None: ...
 def features(profile: str = "6.6", arch: str = "x86_64") -> str: ...
 def kernel(profile: str = "6.6", nr_cpus: int = 8) -> str: ...
 def tunables(profile: str = "6.6", nr_cpus: int = 8) -> str: ...

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 from rich.console import Console
 from rich.progress import (
@@ -27,8 +26,8 @@ class DelayedProgress:
     a terminal (CI logs and ``--json`` pipelines stay clean).
     """
 
-    def __init__(self, description: str, total: Optional[float] = None, *, delay: float = 1.0,
-                 console: Optional[Console] = None, enabled: Optional[bool] = None, units: bool = True):
+    def __init__(self, description: str, total: float | None = None, *, delay: float = 1.0,
+                 console: Console | None = None, enabled: bool | None = None, units: bool = True):
         self.console = console or Console(stderr=True)
         self.enabled = self.console.is_terminal if enabled is None else enabled
         columns = [SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn()]
@@ -41,7 +40,7 @@ class DelayedProgress:
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
-        self._timer: Optional[threading.Timer] = None
+        self._timer: threading.Timer | None = None
 
     def _start(self) -> None:
         with self._lock:
@@ -49,7 +48,7 @@ class DelayedProgress:
                 self._started = True
                 self.progress.start()
 
-    def __enter__(self) -> "DelayedProgress":
+    def __enter__(self) -> DelayedProgress:
         if self.enabled:
             self._timer = threading.Timer(self.delay, self._start)
             self._timer.daemon = True
@@ -83,7 +82,7 @@ class RunsProgress:
     ``set_jobs(names)`` gives each run's group in run order; ``advance(i)`` marks run ``i``
     done (any order)."""
 
-    def __init__(self, title: str, *, enabled: Optional[bool] = None, stream=None):
+    def __init__(self, title: str, *, enabled: bool | None = None, stream=None):
         import sys
         import time
 
@@ -94,7 +93,7 @@ class RunsProgress:
         if enabled is None:
             enabled = sys.stdout.isatty() and self.stream.isatty()
         self.bars = enabled
-        self.progress: Optional[Progress] = None
+        self.progress: Progress | None = None
         self.names: list[str] = []
         self.left: dict[str, int] = {}
         self.total_of: dict[str, int] = {}
@@ -104,7 +103,7 @@ class RunsProgress:
         self._all = None
         self._lock = threading.Lock()
 
-    def __enter__(self) -> "RunsProgress":
+    def __enter__(self) -> RunsProgress:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -161,7 +160,7 @@ class RunProgress:
     ``every_s`` seconds, so a run in a log or behind a pipe is not silent for minutes.
     Events are counted from the callbacks (one per 2^20 events)."""
 
-    def __init__(self, description: str, *, every_s: float = 10.0, enabled: Optional[bool] = None, stream=None):
+    def __init__(self, description: str, *, every_s: float = 10.0, enabled: bool | None = None, stream=None):
         import sys
         import time
 
@@ -175,7 +174,7 @@ class RunProgress:
         terminal = self.stream.isatty() if enabled is None else enabled
         self.bar = DelayedProgress(description, total=1.0, units=False, enabled=terminal) if terminal else None
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if self.bar is not None:
             self.bar.__enter__()
         return self

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Optional
 
 __all__ = ["install", "interrupt_status", "received", "HANDLED"]
 
 HANDLED = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
-_received: Optional[int] = None
+_received: int | None = None
 
 
 def _as_interrupt(signum, frame) -> None:
@@ -36,7 +35,7 @@ def install() -> None:
         signal.signal(sig, _as_interrupt)
 
 
-def received() -> Optional[int]:
+def received() -> int | None:
     """The signal that interrupted the command (None: Ctrl-C or nothing)."""
     return _received
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable, Optional, Union
+from collections.abc import Callable
 
 from . import _core
 from .errors import InputError, RunInterrupted, ScenarioError, with_location
@@ -28,7 +28,7 @@ TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".tr
                 "trace-cmd": ".dat"}
 
 
-def trace_format_for(trace: Optional[Union[str, os.PathLike, bool]], trace_format: Optional[str]) -> str:
+def trace_format_for(trace: str | os.PathLike | bool | None, trace_format: str | None) -> str:
     """The trace format to write: ``trace_format`` if given, else from the file's
     suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text,
     ``.dat`` trace-cmd's trace.dat), else Perfetto protobuf."""
@@ -56,8 +56,8 @@ def safe_file_name(name: str) -> str:
     return cleaned[:100] or "schedlab"
 
 
-def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed: int, fmt: str,
-                   several: bool) -> Optional[str]:
+def trace_path_for(template: str | os.PathLike | None, name: str, seed: int, fmt: str,
+                   several: bool) -> str | None:
     """Resolves where a run's trace goes.
 
     ``template`` may contain ``{seed}``; otherwise, when several seeds share one template,
@@ -80,15 +80,15 @@ def trace_path_for(template: Optional[Union[str, os.PathLike]], name: str, seed:
 
 def run(
     scenario: ScenarioLike,
-    seed: Optional[int] = None,
+    seed: int | None = None,
     *,
-    trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: Optional[str] = None,
-    progress: Optional[Callable[[float], None]] = None,
-    max_events: Optional[int] = None,
-    max_sim_time: Union[str, float, None] = None,
-    max_wall_time: Union[str, float, None] = None,
-    max_memory: Union[str, int, None] = None,
+    trace: str | os.PathLike | bool | None = None,
+    trace_format: str | None = None,
+    progress: Callable[[float], None] | None = None,
+    max_events: int | None = None,
+    max_sim_time: str | float | None = None,
+    max_wall_time: str | float | None = None,
+    max_memory: str | int | None = None,
     eas_check: bool = False,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.

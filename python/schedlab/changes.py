@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .errors import InputError
 
@@ -93,7 +94,7 @@ def _list_index(path: str, node: list, key: str, where: str) -> int:
                                 f"or an index 0..{len(node) - 1})" if node else f"{where} is empty")
 
 
-def _machine_shorthand(value: Any) -> Optional[dict]:
+def _machine_shorthand(value: Any) -> dict | None:
     if isinstance(value, str):
         from .machine_names import machine_spec
 
@@ -191,7 +192,7 @@ def _lookup(doc: Any, path: str) -> Any:
     return node
 
 
-def parse_assignment(text: str, doc: Optional[Mapping[str, Any]] = None) -> tuple[str, Any]:
+def parse_assignment(text: str, doc: Mapping[str, Any] | None = None) -> tuple[str, Any]:
     """``"KEY=VALUE"`` (as ``--set`` takes it) -> (key, value). VALUE is read as a TOML
     value (``8``, ``2.5``, ``true``, ``"a b"``, ``[1, 2]``); text that is not one, or a
     number where ``doc`` holds a string at KEY (``kernel.profile=5.4``), stays text."""

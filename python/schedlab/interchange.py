@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from . import _core
 from .errors import ScenarioError, scenario_error
@@ -23,7 +23,7 @@ __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines", "Latency
            "format_sched_latency"]
 
 
-def _read(path: Union[str, os.PathLike]) -> str:
+def _read(path: str | os.PathLike) -> str:
     origin = os.fspath(path)
     try:
         if origin.endswith(".gz"):
@@ -41,7 +41,7 @@ def _read(path: Union[str, os.PathLike]) -> str:
         raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None
 
 
-def to_rt_app(scenario: ScenarioLike, seed: Optional[int] = None) -> tuple[dict[str, Any], list[str]]:
+def to_rt_app(scenario: ScenarioLike, seed: int | None = None) -> tuple[dict[str, Any], list[str]]:
     """The scenario's tasks as an rt-app JSON document (a dict in rt-app's key order)
     and notes on what rt-app does not carry as schedlab runs it. A generator's tasks
     are generated with ``seed`` (default: the scenario's first)."""
@@ -68,7 +68,7 @@ class TraceTimelines:
     tasks: list[dict[str, Any]]
 
 
-def read_trace(path: Union[str, os.PathLike]) -> TraceTimelines:
+def read_trace(path: str | os.PathLike) -> TraceTimelines:
     """Reads an ftrace text trace (tracefs ``trace``, ``trace-cmd report`` with or
     without ``-R``) or ``perf script`` / ``perf sched script`` text, gzip-compressed
     when its name ends in ``.gz``."""
@@ -76,8 +76,8 @@ def read_trace(path: Union[str, os.PathLike]) -> TraceTimelines:
     return TraceTimelines(**doc)
 
 
-def replay_trace(path: Union[str, os.PathLike], machine: str, *, source_machine: Optional[str] = None,
-                 profile: Optional[str] = None, name: Optional[str] = None) -> tuple[Scenario, dict[str, int]]:
+def replay_trace(path: str | os.PathLike, machine: str, *, source_machine: str | None = None,
+                 profile: str | None = None, name: str | None = None) -> tuple[Scenario, dict[str, int]]:
     """A scenario replaying a text trace's tasks on ``machine`` (a preset, ``topo(...)``
     or ``host``) with kernel ``profile``: each run burst becomes work scaled by the
     capacity of the CPU it ran on in ``source_machine`` (default: all 1024), each wakeup

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Optional, Union
 
 from .errors import InputError
 
 __all__ = ["limits_json", "parse_seconds", "parse_bytes", "format_bytes", "PARTIAL_STOPS"]
 
-Number = Union[int, float, str, None]
+Number = int | float | str | None
 
 #: ``engine.stopped_by`` values of a run that stopped short of what its scenario asked.
 PARTIAL_STOPS = ("max_events", "max_sim_time", "max_wall_time", "max_memory", "deadlock", "interrupted")
@@ -28,7 +27,7 @@ _UNITS_B = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb
             "g": 1000**3, "gb": 1000**3, "gib": 1024**3, "t": 1000**4, "tb": 1000**4, "tib": 1024**4}
 
 
-def parse_seconds(name: str, value: Number) -> Optional[float]:
+def parse_seconds(name: str, value: Number) -> float | None:
     """``"30s"``, ``"500ms"``, ``"2min"`` or a number of seconds -> seconds (> 0)."""
     if value is None:
         return None
@@ -46,7 +45,7 @@ def parse_seconds(name: str, value: Number) -> Optional[float]:
     return seconds
 
 
-def parse_bytes(name: str, value: Number) -> Optional[int]:
+def parse_bytes(name: str, value: Number) -> int | None:
     """``"2GiB"``, ``"512MiB"``, ``"4G"`` or a number of bytes -> bytes (> 0)."""
     if value is None:
         return None
@@ -72,8 +71,8 @@ def format_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
-def limits_json(max_events: Optional[int] = None, max_sim_time: Number = None, max_wall_time: Number = None,
-                max_memory: Number = None) -> Optional[str]:
+def limits_json(max_events: int | None = None, max_sim_time: Number = None, max_wall_time: Number = None,
+                max_memory: Number = None) -> str | None:
     """The core's ``Limits`` as JSON, or None when no limit is given."""
     doc: dict[str, int] = {}
     if max_events is not None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import UnknownNameError
 
@@ -123,12 +124,12 @@ class _Frames:
     _raws: list[dict[str, Any]]
 
     @property
-    def summary(self) -> "pd.DataFrame":
+    def summary(self) -> pd.DataFrame:
         """One row per run: identity, ``summary.*``, ``workload.*``, ``engine.*``,
         ``migrations.*``, ``feature.*`` and ``tunable.*`` columns."""
         return _pd().DataFrame([summary_row(r) for r in self._raws])
 
-    def _per(self, key: str, columns: Sequence[str]) -> "pd.DataFrame":
+    def _per(self, key: str, columns: Sequence[str]) -> pd.DataFrame:
         rows = [{"seed": r.get("seed"), **item} for r in self._raws for item in r.get(key, [])]
         df = _pd().DataFrame(rows)
         if df.empty:
@@ -136,26 +137,26 @@ class _Frames:
         return df
 
     @property
-    def tasks(self) -> "pd.DataFrame":
+    def tasks(self) -> pd.DataFrame:
         """One row per task and seed (pid, name, group, run_ns, wait_ns, nr_switches, ...)."""
         return self._per("tasks", ["pid", "name", "group", "run_ns", "wait_ns", "nr_switches",
                                    "nr_migrations", "nr_wakeups", "start_ns", "exit_ns", "work_done_ns", "sys_ns"])
 
     @property
-    def cpus(self) -> "pd.DataFrame":
+    def cpus(self) -> pd.DataFrame:
         """One row per CPU and seed (busy_ns, idle_ns, ipis_received, newidle_*, ...)."""
         return self._per("cpus", ["cpu", "busy_ns", "idle_ns", "nr_switches", "ipis_received", "ticks",
                                   "newidle_attempts", "newidle_skips", "newidle_pulls", "periodic_pulls",
                                   "shared_runq_pulls", "nr_running_end"])
 
     @property
-    def groups(self) -> "pd.DataFrame":
+    def groups(self) -> pd.DataFrame:
         """One row per cgroup and seed, with cpu.stat names (nr_periods, nr_throttled, ...)."""
         return self._per("groups", ["name", "usage_ns", "quota_ns", "period_ns", "nr_periods",
                                     "nr_throttled", "throttled_time", "nr_bursts", "burst_time"])
 
     @property
-    def histograms(self) -> "pd.DataFrame":
+    def histograms(self) -> pd.DataFrame:
         """Latency histograms in long format: seed, histogram, upper_ns, count (one row per
         non-empty log-spaced bucket)."""
         rows = [
@@ -167,7 +168,7 @@ class _Frames:
         return _pd().DataFrame(rows, columns=["seed", "histogram", "upper_ns", "count"])
 
     @property
-    def percentiles(self) -> "pd.DataFrame":
+    def percentiles(self) -> pd.DataFrame:
         """Histogram summaries: seed, histogram, count, mean_ns, p50_ns ... max_ns."""
         cols = ["count", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
         rows = [
@@ -201,7 +202,7 @@ class Result(_Frames):
         return {**self.raw, "engine": {**self.raw.get("engine", {}), "wall_ns": self.wall_ns}}
 
     @classmethod
-    def from_json(cls, text: str, trace_path: str | None = None) -> "Result":
+    def from_json(cls, text: str, trace_path: str | None = None) -> Result:
         return cls(json.loads(text), trace_path)
 
     @property

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from .errors import InputError
 
@@ -50,12 +51,12 @@ class Wload:
         """(loop count, events) blocks: what fits in one rt-app phase each."""
         raise NotImplementedError
 
-    def __add__(self, other: "Wload") -> "Wload":
+    def __add__(self, other: Wload) -> Wload:
         if not isinstance(other, Wload):
             return NotImplemented
         return _Seq((self, other))
 
-    def __mul__(self, n: int) -> "Wload":
+    def __mul__(self, n: int) -> Wload:
         if not isinstance(n, int) or n < 0:
             raise InputError(f"a workload repeats a whole number of times, got {n!r}")
         return _Repeat(self, n)
@@ -185,11 +186,11 @@ class Phase:
 
     wload: Wload
     loop: int = 1
-    cpus: Optional[Sequence[int]] = None
-    taskgroup: Optional[str] = None
-    priority: Optional[int] = None
+    cpus: Sequence[int] | None = None
+    taskgroup: str | None = None
+    priority: int | None = None
 
-    def __add__(self, other: Union["Phase", "_Phases"]) -> "_Phases":
+    def __add__(self, other: Phase | _Phases) -> _Phases:
         return _Phases((self,)) + other
 
     def to_json(self) -> list[dict[str, Any]]:
@@ -217,7 +218,7 @@ class Phase:
 class _Phases:
     phases: tuple
 
-    def __add__(self, other: Union[Phase, "_Phases"]) -> "_Phases":
+    def __add__(self, other: Phase | _Phases) -> _Phases:
         if isinstance(other, Phase):
             return _Phases(self.phases + (other,))
         if isinstance(other, _Phases):
@@ -231,13 +232,13 @@ class Task:
     -1 = until the run ends), ``delay`` (s), and thread-level ``cpus``, ``priority``,
     ``taskgroup``."""
 
-    phases: Union[Phase, _Phases, Wload]
+    phases: Phase | _Phases | Wload
     instance: int = 1
     loop: int = 1
     delay: float = 0.0
-    cpus: Optional[Sequence[int]] = None
-    priority: Optional[int] = None
-    taskgroup: Optional[str] = None
+    cpus: Sequence[int] | None = None
+    priority: int | None = None
+    taskgroup: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         t: dict[str, Any] = {"instance": self.instance, "loop": self.loop}
@@ -254,11 +255,11 @@ class Task:
         return t
 
 
-Profile = Mapping[str, Union[Task, Phase, _Phases, Wload]]
+Profile = Mapping[str, Task | Phase | _Phases | Wload]
 
 
-def to_json(profile: Profile, *, duration: Optional[float] = None, machine: Optional[str] = None,
-            kernel: Optional[Mapping[str, Any]] = None, taskgroups: Optional[Mapping[str, Mapping[str, Any]]] = None) -> dict[str, Any]:
+def to_json(profile: Profile, *, duration: float | None = None, machine: str | None = None,
+            kernel: Mapping[str, Any] | None = None, taskgroups: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The rt-app document of ``{task name: Task or phases}``: ``duration`` (s, whole
     seconds as rt-app takes them; None: until every thread ends), and under
     ``"schedlab"`` the machine, the kernel and taskgroup bandwidth

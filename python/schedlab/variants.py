@@ -12,8 +12,9 @@ interval. The relative change is mean(d) / mean(A).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from .figures import figures
 from .scenario import Scenario
@@ -88,7 +89,7 @@ def t_quantile(p: float, df: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def paired_t_interval(diffs: Sequence[float], level: float = 0.95) -> tuple[float, Optional[float], Optional[float]]:
+def paired_t_interval(diffs: Sequence[float], level: float = 0.95) -> tuple[float, float | None, float | None]:
     """(mean, low, high) of the paired differences; no interval below two pairs."""
     n = len(diffs)
     m = sum(diffs) / n
@@ -107,11 +108,11 @@ class MetricDiff:
     mean_a: float
     mean_b: float
     diff: float
-    low: Optional[float]
-    high: Optional[float]
+    low: float | None
+    high: float | None
 
     @property
-    def relative(self) -> Optional[float]:
+    def relative(self) -> float | None:
         return self.diff / self.mean_a if self.mean_a else None
 
     @property
@@ -156,8 +157,8 @@ def diff_figures(fig_a: Sequence[dict[str, float]], fig_b: Sequence[dict[str, fl
 
 
 def compare_scenarios(a: Scenario, b: Scenario, seeds: Sequence[int], *, label_a: str = "A", label_b: str = "B",
-                      level: float = 0.95, workers: Optional[int] = None, backend: str = "process",
-                      on_done: Optional[Callable[[int], None]] = None) -> Comparison:
+                      level: float = 0.95, workers: int | None = None, backend: str = "process",
+                      on_done: Callable[[int], None] | None = None) -> Comparison:
     """Runs ``a`` and ``b`` on every seed (all runs in one parallel pool) and compares."""
     import json
 

@@ -3,7 +3,6 @@
 //! One call runs one scenario with one seed to completion; there are no per-event
 //! callbacks, so bindings cross the language boundary once per run.
 
-
 pub use crate::engine::options::{Limits, RunOptions, RunOutput};
 pub use crate::engine::{drive, Simulation};
 use crate::error::{ScenarioError, SimError};
@@ -64,8 +63,7 @@ pub fn load(text: &str, format: &str, origin: &str, machine: Option<MachineSpec>
                 e
             }),
             other => {
-                return Err(ScenarioError::new("format", format!("unknown format '{other}': expected toml, json, rtapp or dict"))
-                    .with_origin(origin))
+                return Err(ScenarioError::new("format", format!("unknown format '{other}': expected toml, json, rtapp or dict")).with_origin(origin))
             }
         }?;
         if let Some(m) = machine {

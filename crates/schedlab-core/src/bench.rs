@@ -7,8 +7,8 @@
 //! speed drifts by 2x from hour to hour, that ratio does not. `schedlab bench` and
 //! `cargo bench -p schedlab-core` print this suite.
 
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -32,12 +32,20 @@ pub struct BenchCase {
 macro_rules! run_sleep_case {
     ($name:literal, $topo:literal, $tasks:literal, $secs:literal) => {
         concat!(
-            "name = \"", $name, "\"\n",
-            "[machine]\ntopo = ", $topo, "\n",
+            "name = \"",
+            $name,
+            "\"\n",
+            "[machine]\ntopo = ",
+            $topo,
+            "\n",
             "[kernel]\nprofile = \"6.6\"\n",
-            "[[tasks]]\nname = \"worker\"\ncount = ", $tasks, "\n",
+            "[[tasks]]\nname = \"worker\"\ncount = ",
+            $tasks,
+            "\n",
             "program = [{ loop = { body = [{ run = \"500us\" }, { sleep = \"500us\" }] } }]\n",
-            "[run]\nduration_s = ", $secs, "\n"
+            "[run]\nduration_s = ",
+            $secs,
+            "\n"
         )
     };
 }
@@ -46,10 +54,16 @@ macro_rules! run_sleep_case {
 macro_rules! many_tasks_case {
     ($name:literal, $topo:literal, $tasks:literal) => {
         concat!(
-            "name = \"", $name, "\"\n",
-            "[machine]\ntopo = ", $topo, "\n",
+            "name = \"",
+            $name,
+            "\"\n",
+            "[machine]\ntopo = ",
+            $topo,
+            "\n",
             "[kernel]\nprofile = \"6.6\"\n",
-            "[[tasks]]\nname = \"worker\"\ncount = ", $tasks, "\n",
+            "[[tasks]]\nname = \"worker\"\ncount = ",
+            $tasks,
+            "\n",
             "program = [{ loop = { body = [{ run_exp = \"2ms\" }, { sleep_exp = \"10ms\" }] } }]\n",
             "[run]\nduration_s = 1.0\n"
         )
@@ -217,11 +231,7 @@ pub fn time_bare_heap(pending: usize, ops: u64) -> f64 {
 fn rss_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok())))
         .unwrap_or(0)
 }
 
@@ -319,11 +329,7 @@ pub fn run_suite_with(only: &[String], opts: &RunOptions, mut each: impl FnMut(&
 
 /// The report as a table for people.
 pub fn format_table(r: &BenchReport) -> String {
-    let mut s = format!(
-        "bare heap: {:.1} ns per pop+push at 1,000 pending ({:.1} M/s)\n",
-        r.heap_ns_per_op,
-        1e3 / r.heap_ns_per_op
-    );
+    let mut s = format!("bare heap: {:.1} ns per pop+push at 1,000 pending ({:.1} M/s)\n", r.heap_ns_per_op, 1e3 / r.heap_ns_per_op);
     s += &format!(
         "{:<13} {:>5} {:>7} {:>11} {:>8} {:>7} {:>9} {:>9} {:>7} {:>9}\n",
         "case", "cpus", "tasks", "events", "wall s", "build s", "M ev/s", "sim/wall", "x heap", "peak MiB"
@@ -359,11 +365,7 @@ mod tests {
         for c in CASES {
             match Scenario::from_toml_str(c.toml, c.name) {
                 Ok(_) => {}
-                Err(e) => assert!(
-                    e.to_string().contains("CPU"),
-                    "{}: {e}",
-                    c.name
-                ),
+                Err(e) => assert!(e.to_string().contains("CPU"), "{}: {e}", c.name),
             }
         }
     }

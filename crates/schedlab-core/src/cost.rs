@@ -8,7 +8,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// Sharing distance between two CPUs, the index of every per-distance cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -27,13 +26,7 @@ pub enum Distance {
 
 impl Distance {
     /// Every distance, nearest first.
-    pub const ALL: [Distance; 5] = [
-        Distance::SameCpu,
-        Distance::SmtSibling,
-        Distance::SameLlc,
-        Distance::SamePackage,
-        Distance::OtherPackage,
-    ];
+    pub const ALL: [Distance; 5] = [Distance::SameCpu, Distance::SmtSibling, Distance::SameLlc, Distance::SamePackage, Distance::OtherPackage];
 
     /// Returns the distance of two CPUs from what they share, nearest first.
     #[inline]
@@ -356,17 +349,12 @@ impl CostTable {
     /// Returns this table with overrides applied from a `{field: value}` map.
     ///
     /// Nested fields use dotted names ("cacheline.dram_ns"). Unknown names are errors.
-    pub fn with_overrides(
-        &self,
-        overrides: &std::collections::BTreeMap<String, f64>,
-    ) -> Result<CostTable, String> {
+    pub fn with_overrides(&self, overrides: &std::collections::BTreeMap<String, f64>) -> Result<CostTable, String> {
         let mut doc = serde_json::to_value(self).map_err(|e| e.to_string())?;
         for (key, value) in overrides {
             let mut slot = &mut doc;
             for part in key.split('.') {
-                slot = slot
-                    .get_mut(part)
-                    .ok_or_else(|| format!("unknown cost '{key}': see `schedlab machines NAME` for the fields"))?;
+                slot = slot.get_mut(part).ok_or_else(|| format!("unknown cost '{key}': see `schedlab machines NAME` for the fields"))?;
             }
             if !slot.is_number() {
                 return Err(format!("cost '{key}' is a table, not a number"));
@@ -384,8 +372,7 @@ impl CostTable {
             } else {
                 *slot = serde_json::json!(value);
             }
-            serde_json::from_value::<CostTable>(doc.clone())
-                .map_err(|e| format!("cost '{key}' = {}: {e}", shown(*value)))?;
+            serde_json::from_value::<CostTable>(doc.clone()).map_err(|e| format!("cost '{key}' = {}: {e}", shown(*value)))?;
         }
         let table: CostTable = serde_json::from_value(doc).map_err(|e| e.to_string())?;
         table.check()?;

@@ -83,11 +83,7 @@ impl CpuMask {
 
     /// Returns the lowest CPU in the mask.
     pub fn first(&self) -> Option<CpuId> {
-        self.bits
-            .iter()
-            .enumerate()
-            .find(|(_, &w)| w != 0)
-            .map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
+        self.bits.iter().enumerate().find(|(_, &w)| w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)
     }
 
     /// Returns the lowest CPU >= `from` that is in neither `a` nor `b`, below `limit`
@@ -313,7 +309,8 @@ mod tests {
             assert_eq!(w.iter_from(from).collect::<Vec<_>>(), above, "from {from}");
             let want: Vec<_> = above.iter().copied().chain(every.iter().copied().filter(|&c| c < from)).collect();
             assert_eq!(w.iter_wrap(from).collect::<Vec<_>>(), want, "from {from}");
-            let by_words: Vec<_> = w.wrap_words(from).flat_map(|(i, bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| i * 64 + b)).collect();
+            let by_words: Vec<_> =
+                w.wrap_words(from).flat_map(|(i, bits)| (0..64).filter(move |b| bits >> b & 1 == 1).map(move |b| i * 64 + b)).collect();
             assert_eq!(by_words, want, "words from {from}");
         }
         assert_eq!(CpuMask::next_in_neither(&a, &b, MAX_CPUS - 1, MAX_CPUS), Some(MAX_CPUS - 1));

@@ -204,10 +204,7 @@ pub struct FeatureInfo {
 
 /// Lists the feature table with defaults for a profile and architecture.
 pub fn list(v: KernelVersion, arch: Arch) -> Vec<FeatureInfo> {
-    FEATURE_TABLE
-        .iter()
-        .map(|&(_, name, default, reason)| FeatureInfo { name, default: default.eval(v, arch), reason })
-        .collect()
+    FEATURE_TABLE.iter().map(|&(_, name, default, reason)| FeatureInfo { name, default: default.eval(v, arch), reason }).collect()
 }
 
 #[cfg(test)]

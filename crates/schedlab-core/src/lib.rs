@@ -33,11 +33,11 @@ macro_rules! cost {
 }
 
 pub mod api;
-pub mod bench;
 pub mod bandwidth;
+pub mod bench;
 pub mod cost;
-pub mod cpumask;
 pub mod cpuidle;
+pub mod cpumask;
 pub mod eas;
 pub mod energy_model;
 pub mod engine;
@@ -52,9 +52,9 @@ pub mod mm;
 pub mod provenance;
 pub mod rng;
 pub mod rt;
+pub mod scenario;
 mod sched;
 pub mod state;
-pub mod scenario;
 pub mod time;
 pub mod timers;
 pub mod topology;

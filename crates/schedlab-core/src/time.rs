@@ -48,13 +48,10 @@ pub const MAX_SIM_NS: Ns = 1 << 62;
 /// Returns a message naming what was expected when the text has no known unit.
 pub fn parse_duration(text: &str) -> Result<Ns, String> {
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("'{t}' has no unit: expected a number with ns, us, ms or s"))?;
+    let split =
+        t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| format!("'{t}' has no unit: expected a number with ns, us, ms or s"))?;
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{t}' is not a number followed by a unit"))?;
+    let value: f64 = num.parse().map_err(|_| format!("'{t}' is not a number followed by a unit"))?;
     let scale = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,

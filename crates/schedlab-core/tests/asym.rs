@@ -1,13 +1,15 @@
 //! Asymmetric capacity (Pixel 6: 4 A55 of capacity 160, 2 A76 of 498, 2 X1 of 1024) and
 //! the cluster level (Kunpeng 920).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 
 fn pixel6(features: &str, tasks: &str, seconds: f64) -> schedlab_core::RunResult {
     run_toml(
-        &format!("[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"),
+        &format!(
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"
+        ),
         1,
     )
 }
@@ -52,7 +54,9 @@ fn the_cluster_level_spreads_tasks_over_clusters() {
             tasks += &format!("[[tasks]]\nname = \"h{i}\"\ncpu = {i}\naffinity = \"0-31\"\nprogram = [{{ run = \"1000s\" }}]\n");
         }
         let r = run_toml(
-            &format!("[machine]\npreset = \"kunpeng-920-2s\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}[run]\nduration_s = 0.5\n"),
+            &format!(
+                "[machine]\npreset = \"kunpeng-920-2s\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}[run]\nduration_s = 0.5\n"
+            ),
             1,
         );
         r.tasks.iter().map(|t| t.nr_migrations).sum::<u64>()

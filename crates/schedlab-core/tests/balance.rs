@@ -1,7 +1,7 @@
 //! Load balance between busy CPUs: calculate_imbalance()'s spare-capacity cases
 //! (issue 29 item 3).
 
-mod common;
+use crate::common;
 
 fn hogs(n: usize, cores: usize, profile: &str, group: bool, seconds: f64) -> String {
     let (g, ga) = if group { ("[[groups]]\nname = \"probe\"\n", "group = \"probe\"\n") } else { ("", "") };

@@ -426,7 +426,13 @@ fn fibtest_fast_thread_gets_more_without_slice_expiry() {
         eprintln!(
             "fibtest N={n:>2}, ticks on the period grid: fast thread {:>5.1} ms with expiry, {:>5.1} ms inverted, \
              {:>5.1} ms without, ratio {:>5.2}; group {:.1}/{:.1}/{:.1} ms; nr_throttled {thr_with}/{thr_inv}/{thr_without} of 50",
-            ms(with), ms(inv), ms(without), without as f64 / with.max(1) as f64, ms(g_with), ms(g_inv), ms(g_without),
+            ms(with),
+            ms(inv),
+            ms(without),
+            without as f64 / with.max(1) as f64,
+            ms(g_with),
+            ms(g_inv),
+            ms(g_without),
         );
         assert!(without >= with, "N={n}: {without} < {with}");
         let (mut sum_with, mut sum_without) = (0, 0);
@@ -439,7 +445,9 @@ fn fibtest_fast_thread_gets_more_without_slice_expiry() {
         }
         eprintln!(
             "fibtest N={n:>2}, mean over tick phases 0/250/500/750 µs: {:>5.1} ms with expiry, {:>5.1} ms without, ratio {:>5.2}",
-            ms(sum_with / 4), ms(sum_without / 4), sum_without as f64 / sum_with.max(1) as f64,
+            ms(sum_with / 4),
+            ms(sum_without / 4),
+            sum_without as f64 / sum_with.max(1) as f64,
         );
     }
 }

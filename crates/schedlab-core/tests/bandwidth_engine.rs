@@ -1,6 +1,6 @@
 //! CFS bandwidth control driven by the engine (the state machine has its own tests).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

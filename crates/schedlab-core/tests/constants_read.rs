@@ -6,7 +6,7 @@
 //! not list is changed, one at a time, and the result must stay byte-identical. A read
 //! that a pricing path forgot to record fails here.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,6 +1,6 @@
 //! The simulation core's analytic cases, invariants and determinism (issue: core).
 
-mod common;
+use crate::common;
 
 use common::{run_ns, run_toml, scenario};
 use schedlab_core::api::{run, RunOptions};

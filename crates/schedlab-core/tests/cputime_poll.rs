@@ -3,7 +3,7 @@
 //! update_curr(), so the kernel sees an EEVDF slice or a group's runtime run out at the
 //! read, not at the next tick (issue 29 item 2: validate-host's probe spins this way).
 
-mod common;
+use crate::common;
 
 fn two_hogs(poll: &str, quota: &str) -> String {
     format!(

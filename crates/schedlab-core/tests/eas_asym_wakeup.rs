@@ -4,7 +4,7 @@
 //! 498, 2 X1 of 1024). The performance governor (the default) and MISFIT off, so only
 //! the wakeup path places the task.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::trace::TraceEvent;
@@ -13,12 +13,7 @@ use schedlab_core::trace::TraceEvent;
 fn switches(toml: &str) -> Vec<(u64, usize)> {
     let s = common::scenario(toml);
     let out = run(&s, 1, &RunOptions { trace: true, ..Default::default() }).unwrap();
-    out.trace
-        .unwrap()
-        .records
-        .iter()
-        .filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu)))
-        .collect()
+    out.trace.unwrap().records.iter().filter_map(|r| matches!(r.event, TraceEvent::Switch { next: 1, .. }).then_some((r.ts, r.cpu))).collect()
 }
 
 /// A task runs 40 ms of work flat out on the A55s (256 ms at capacity 160: util_avg near

@@ -2,7 +2,7 @@
 //! the cheapest allowed CPU on the same snapshot. Recording must not move the run, and
 //! the judge must find the misses feec's candidate restriction makes.
 
-mod common;
+use crate::common;
 
 use common::scenario;
 use schedlab_core::api::{run, RunOptions};

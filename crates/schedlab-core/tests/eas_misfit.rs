@@ -2,7 +2,7 @@
 //! the kernel's task_fits_cpu() reads: the task's clamps (util_fits_cpu(), 6.2+: a
 //! uclamp_max at or under the CPU's capacity fits) and util_est.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;

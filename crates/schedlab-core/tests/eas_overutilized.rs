@@ -5,7 +5,7 @@
 //! load_balance(), which reads each idle CPU's util as its last blocked-load update left
 //! it (nohz_newidle_balance() / NOHZ_STATS_KICK every LOAD_AVG_PERIOD ms).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;
@@ -37,7 +37,9 @@ fn hog(exits: bool) -> String {
 ///   busy interval has passed, max_interval (2 x 8 CPUs = 16 ms) x busy_factor 16 - one
 ///   jiffy = 252 ms, plus up to a period (10 ms) and a jiffy (4 ms at HZ 250) for the
 ///   tick to land while the task runs.
+///
 /// 10.3 + 32 + 10 + 252 + 14 = 318.3 ms.
+#[allow(clippy::approx_constant)] // 318.3 ms, the sum above: near 1/pi by chance
 const CLEAR_BOUND_S: f64 = 0.3183;
 
 #[test]

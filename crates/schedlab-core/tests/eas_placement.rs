@@ -3,7 +3,7 @@
 //! capacity alone. Each case is run with the mechanism and without it (ENERGY_AWARE off,
 //! or no clamp), the same schedutil governor in both.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;
@@ -83,4 +83,3 @@ fn eas_spends_less_energy_on_a_periodic_set() {
     let work = |r: &RunResult| r.tasks.iter().map(|t| t.work_done_ns).sum::<u64>() as f64;
     assert!(work(&with) > 0.99 * work(&without), "{} vs {}", work(&with), work(&without));
 }
-

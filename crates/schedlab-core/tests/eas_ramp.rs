@@ -4,7 +4,7 @@
 //! RampUp shape) starts on a little CPU and leaves it once PELT crosses the little
 //! CPU's capacity margin. Phases are consecutive counted loops (rt-app's phases).
 
-mod common;
+use crate::common;
 
 use common::scenario;
 
@@ -36,6 +36,7 @@ fn ramp(features: &str) -> Vec<(u64, usize)> {
 ///   up to fits_capacity()'s margin 160 x 1024 / 1280 = 128: tau x ln(28.8 / 16) = 27.1 ms;
 /// - then the tick that sees it (update_misfit_status(), check_update_overutilized_status())
 ///   and the kick or wakeup that moves it: two jiffies at HZ 250, 8 ms.
+///
 /// 428.8 + 27.1 + 8 = 463.9 ms.
 const MOVE_BOUND_NS: u64 = 463_900_000;
 

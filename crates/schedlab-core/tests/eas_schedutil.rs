@@ -1,7 +1,7 @@
 //! schedutil on the Pixel 6's clusters: work runs at the speed of the OPP the governor
 //! picks, and the performance governor (the default) keeps the top OPP's timing.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;

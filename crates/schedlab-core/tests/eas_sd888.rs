@@ -2,7 +2,7 @@
 //! 1 X1 of 1024) with the vendor kernel's Energy Model (`[machine.energy_model] kernel =
 //! "vendor"`); mainline runs it without one, and so without EAS or schedutil.
 
-mod common;
+use crate::common;
 
 use common::{run_toml, scenario};
 use schedlab_core::RunResult;
@@ -90,9 +90,12 @@ fn bad_energy_model_tables_name_the_field() {
     assert!(err("snapdragon-888", "kernel = \"vendor\"\nvoltage = \"typical\"").contains("expected \"low\", \"centre\" or \"high\""));
     assert!(err("snapdragon-888", "kernel = \"vendor\"\nvoltage = { cortex-a76 = \"low\" }").contains("no core type 'cortex-a76'"));
     // One end per core type: the others stay at the centre.
-    let toml = format!("[machine]\npreset = \"snapdragon-888\"\n[machine.energy_model]\nkernel = \"vendor\"\nvoltage = {{ cortex-a55 = \"low\" }}\n{TASK}");
+    let toml =
+        format!("[machine]\npreset = \"snapdragon-888\"\n[machine.energy_model]\nkernel = \"vendor\"\nvoltage = {{ cortex-a55 = \"low\" }}\n{TASK}");
     let m = schedlab_core::api::build_machine(&scenario(&toml).machine).unwrap();
-    let centre = schedlab_core::topology::preset_energy::sd888_vendor_domain("cortex-a55", schedlab_core::topology::preset_energy::VoltageEnd::Centre).unwrap();
+    let centre =
+        schedlab_core::topology::preset_energy::sd888_vendor_domain("cortex-a55", schedlab_core::topology::preset_energy::VoltageEnd::Centre)
+            .unwrap();
     assert!(m.perf_domain(0).unwrap().active_power_mw() < centre.active_power_mw());
     assert!(m.perf_domain(7).unwrap().source.contains("'centre'"));
 }

@@ -3,7 +3,7 @@
 //! kernel's uclamp_tg_restrict() does (the task's request clamped into the group's
 //! effective [min, max]; the group's effective values capped by its parent's).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 use schedlab_core::RunResult;
@@ -54,6 +54,6 @@ fn a_groups_uclamp_restricts_its_tasks() {
 fn a_bad_group_uclamp_is_refused() {
     let toml = "[machine]\npreset = \"pixel6\"\n[kernel]\ngovernor = \"schedutil\"\n[[groups]]\nname = \"g\"\nuclamp_min = 120.0\n[[tasks]]\nname = \"t\"\ngroup = \"g\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
     let s = common::scenario(toml);
-    let e = schedlab_core::api::run(&s, 1, &Default::default()).err().expect("refused").to_string();
+    let e = schedlab_core::api::run(&s, 1, &Default::default()).expect_err("refused").to_string();
     assert!(e.contains("groups[0].uclamp_min") && e.contains("0..100"), "{e}");
 }

@@ -1,6 +1,6 @@
 //! EEVDF mechanisms seen from a run: delayed dequeue (6.12+).
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

@@ -38,11 +38,8 @@ fn fuzz_crashes_stay_fixed() {
                 assert!(e.to_string().starts_with(&name), "{name}: error does not name the file: {e}");
             }
             Ok(s) => {
-                let opts = RunOptions {
-                    check_invariants: true,
-                    limits: Limits { max_events: Some(30_000), ..Default::default() },
-                    ..Default::default()
-                };
+                let opts =
+                    RunOptions { check_invariants: true, limits: Limits { max_events: Some(30_000), ..Default::default() }, ..Default::default() };
                 match run(&s, 7, &opts) {
                     Ok(_) | Err(SimError::Scenario(_)) | Err(SimError::Limit(_)) => {}
                     Err(e) => panic!("{name}: {e}"),

@@ -1,6 +1,6 @@
 //! Group scheduling entities: cpu.weight / cpu.shares between groups, hierarchy.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 

@@ -130,11 +130,8 @@ fn the_pre_6_0_dummy_wait_delays_io_port_wakeups() {
 #[test]
 fn a_guest_halt_pays_the_hypervisor_stage_its_idle_time_reached() {
     let timer = |sleep_us: u64, ladder: bool, qos0: bool| {
-        let ladder = if ladder {
-            "[machine.guest_halt]\nkind = \"measured\"\nsource = \"test\"\nstages = [[0, 0], [200, 9], [5000, 50]]\n"
-        } else {
-            ""
-        };
+        let ladder =
+            if ladder { "[machine.guest_halt]\nkind = \"measured\"\nsource = \"test\"\nstages = [[0, 0], [200, 9], [5000, 50]]\n" } else { "" };
         let qos = if qos0 { ", cpuidle_latency_req_ns = 0" } else { "" };
         let s = scenario(&format!(
             "[machine]\npreset = \"xeon-80\"\n{ladder}[kernel]\nprofile = \"6.6\"\ntunables = {{ timer_slack_ns = 0{qos} }}\n\

@@ -241,7 +241,10 @@ fn a_scenario_exports_to_rt_app_and_comes_back_unchanged() {
     let e = export(&s, 1).unwrap();
     let text = serde_json::to_string_pretty(&e.doc).unwrap();
     let back = import(&text, "exported.json", &RtAppOptions::default()).unwrap().scenario;
-    assert_eq!(back.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>(), s.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>());
+    assert_eq!(
+        back.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>(),
+        s.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>()
+    );
     assert_eq!(back.templates.iter().map(|t| &t.program).collect::<Vec<_>>(), s.templates.iter().map(|t| &t.program).collect::<Vec<_>>());
     assert_eq!(back.machine, s.machine);
     let mut lossy = busy_scenario();
@@ -328,8 +331,10 @@ fn schbench_exports_to_events_rt_app_1_0_runs() {
     let e = export(&s, 1).unwrap();
     // rt-app 1.0 knows these and nothing newer; schedlab.mark/record are measurement
     // only (rt-app skips them without changing what the threads do).
-    let v1_0 = ["lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem",
-        "iorun", "yield", "barrier"];
+    let v1_0 = [
+        "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "mem", "iorun", "yield",
+        "barrier",
+    ];
     for (thread, key, _) in event_keys(&e.doc) {
         let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
         assert!(v1_0.contains(&base) || base == "loop" || base == "schedlab.mark" || base == "schedlab.record", "{thread}: {key}");
@@ -359,7 +364,11 @@ fn schbench_exports_to_events_rt_app_1_0_runs() {
 
 #[test]
 fn steps_rt_app_has_no_form_for_are_refused_naming_task_and_step() {
-    let hb = Scenario::from_toml_str("[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"hackbench\"\nparams = { groups = 1, fds = 2 }\n[run]\nuntil = \"workload_done\"\n", "hb.toml").unwrap();
+    let hb = Scenario::from_toml_str(
+        "[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"hackbench\"\nparams = { groups = 1, fds = 2 }\n[run]\nuntil = \"workload_done\"\n",
+        "hb.toml",
+    )
+    .unwrap();
     let err = export(&hb, 1).unwrap_err();
     assert_eq!(err.field, "tasks.sender-0.0.program[1].loop.body[1]", "{err}");
     assert!(err.message.starts_with("step 'send' has no rt-app form"), "{err}");

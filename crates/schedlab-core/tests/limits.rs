@@ -1,7 +1,7 @@
 //! Run limits stop a run cleanly with a partial result marked as such; memory is
 //! checked before the run is built; a deadlock names the tasks left blocked.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, Limits, RunOptions};
 use schedlab_core::{RunResult, SimError};

@@ -60,9 +60,8 @@ fn op() -> impl Strategy<Value = Op> {
 fn schedule(churn: bool) -> impl Strategy<Value = (usize, Vec<(usize, u16)>, Vec<Op>)> {
     (1usize..=10).prop_flat_map(move |nr_cpus| {
         let threads = prop::collection::vec((0usize..2, any::<u16>()), 1..=8);
-        let ops = prop::collection::vec(op(), 1..160).prop_map(move |ops| {
-            ops.into_iter().filter(|o| churn || !matches!(o, Op::Exit { .. } | Op::Widen { .. })).collect()
-        });
+        let ops = prop::collection::vec(op(), 1..160)
+            .prop_map(move |ops| ops.into_iter().filter(|o| churn || !matches!(o, Op::Exit { .. } | Op::Widen { .. })).collect());
         (Just(nr_cpus), threads, ops)
     })
 }
@@ -121,8 +120,7 @@ fn play(policy: CidPolicy, nr_cpus: usize, threads: &[(usize, u16)], ops: &[Op],
             Op::Advance { ns } => now += ns,
             Op::Migrate { pick, cpu } => {
                 let cpu = cpu % nr_cpus;
-                let cands: Vec<usize> =
-                    (0..n).filter(|&t| idle(t, &running, &exited) && mask[t].test(cpu) && task_cpu[t] != cpu).collect();
+                let cands: Vec<usize> = (0..n).filter(|&t| idle(t, &running, &exited) && mask[t].test(cpu) && task_cpu[t] != cpu).collect();
                 if let Some(&t) = cands.get(pick % cands.len().max(1)) {
                     st.migrate(t, task_cpu[t], cpu, now);
                     task_cpu[t] = cpu;
@@ -144,12 +142,8 @@ fn play(policy: CidPolicy, nr_cpus: usize, threads: &[(usize, u16)], ops: &[Op],
         }
         st.check_invariants().unwrap();
         for &mm in &mms {
-            let mut cids: Vec<u32> = running
-                .iter()
-                .flatten()
-                .filter(|&&t| threads[t].0 == mm)
-                .map(|&t| st.cid_of(t).expect("running thread has a cid"))
-                .collect();
+            let mut cids: Vec<u32> =
+                running.iter().flatten().filter(|&&t| threads[t].0 == mm).map(|&t| st.cid_of(t).expect("running thread has a cid")).collect();
             let len = cids.len();
             cids.sort_unstable();
             cids.dedup();
@@ -367,13 +361,8 @@ fn touch_cost_grows_with_the_distance_the_data_comes_from() {
         }
         c.touch((0, 0), 0, AREA, 1_000).ns
     };
-    let places: Vec<(CpuId, Distance)> = vec![
-        (0, Distance::SameCpu),
-        (8, Distance::SmtSibling),
-        (1, Distance::SameLlc),
-        (2, Distance::SamePackage),
-        (4, Distance::OtherPackage),
-    ];
+    let places: Vec<(CpuId, Distance)> =
+        vec![(0, Distance::SameCpu), (8, Distance::SmtSibling), (1, Distance::SameLlc), (2, Distance::SamePackage), (4, Distance::OtherPackage)];
     let costs: Vec<Ns> = places
         .iter()
         .map(|&(w, d)| {
@@ -477,15 +466,7 @@ struct Outcome {
 /// Replays the benchmark: worker i pinned to `cpus[i]`, the main thread (allowed on all
 /// of them) creates the workers; all register, meet at a barrier, sleep rank × delay,
 /// warm up, then do 5 timed passes separated by delay × T of sleep.
-fn intermittent(
-    m: &Machine,
-    cpus: &[CpuId],
-    ix: Indexing,
-    delay: Ns,
-    hz: u32,
-    params: &CacheParams,
-    seed: u64,
-) -> Outcome {
+fn intermittent(m: &Machine, cpus: &[CpuId], ix: Indexing, delay: Ns, hz: u32, params: &CacheParams, seed: u64) -> Outcome {
     let t_n = cpus.len();
     let tick_ns = 1_000_000_000 / hz as Ns;
     let mut rng = Pcg64::seed_from_u64(seed);
@@ -564,9 +545,7 @@ fn intermittent(
                         }
                     }
                     2 => q.push(Reverse((wake(now + rank[w] as Ns * delay, &mut rng), Ev::Start(w)))),
-                    p if p < 2 + TIMED_PASSES => {
-                        q.push(Reverse((wake(now + delay * t_n as Ns, &mut rng), Ev::Start(w))))
-                    }
+                    p if p < 2 + TIMED_PASSES => q.push(Reverse((wake(now + delay * t_n as Ns, &mut rng), Ev::Start(w)))),
                     _ => {}
                 }
             }
@@ -588,11 +567,9 @@ fn intermittent_burst_pattern_cache_local_keeps_data_near() {
     ];
     let deep = CacheParams::for_machine(&m);
     let shallow = CacheParams { private_flush_idle_ns: None, ..deep.clone() };
-    for (label, params, delay) in [
-        ("deep C-state (default)", &deep, 200 * MS),
-        ("deep C-state (default)", &deep, 10 * MS),
-        ("shallow C-states", &shallow, 200 * MS),
-    ] {
+    for (label, params, delay) in
+        [("deep C-state (default)", &deep, 200 * MS), ("deep C-state (default)", &deep, 10 * MS), ("shallow C-states", &shallow, 200 * MS)]
+    {
         eprintln!("\n{} ms delay, HZ=250, {label}: mean ns per 16 KiB pass", delay / MS);
         eprintln!(
             "{:<18}{:>9}{:>12}{:>13}{:>8}  legacy lines by place / scans in timed passes",
@@ -600,13 +577,8 @@ fn intermittent_burst_pattern_cache_local_keeps_data_near() {
         );
         for (name, cpus) in &configs {
             let run = |ix| intermittent(&m, cpus, ix, delay, 250, params, 1);
-            let (pc, lg, cl) = (
-                run(Indexing::CpuId),
-                run(Indexing::Cid(CidPolicy::Legacy)),
-                run(Indexing::Cid(CidPolicy::CacheLocal)),
-            );
-            let places: Vec<String> =
-                PLACES.iter().zip(lg.lines).filter(|p| p.1 > 0).map(|(p, n)| format!("{p}={n}")).collect();
+            let (pc, lg, cl) = (run(Indexing::CpuId), run(Indexing::Cid(CidPolicy::Legacy)), run(Indexing::Cid(CidPolicy::CacheLocal)));
+            let places: Vec<String> = PLACES.iter().zip(lg.lines).filter(|p| p.1 > 0).map(|(p, n)| format!("{p}={n}")).collect();
             eprintln!(
                 "{name:<18}{:>9.0}{:>12.0}{:>13.0}{:>7.2}x  {} / {}",
                 pc.mean_ns,

@@ -1,6 +1,6 @@
 //! The per-mm mechanisms driven by the engine: rseq_burst and swap_bench end to end.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 
@@ -111,7 +111,12 @@ fn running_mappers_take_shootdown_ipis_on_x86_and_batching_cuts_them() {
     // The mappers run on their CPUs: their TLBs must be shot down with IPIs, one round per
     // page synchronously, one per batch of SWAP_CLUSTER_MAX when batched.
     assert!(sync.summary["tlb_ipis"] > 0.0, "{:?}", sync.summary);
-    assert!(batched.summary["tlb_ipi_rounds"] * 8.0 < sync.summary["tlb_ipi_rounds"], "{} vs {}", batched.summary["tlb_ipi_rounds"], sync.summary["tlb_ipi_rounds"]);
+    assert!(
+        batched.summary["tlb_ipi_rounds"] * 8.0 < sync.summary["tlb_ipi_rounds"],
+        "{} vs {}",
+        batched.summary["tlb_ipi_rounds"],
+        sync.summary["tlb_ipi_rounds"]
+    );
     assert!(batched.workload["elapsed_s"] < sync.workload["elapsed_s"]);
     // Mappers that sleep most of the time leave their CPUs lazy: fewer IPIs.
     let sleepy = run(false, "50ms");

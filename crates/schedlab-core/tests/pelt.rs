@@ -1,7 +1,7 @@
 //! PELT as the engine keeps it: the averages follow duty cycles, decay while blocked,
 //! are capacity-invariant, and drive wake_affine as the kernel's cpu_load() does.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 
@@ -62,7 +62,9 @@ fn wake_affine_weighs_cpu_load_averages() {
                  [[tasks]]\nname = \"p\"\ncpu = 1\nprogram = [{ loop = { count = 15, body = [{ sleep = \"10ms\" }, { run = \"50us\" }] } }, { wait = \"c\" }, { run = \"50us\" }, { sleep = \"10s\" }]";
     let run = |features: &str| {
         let r = run_toml(
-            &format!("[machine]\ntopo = {{ cores = 2 }}\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = 0.3\n"),
+            &format!(
+                "[machine]\ntopo = {{ cores = 2 }}\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = 0.3\n"
+            ),
             1,
         );
         r.tasks.iter().find(|t| t.name == "p").unwrap().nr_migrations

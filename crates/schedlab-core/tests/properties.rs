@@ -18,7 +18,7 @@
 //! never runs is caught there).
 //!
 //! ```text
-//! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test properties -- --nocapture
+//! SCHEDLAB_LONG_PROPTEST=10000 cargo test --release -p schedlab-core --test integration -- properties:: --nocapture
 //! ```
 //!
 //! It prints its seed first (and again with any failure); `SCHEDLAB_PROPTEST_SEED=N`
@@ -33,11 +33,12 @@ use schedlab_core::api::{run, RunOptions};
 use schedlab_core::topology::presets::PRESET_NAMES;
 use schedlab_core::Scenario;
 
-mod common;
+use crate::common;
 
 /// One profile per era the model distinguishes (bandwidth expiry modes, burst, CFS and
 /// EEVDF, mm_cid and its cache-local form, the timer pull model), and the range's ends.
-const PROFILES: &[&str] = &["3.0", "3.10", "3.16", "4.14", "4.18", "5.4", "5.10", "5.14", "5.15", "6.1", "6.4", "6.5", "6.6", "6.9", "6.12", "6.13", "6.18", "7.0"];
+const PROFILES: &[&str] =
+    &["3.0", "3.10", "3.16", "4.14", "4.18", "5.4", "5.10", "5.14", "5.15", "6.1", "6.4", "6.5", "6.6", "6.9", "6.12", "6.13", "6.18", "7.0"];
 
 fn step() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -56,7 +57,9 @@ fn step() -> impl Strategy<Value = String> {
         (1u32..10).prop_map(|ms| format!("{{ wait_timeout = {{ channel = \"ch2\", timeout = \"{ms}ms\" }} }}")),
         (500u32..5000).prop_map(|us| format!("{{ periodic = {{ period = \"{us}us\" }} }}")),
         (1u32..32, any::<bool>()).prop_map(|(kib, cid)| format!(
-            "{{ touch_area = {{ bytes = {}, index = \"{}\" }} }}", kib * 1024, if cid { "mm_cid" } else { "cpu_id" }
+            "{{ touch_area = {{ bytes = {}, index = \"{}\" }} }}",
+            kib * 1024,
+            if cid { "mm_cid" } else { "cpu_id" }
         )),
     ]
 }
@@ -87,7 +90,16 @@ fn scenario() -> impl Strategy<Value = String> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn render(machine: &str, profile: &str, teo: bool, migration: bool, timers: usize, pull: Option<bool>, tasks: &[TaskDraw], groups: (u64, u64, bool, u64)) -> String {
+fn render(
+    machine: &str,
+    profile: &str,
+    teo: bool,
+    migration: bool,
+    timers: usize,
+    pull: Option<bool>,
+    tasks: &[TaskDraw],
+    groups: (u64, u64, bool, u64),
+) -> String {
     // mm_cid on every profile (the allocator's invariants hold whatever the policy);
     // the timer pull model as the profile has it, or forced either way.
     let pull = pull.map_or(String::new(), |p| format!(", TIMER_PULL = {p}"));

@@ -2,7 +2,7 @@
 //! with their policies kept and run as those classes (issue 35); a deadline set above
 //! the admissible bandwidth can run with the refused task left SCHED_OTHER.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::interchange::rt_app::{import, RtAppOptions};

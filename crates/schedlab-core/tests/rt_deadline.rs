@@ -1,6 +1,6 @@
 //! SCHED_DEADLINE on the engine (issue 35): admission, CBS, EDF and GRUB.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;
@@ -53,7 +53,9 @@ fn a_deadline_set_above_the_limit_is_refused_with_ebusy() {
     let two = format!("{}{}", dl_task("a", 30, 40, 100, ""), dl_task("b", 30, 40, 100, ""));
     run_checked(&format!("[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.6\"\n{two}[run]\nduration_s = 1\n"), 1).unwrap();
     run_checked(
-        &format!("[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.6\"\ntunables = {{ sched_rt_runtime_us = -1 }}\n{set}[run]\nduration_s = 1\n"),
+        &format!(
+            "[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nprofile = \"6.6\"\ntunables = {{ sched_rt_runtime_us = -1 }}\n{set}[run]\nduration_s = 1\n"
+        ),
         1,
     )
     .unwrap();

@@ -1,7 +1,7 @@
 //! SCHED_BATCH and SCHED_IDLE in the fair class, and the class a forked child takes
 //! (issue 35; sched/fair_policy.rs).
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;
@@ -148,7 +148,7 @@ fn forked_children_take_their_parents_class_unless_reset_on_fork() {
 #[test]
 fn sched_idle_with_a_priority_is_refused() {
     let toml = "[machine]\ntopo = { cores = 1 }\n[[tasks]]\nname = \"a\"\nsched_attr = { policy = \"SCHED_IDLE\", priority = 5 }\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1\n";
-    let e = schedlab_core::Scenario::from_toml_str(toml, "idle.toml").err().expect("refused").to_string();
+    let e = schedlab_core::Scenario::from_toml_str(toml, "idle.toml").expect_err("refused").to_string();
     assert!(e.contains("idle.toml") && e.contains("tasks[0].sched_attr.priority") && e.contains("SCHED_IDLE: expected none"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
 }

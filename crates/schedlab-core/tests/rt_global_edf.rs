@@ -1,7 +1,7 @@
 //! Global EDF for SCHED_DEADLINE (issue 35; sched/dl_balance.rs over rt/cpudl.rs):
 //! push after a pick and at wakeup, pull when a deadline task leaves, find_later_rq().
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;

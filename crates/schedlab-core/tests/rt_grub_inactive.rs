@@ -3,7 +3,7 @@
 //! inactive_task_timer()), so a reclaiming task beside it reclaims only what is really
 //! idle.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 

@@ -1,7 +1,7 @@
 //! rq->nr_running counts the RT and deadline tasks (issue 35; sched/class.rs
 //! class_nr_sync()), so the fair class's balancing sees a CPU they keep busy.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::RunResult;

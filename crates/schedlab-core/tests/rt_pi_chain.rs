@@ -1,7 +1,7 @@
 //! Priority-inheritance chains (issue 35): rt_mutex_adjust_prio_chain() passes a boost
 //! through a boosted owner that is itself blocked on another mutex.
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{run, RunOptions};
 use schedlab_core::trace::TraceEvent;

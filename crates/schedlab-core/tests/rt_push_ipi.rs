@@ -3,7 +3,7 @@
 //! task over (tell_cpu_to_push(), rto_push_irq_work_func()). With the feature off the
 //! puller takes the task at once (pull_rt_task()'s loop).
 
-mod common;
+use crate::common;
 
 use schedlab_core::api::{build_machine, run, RunOptions};
 use schedlab_core::trace::TraceEvent;

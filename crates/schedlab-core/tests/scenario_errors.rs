@@ -76,7 +76,11 @@ fn run_time_errors_name_the_field() {
         }
         other => panic!("{other:?}"),
     }
-    let s = Scenario::from_toml_str("[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"make\"\nparams = { jobz = 3 }\n[run]\nuntil = \"workload_done\"\n", "x.toml").unwrap();
+    let s = Scenario::from_toml_str(
+        "[machine]\ntopo = { cores = 2 }\n[workload]\nkind = \"make\"\nparams = { jobz = 3 }\n[run]\nuntil = \"workload_done\"\n",
+        "x.toml",
+    )
+    .unwrap();
     match schedlab_core::api::run(&s, 1, &Default::default()) {
         Err(schedlab_core::SimError::Scenario(e)) => assert!(e.field.starts_with("workload.params"), "{e}"),
         other => panic!("{other:?}"),
@@ -142,7 +146,9 @@ fn cost_overrides_are_never_clamped_in_silence() {
 
 #[test]
 fn a_cputime_poll_below_100ns_is_refused() {
-    let e = err("[machine]\ntopo = { cores = 1 }\n[[tasks]]\nname = \"t\"\ncputime_poll = \"10ns\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n");
+    let e = err(
+        "[machine]\ntopo = { cores = 1 }\n[[tasks]]\nname = \"t\"\ncputime_poll = \"10ns\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n",
+    );
     assert_eq!(e.field, "tasks[0].cputime_poll");
     assert!(e.message.contains("at least 100ns"), "{e}");
 }

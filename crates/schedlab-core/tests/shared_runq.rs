@@ -1,6 +1,6 @@
 //! The shared wakequeue: idle CPUs pull woken tasks that wait elsewhere in their LLC.
 
-mod common;
+use crate::common;
 
 use common::run_toml;
 

@@ -205,7 +205,7 @@ fn no_global_timer_is_lost_when_every_cpu_is_idle() {
         let r = out.result;
         assert_eq!(r.summary["timer_expiries"], 1.0, "{profile}");
         let kworker = r.tasks.iter().find(|t| t.name == "kworker").unwrap();
-        assert_eq!(kworker.exit_ns.is_some(), true, "{profile}: the work ran");
+        assert!(kworker.exit_ns.is_some(), "{profile}: the work ran");
         let t = out.trace.unwrap();
         let expire = t.records.iter().find(|r| matches!(r.event, TraceEvent::TimerExpire { .. })).unwrap();
         // 20 ms at HZ 1000 from the armer's jiffy: level 0 rounds up by one jiffy.

@@ -15,7 +15,13 @@ fn phone() -> Machine {
     let kinds = [("cortex-a55", 1800, 256), ("cortex-a78", 2420, 870), ("cortex-x1", 2840, 1024)];
     let cpus = (0..8)
         .map(|id| {
-            let (core_type, freq_mhz, capacity) = kinds[if id < 4 { 0 } else if id < 7 { 1 } else { 2 }];
+            let (core_type, freq_mhz, capacity) = kinds[if id < 4 {
+                0
+            } else if id < 7 {
+                1
+            } else {
+                2
+            }];
             CpuTopo { id, core: id, llc: 0, node: 0, socket: 0, capacity, freq_mhz, core_type: core_type.into() }
         })
         .collect();
@@ -50,10 +56,7 @@ fn flat(arch: Arch, n: usize) -> Machine {
 }
 
 fn before_after(m: &Machine, path: ReclaimPath) -> (ReclaimModel, ReclaimModel) {
-    (
-        ReclaimModel::new(m, false, DeferPolicy::Never).with_path(path),
-        ReclaimModel::new(m, true, DeferPolicy::Always).with_path(path),
-    )
+    (ReclaimModel::new(m, false, DeferPolicy::Never).with_path(path), ReclaimModel::new(m, true, DeferPolicy::Always).with_path(path))
 }
 
 /// `k` mappers, each having run on CPU 0 and one other CPU.
@@ -91,11 +94,7 @@ fn batched_never_waits_more_and_waits_once_per_batch() {
                         let ctx = format!("{arch:?} n={n} {path:?} k={k} free={free}");
                         assert!(b.completion_waits <= s.completion_waits, "{ctx}");
                         assert!(b.ipi_rounds <= s.ipi_rounds, "{ctx}");
-                        let expected: u64 = bat
-                            .shrink_batches(200)
-                            .iter()
-                            .map(|&size| if free { size.div_ceil(FREE_BATCH) } else { 1 })
-                            .sum();
+                        let expected: u64 = bat.shrink_batches(200).iter().map(|&size| if free { size.div_ceil(FREE_BATCH) } else { 1 }).sum();
                         assert_eq!(b.batches, expected, "{ctx}");
                         assert_eq!(s.batches, 0, "{ctx}");
                         match arch {

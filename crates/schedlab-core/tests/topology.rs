@@ -196,10 +196,7 @@ fn every_listed_preset_is_expected_and_exists() {
     for name in PRESET_NAMES {
         let m = get(name);
         assert_eq!(m.name, *name);
-        assert!(
-            name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
-            "{name} is not lower-case kebab"
-        );
+        assert!(name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{name} is not lower-case kebab");
     }
     assert!(presets::preset("ryzen-7950X").is_none());
     assert!(presets::preset("").is_none());
@@ -275,8 +272,7 @@ fn domain_levels_as_the_kernel_builds_them() {
     for e in EXPECT {
         let m = get(e.name);
         for cpu in 0..m.nr_cpus() {
-            let got: Vec<(DomainLevel, usize, usize)> =
-                m.domains[cpu].iter().map(|d| (d.level, d.span_weight(), d.groups.len())).collect();
+            let got: Vec<(DomainLevel, usize, usize)> = m.domains[cpu].iter().map(|d| (d.level, d.span_weight(), d.groups.len())).collect();
             assert_eq!(got, e.levels, "{}: CPU {cpu}", e.name);
         }
     }
@@ -392,8 +388,7 @@ fn descriptions_are_one_line_and_state_assumptions() {
 
 #[test]
 fn cost_tables_are_physical() {
-    let mut tables: Vec<(String, schedlab_core::cost::CostTable)> =
-        PRESET_NAMES.iter().map(|n| (n.to_string(), get(n).cost)).collect();
+    let mut tables: Vec<(String, schedlab_core::cost::CostTable)> = PRESET_NAMES.iter().map(|n| (n.to_string(), get(n).cost)).collect();
     tables.push(("generic_x86".into(), presets::generic_x86_costs()));
     tables.push(("generic_arm64".into(), schedlab_core::topology::preset_costs::generic_arm64_costs()));
     for (name, c) in tables {

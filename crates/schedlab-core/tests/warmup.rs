@@ -1,6 +1,6 @@
 //! `[run] warmup_s` and the stationarity check (engine/warmup.rs).
 
-mod common;
+use crate::common;
 
 use common::{run_toml, scenario};
 use schedlab_core::api::{run, RunOptions};
@@ -58,9 +58,7 @@ fn a_drifting_run_says_so_and_a_steady_one_does_not() {
     let steady = run_toml(&with_run(HOGS, "duration_s = 4.0\nwarmup_s = 0.5"), 1);
     assert!(steady.warnings.is_empty(), "{:?}", steady.warnings);
     // Drifting: a second wave of hogs starts two thirds into the run.
-    let drift = format!(
-        "{HOGS}[[tasks]]\nname = \"late\"\ncount = 2\nstart = \"3s\"\nprogram = [{{ run = \"10s\" }}]\n"
-    );
+    let drift = format!("{HOGS}[[tasks]]\nname = \"late\"\ncount = 2\nstart = \"3s\"\nprogram = [{{ run = \"10s\" }}]\n");
     let r = run_toml(&with_run(&drift, "duration_s = 4.0\nwarmup_s = 0.5"), 1);
     assert!(r.warnings.iter().any(|w| w.starts_with("not stationary: utilization")), "{:?}", r.warnings);
 }

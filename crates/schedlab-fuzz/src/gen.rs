@@ -16,7 +16,8 @@ use schedlab_core::features::FEATURE_TABLE;
 const PRESETS: &[&str] = &["ryzen-7950x", "pixel6", "snapdragon-888", "milan-72", "xeon-80", "zen3-2s"];
 /// One profile per era the model distinguishes (bandwidth modes, CFS/EEVDF, mm_cid,
 /// timer pull), plus the ends of the accepted range.
-pub const PROFILES: &[&str] = &["3.0", "3.10", "3.16", "4.14", "4.18", "5.4", "5.10", "5.14", "5.15", "6.1", "6.4", "6.5", "6.6", "6.9", "6.12", "6.13", "7.0"];
+pub const PROFILES: &[&str] =
+    &["3.0", "3.10", "3.16", "4.14", "4.18", "5.4", "5.10", "5.14", "5.15", "6.1", "6.4", "6.5", "6.6", "6.9", "6.12", "6.13", "7.0"];
 const CHANNELS: &[&str] = &["a", "b", "@c", "d"];
 
 /// A duration with a unit: mostly microseconds to milliseconds, sometimes an edge.

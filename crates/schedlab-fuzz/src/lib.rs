@@ -34,12 +34,48 @@ pub struct Target {
 
 /// Every target, in the order `scripts/fuzz` runs them.
 pub const TARGETS: &[Target] = &[
-    Target { name: "scenario_toml", about: "Scenario::from_toml_str, then what loading checks (machine, tunables, generator)", run: scenario_toml, text_seeds: true, seed_as: None },
-    Target { name: "scenario_json", about: "Scenario::from_json_str and the same checks", run: scenario_json, text_seeds: true, seed_as: Some(toml_to_json) },
-    Target { name: "fields", about: "the field parsers: durations, cpulists, cpu.max, kernel versions", run: fields, text_seeds: false, seed_as: None },
-    Target { name: "engine", about: "a drawn scenario (gen.rs) run with every invariant checked after every event", run: engine, text_seeds: false, seed_as: None },
-    Target { name: "rt_app", about: "interchange::rt_app::import (lenient JSON, every event), then the scenario's checks", run: rt_app, text_seeds: true, seed_as: None },
-    Target { name: "trace_text", about: "interchange::trace_text::parse (ftrace, trace-cmd, perf script), timelines, replay as a scenario", run: trace_text, text_seeds: true, seed_as: Some(toml_to_ftrace) },
+    Target {
+        name: "scenario_toml",
+        about: "Scenario::from_toml_str, then what loading checks (machine, tunables, generator)",
+        run: scenario_toml,
+        text_seeds: true,
+        seed_as: None,
+    },
+    Target {
+        name: "scenario_json",
+        about: "Scenario::from_json_str and the same checks",
+        run: scenario_json,
+        text_seeds: true,
+        seed_as: Some(toml_to_json),
+    },
+    Target {
+        name: "fields",
+        about: "the field parsers: durations, cpulists, cpu.max, kernel versions",
+        run: fields,
+        text_seeds: false,
+        seed_as: None,
+    },
+    Target {
+        name: "engine",
+        about: "a drawn scenario (gen.rs) run with every invariant checked after every event",
+        run: engine,
+        text_seeds: false,
+        seed_as: None,
+    },
+    Target {
+        name: "rt_app",
+        about: "interchange::rt_app::import (lenient JSON, every event), then the scenario's checks",
+        run: rt_app,
+        text_seeds: true,
+        seed_as: None,
+    },
+    Target {
+        name: "trace_text",
+        about: "interchange::trace_text::parse (ftrace, trace-cmd, perf script), timelines, replay as a scenario",
+        run: trace_text,
+        text_seeds: true,
+        seed_as: Some(toml_to_ftrace),
+    },
 ];
 
 /// A TOML scenario's first simulated millisecond as ftrace text (seeds of `trace_text`).
@@ -227,8 +263,9 @@ pub fn fields(data: &[u8]) -> Outcome {
                 cfs_quota_us: nums.next(),
                 cfs_period_us: nums.next().map(|v| v as u64),
                 cfs_burst_us: nums.next().map(|v| v as u64),
-                cpu_shares: None,
-                cpu_weight: None,
+                // The rest (shares, weight, uclamp) as absent: from_group reads only the
+                // bandwidth fields, and a field added to GroupSpec needs no change here.
+                ..Default::default()
             };
             match schedlab_core::scenario::BandwidthSpec::from_group(&g) {
                 Ok(b) => {

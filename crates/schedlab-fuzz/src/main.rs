@@ -122,7 +122,7 @@ fn run(t: &Target, o: Opts) -> i32 {
     let mut rng = Rng::new(o.rng ^ hash(&[t.name.as_bytes()]));
     if corpus.is_empty() {
         for _ in 0..32 {
-            corpus.push((0..256).map(|_| rng.next() as u8).collect());
+            corpus.push((0..256).map(|_| rng.next_u64() as u8).collect());
         }
     }
     let mut seen = HashSet::new();
@@ -181,7 +181,13 @@ fn run(t: &Target, o: Opts) -> i32 {
         }
         if Instant::now() >= next_report {
             next_report += Duration::from_secs(30);
-            eprintln!("{}: {execs} execs in {} s, corpus {}, signatures {}, crashes {crashes}", t.name, start.elapsed().as_secs(), corpus.len(), seen.len());
+            eprintln!(
+                "{}: {execs} execs in {} s, corpus {}, signatures {}, crashes {crashes}",
+                t.name,
+                start.elapsed().as_secs(),
+                corpus.len(),
+                seen.len()
+            );
         }
     }
     let _ = std::fs::remove_file(&last);

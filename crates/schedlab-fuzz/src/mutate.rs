@@ -12,7 +12,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -23,28 +23,158 @@ impl Rng {
 
     /// A number below `n` (n > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
 /// Tokens of the schema and values at the edges of what it accepts.
 pub const TOKENS: &[&str] = &[
-    "[machine]", "[kernel]", "[run]", "[[tasks]]", "[[templates]]", "[[groups]]", "[[timers]]", "[workload]",
-    "[machine.cost]", "preset", "topo", "host = true", "sockets", "llcs", "cores", "smt", "arch", "profile", "features",
-    "tunables", "name", "parent", "cpu_max", "cfs_quota_us", "cfs_period_us", "cfs_burst_us", "count", "nice",
-    "affinity", "cpu", "pin_each", "group", "process", "footprint_kib", "start", "timer_slack", "program", "kind",
-    "params", "duration_s", "until", "\"workload_done\"", "seeds", "trace", "max_events", "run", "run_exp", "sleep",
-    "sleep_exp", "sleep_timeout", "mod_timer", "del_timer", "wait_timeout", "periodic", "timer_bench", "wait",
-    "signal", "lock", "unlock", "fork", "template", "wait_children", "loop", "body", "touch_area", "touch_pages",
-    "page_out", "exit", "period", "per_cpu", "pinned", "deferrable", "work", "\"make\"", "\"pingpong\"",
-    "\"fibtest\"", "\"threadpool\"", "\"rseq_burst\"", "\"swap_bench\"", "\"ui_frame\"", "\"dbench_pairs\"",
-    "\"timer_enqueue\"", "\"ryzen-7950x\"", "\"epyc-9654-2s\"", "\"pixel6\"", "\"6.6\"", "\"5.4\"", "\"3.0\"",
-    "\"7.99\"", "hz", "nohz_full", "cpuidle_governor", "\"teo\"", "timer_migration", "watchdog_thresh",
-    "0", "-1", "1", "255", "256", "4096", "65536", "2147483647", "-2147483648", "4294967296", "9223372036854775807",
-    "18446744073709551615", "18446744073709551616", "1e308", "-0.0", "nan", "inf", "0.0", "1.5", "\"0ns\"", "\"1ns\"",
-    "\"10us\"", "\"1ms\"", "\"1s\"", "\"1e3s\"", "\"18446744073709551615ns\"", "\"99999999999s\"", "\"-1ms\"", "\"µs\"",
-    "\"0-3\"", "\"0-4095\"", "\"3-1\"", "\"0,,1\"", "\"max 100000\"", "\"1000 1000\"", " = ", "{", "}", "[", "]", ",",
-    "\"", "'", "\n", "{ }", "[]", "null", "true", "false", ":", "@",
+    "[machine]",
+    "[kernel]",
+    "[run]",
+    "[[tasks]]",
+    "[[templates]]",
+    "[[groups]]",
+    "[[timers]]",
+    "[workload]",
+    "[machine.cost]",
+    "preset",
+    "topo",
+    "host = true",
+    "sockets",
+    "llcs",
+    "cores",
+    "smt",
+    "arch",
+    "profile",
+    "features",
+    "tunables",
+    "name",
+    "parent",
+    "cpu_max",
+    "cfs_quota_us",
+    "cfs_period_us",
+    "cfs_burst_us",
+    "count",
+    "nice",
+    "affinity",
+    "cpu",
+    "pin_each",
+    "group",
+    "process",
+    "footprint_kib",
+    "start",
+    "timer_slack",
+    "program",
+    "kind",
+    "params",
+    "duration_s",
+    "until",
+    "\"workload_done\"",
+    "seeds",
+    "trace",
+    "max_events",
+    "run",
+    "run_exp",
+    "sleep",
+    "sleep_exp",
+    "sleep_timeout",
+    "mod_timer",
+    "del_timer",
+    "wait_timeout",
+    "periodic",
+    "timer_bench",
+    "wait",
+    "signal",
+    "lock",
+    "unlock",
+    "fork",
+    "template",
+    "wait_children",
+    "loop",
+    "body",
+    "touch_area",
+    "touch_pages",
+    "page_out",
+    "exit",
+    "period",
+    "per_cpu",
+    "pinned",
+    "deferrable",
+    "work",
+    "\"make\"",
+    "\"pingpong\"",
+    "\"fibtest\"",
+    "\"threadpool\"",
+    "\"rseq_burst\"",
+    "\"swap_bench\"",
+    "\"ui_frame\"",
+    "\"dbench_pairs\"",
+    "\"timer_enqueue\"",
+    "\"ryzen-7950x\"",
+    "\"epyc-9654-2s\"",
+    "\"pixel6\"",
+    "\"6.6\"",
+    "\"5.4\"",
+    "\"3.0\"",
+    "\"7.99\"",
+    "hz",
+    "nohz_full",
+    "cpuidle_governor",
+    "\"teo\"",
+    "timer_migration",
+    "watchdog_thresh",
+    "0",
+    "-1",
+    "1",
+    "255",
+    "256",
+    "4096",
+    "65536",
+    "2147483647",
+    "-2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "18446744073709551615",
+    "18446744073709551616",
+    "1e308",
+    "-0.0",
+    "nan",
+    "inf",
+    "0.0",
+    "1.5",
+    "\"0ns\"",
+    "\"1ns\"",
+    "\"10us\"",
+    "\"1ms\"",
+    "\"1s\"",
+    "\"1e3s\"",
+    "\"18446744073709551615ns\"",
+    "\"99999999999s\"",
+    "\"-1ms\"",
+    "\"µs\"",
+    "\"0-3\"",
+    "\"0-4095\"",
+    "\"3-1\"",
+    "\"0,,1\"",
+    "\"max 100000\"",
+    "\"1000 1000\"",
+    " = ",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "\"",
+    "'",
+    "\n",
+    "{ }",
+    "[]",
+    "null",
+    "true",
+    "false",
+    ":",
+    "@",
 ];
 
 /// Mutates `data` in place (`other` is a second corpus entry to splice from).
@@ -57,13 +187,13 @@ pub fn mutate(data: &mut Vec<u8>, other: &[u8], rng: &mut Rng, max_len: usize) {
             }
             1 if !data.is_empty() => {
                 let i = rng.below(data.len());
-                data[i] = rng.next() as u8;
+                data[i] = rng.next_u64() as u8;
             }
             2 => {
                 let i = rng.below(data.len() + 1);
                 let n = 1 + rng.below(8);
                 for _ in 0..n {
-                    data.insert(i, rng.next() as u8);
+                    data.insert(i, rng.next_u64() as u8);
                 }
             }
             3 if !data.is_empty() => {
@@ -101,10 +231,10 @@ pub fn mutate(data: &mut Vec<u8>, other: &[u8], rng: &mut Rng, max_len: usize) {
                 // An interesting integer over 1, 2, 4 or 8 bytes.
                 let w = [1, 2, 4, 8][rng.below(4)];
                 let i = rng.below(data.len() - w + 1);
-                let v: u64 = [0, 1, u64::MAX, 0x7f, 0x80, 0xff, 0x7fff_ffff, rng.next()][rng.below(8)];
+                let v: u64 = [0, 1, u64::MAX, 0x7f, 0x80, 0xff, 0x7fff_ffff, rng.next_u64()][rng.below(8)];
                 data[i..i + w].copy_from_slice(&v.to_le_bytes()[..w]);
             }
-            _ => data.push(rng.next() as u8),
+            _ => data.push(rng.next_u64() as u8),
         }
     }
     data.truncate(max_len);

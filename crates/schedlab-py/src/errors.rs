@@ -23,18 +23,8 @@ pyo3::create_exception!(
     SchedlabError,
     "A scenario that cannot be run as written. Attributes: origin, location (\":LINE:COL\" or \"\"), field, message; str() is one line."
 );
-pyo3::create_exception!(
-    schedlab,
-    SimulationLimitError,
-    SchedlabError,
-    "A run stopped at its event or wall-time limit."
-);
-pyo3::create_exception!(
-    schedlab,
-    InternalError,
-    SchedlabError,
-    "An internal invariant broke: a schedlab bug (please report it)."
-);
+pyo3::create_exception!(schedlab, SimulationLimitError, SchedlabError, "A run stopped at its event or wall-time limit.");
+pyo3::create_exception!(schedlab, InternalError, SchedlabError, "An internal invariant broke: a schedlab bug (please report it).");
 
 /// Formats a scenario error as one line: `ORIGIN:LINE:COL: FIELD: MESSAGE`, leaving out
 /// the parts that are unknown.
@@ -86,10 +76,9 @@ pub fn sim_error(e: &SimError) -> PyErr {
 pub fn no_panic<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => Err(InternalError::new_err(format!(
-            "internal error (a schedlab bug, please report it): {what} panicked: {}",
-            panic_message(&payload)
-        ))),
+        Err(payload) => {
+            Err(InternalError::new_err(format!("internal error (a schedlab bug, please report it): {what} panicked: {}", panic_message(&payload))))
+        }
     }
 }
 

@@ -10,13 +10,14 @@ import enum
 import os
 import sys
 import traceback
-from typing import Iterator, NoReturn
+from collections.abc import Iterator
+from typing import NoReturn
 
 import typer
 from rich.console import Console
 
-from ..errors import HostError, InputError, InternalError, ScenarioError, SimulationLimitError
 from .._signals import interrupt_status
+from ..errors import HostError, InputError, InternalError, ScenarioError, SimulationLimitError
 
 app = typer.Typer(
     name="schedlab",
@@ -63,7 +64,7 @@ class Executor(str, enum.Enum):
     serial = "serial"
 
 
-def executor_choice(executor: Executor, backend: "Executor | None") -> str:
+def executor_choice(executor: Executor, backend: Executor | None) -> str:
     """The value of ``--executor``, or of the hidden ``--backend`` (its old name) when that
     was given, with a deprecation line on stderr."""
     if backend is not None:
@@ -132,12 +133,12 @@ def errors() -> Iterator[None]:
         fail("interrupted", interrupt_status())
     except OSError as e:
         if not _path_error(e):
-            raise typer.Exit(internal_error(e))
+            raise typer.Exit(internal_error(e)) from e
         fail(f"{e.filename}: {e.strerror or e}", 2)
     except Exception as e:
         if is_usage_exit(e):
             raise
-        raise typer.Exit(internal_error(e))
+        raise typer.Exit(internal_error(e)) from e
 
 
 def _version(value: bool) -> None:

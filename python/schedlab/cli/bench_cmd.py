@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 from rich.table import Table
@@ -22,7 +21,7 @@ HEAP_OPS = 20_000_000
 
 @app.command()
 def bench(
-    cases: Optional[List[str]] = typer.Argument(None, help="Cases to run (default: all; --list names them).",
+    cases: list[str] | None = typer.Argument(None, help="Cases to run (default: all; --list names them).",
                                                  show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     list_cases: bool = typer.Option(False, "--list", help="List the cases and run nothing."),

@@ -4,22 +4,24 @@ module), tidies the help and runs it with usage errors as one line."""
 from __future__ import annotations
 
 import sys
-from typing import List, NoReturn, Optional
+from typing import NoReturn
 
 import typer
 
 from .._signals import interrupt_status
+from . import (
+    bench_cmd,  # noqa: F401  (registers bench)
+    catalog_cmd,  # noqa: F401  (registers machines, features, workloads)
+    host_cmd,  # noqa: F401  (registers validate-host)
+    interchange_cmd,  # noqa: F401  (registers export-rt-app, trace-info, replay)
+    netperf_cmd,  # noqa: F401  (registers netperf)
+    reproduce_cmd,  # noqa: F401  (registers reproduce)
+    run_cmd,  # noqa: F401  (registers run)
+    sensitivity_cmd,  # noqa: F401  (registers sensitivity)
+    studies_cmd,  # noqa: F401  (registers sweep, report, compare)
+    tools_cmd,  # noqa: F401  (registers hackbench, schbench)
+)
 from .base import app, internal_error, is_usage_exit
-from . import run_cmd  # noqa: F401  (registers run)
-from . import catalog_cmd  # noqa: F401  (registers machines, features, workloads)
-from . import reproduce_cmd  # noqa: F401  (registers reproduce)
-from . import studies_cmd  # noqa: F401  (registers sweep, report, compare)
-from . import bench_cmd  # noqa: F401  (registers bench)
-from . import host_cmd  # noqa: F401  (registers validate-host)
-from . import interchange_cmd  # noqa: F401  (registers export-rt-app, trace-info, replay)
-from . import tools_cmd  # noqa: F401  (registers hackbench, schbench)
-from . import netperf_cmd  # noqa: F401  (registers netperf)
-from . import sensitivity_cmd  # noqa: F401  (registers sensitivity)
 
 
 def _reflow(doc: str) -> str:
@@ -31,7 +33,7 @@ def _reflow(doc: str) -> str:
     out = []
     for para in inspect.cleandoc(doc).split("\n\n"):
         lines = para.split("\n")
-        if any(l.startswith((" ", "-", "*", "\b")) for l in lines):
+        if any(line.startswith((" ", "-", "*", "\b")) for line in lines):
             out.append(para)
         else:
             out.append(" ".join(" ".join(lines).split()))
@@ -63,7 +65,7 @@ def _tidy_help() -> None:
 _tidy_help()
 
 
-def main(argv: Optional[List[str]] = None) -> NoReturn:
+def main(argv: list[str] | None = None) -> NoReturn:
     """The ``schedlab`` command: ``app`` with usage errors (a bad option, a missing
     argument, an unknown command) as one line ``error: ...`` and exit status 2, like
     every other bad input, instead of click's boxed usage text."""

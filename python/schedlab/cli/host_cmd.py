@@ -6,18 +6,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
 
-from .base import app, err, errors, fail, out
 from ..validate_host.sidebyside import BUSY_CPUS
+from .base import app, err, errors, fail, out
 
 __all__ = ["validate_host_cmd"]
 
 
-def _fmt(v: Optional[float]) -> str:
+def _fmt(v: float | None) -> str:
     if v is None:
         return "—"
     if v == 0:
@@ -32,7 +31,7 @@ def _fmt(v: Optional[float]) -> str:
     return f"{v:.2e}"
 
 
-def _pct(v: Optional[float]) -> str:
+def _pct(v: float | None) -> str:
     return "—" if v is None else f"{v * 100:+.0f} %"
 
 
@@ -148,15 +147,15 @@ def print_rt_app(doc: dict) -> None:
 
 @app.command("validate-host")
 def validate_host_cmd(
-    configs: Optional[List[str]] = typer.Argument(None, help="Configurations and tools to run (default: all; --list names them).",
+    configs: list[str] | None = typer.Argument(None, help="Configurations and tools to run (default: all; --list names them).",
                                                   show_default=False),
-    seconds: Optional[float] = typer.Option(None, "--seconds", "-s", min=0.5, show_default=False,
+    seconds: float | None = typer.Option(None, "--seconds", "-s", min=0.5, show_default=False,
                                             help="Length of each workload, real and simulated (default 5; with --rt-app, the file's duration)."),
     seeds: int = typer.Option(3, "--seeds", "-n", min=1, help="Simulated seeds per configuration (averaged)."),
     repeats: int = typer.Option(3, "--repeats", "-r", min=1, help="Real runs per configuration (their mean and spread)."),
-    rt_app: Optional[Path] = typer.Option(None, "--rt-app", help="Compare this rt-app file per thread from rt-app's logs "
+    rt_app: Path | None = typer.Option(None, "--rt-app", help="Compare this rt-app file per thread from rt-app's logs "
                                           "(instead of the configurations).", show_default=False),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
+    json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
     sim_only: bool = typer.Option(False, "--sim-only", help="Run only the simulated side (no host probes)."),
     list_configs: bool = typer.Option(False, "--list", help="List the configurations and tools and exit."),
 ) -> None:
@@ -197,7 +196,7 @@ def validate_host_cmd(
             out.print(f"wrote {json_out}")
 
 
-def _rt_app_report(path: str, seconds: Optional[float], seeds: int, repeats: int, sim_only: bool, step) -> Optional[dict]:
+def _rt_app_report(path: str, seconds: float | None, seeds: int, repeats: int, sim_only: bool, step) -> dict | None:
     from ..validate_host.host import host_info
     from ..validate_host.rtapp import RtAppError, compare_file
 

@@ -10,7 +10,6 @@ table ``netperf -t UDP_RR`` prints by default)."""
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -60,8 +59,8 @@ def netperf(
     ipv6: bool = typer.Option(False, "-6", "--ipv6", help="AF_INET6 (the banner; the path costs are the same)."),
     machine: str = typer.Option("ryzen-7950x", "--machine", callback=check_machine, help="Preset or topo(S,L,C,T)."),
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:

@@ -8,14 +8,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
 
 from .._signals import interrupt_status
-from .base import app, emit, err, errors, fail, out
 from ..errors import InputError
+from .base import app, emit, err, errors, fail, out
 
 __all__ = ["sensitivity", "sensitivity_table"]
 
@@ -82,20 +81,20 @@ def sensitivity_table(rows) -> Table:
 
 @app.command()
 def sensitivity(
-    experiment: Optional[List[str]] = typer.Argument(None, help="Experiments with published figures (default: all "
+    experiment: list[str] | None = typer.Argument(None, help="Experiments with published figures (default: all "
                                                      "of them).", show_default=False),
     quick: bool = typer.Option(False, "--quick", help="Shorter runs (the experiments' quick settings)."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds at the nominal constants "
+    seeds: int | None = typer.Option(None, "--seeds", "-n", min=1, help="Seeds at the nominal constants "
                                         "(default: the verdict's)."),
     trajectories: int = typer.Option(4, "--trajectories", "-r", min=1, help="Morris trajectories (k + 1 runs each)."),
     levels: int = typer.Option(4, "--levels", min=2, help="Morris grid levels."),
-    constant: Optional[List[str]] = typer.Option(None, "--constant", help="Vary only these constants (repeatable).",
+    constant: list[str] | None = typer.Option(None, "--constant", help="Vary only these constants (repeatable).",
                                                  show_default=False),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Keep every run here and write sensitivity.json; "
+    out_dir: Path | None = typer.Option(None, "--out", help="Keep every run here and write sensitivity.json; "
                                            "rerunning with the same --out resumes.", show_default=False),
     executor: str = typer.Option("process", "--executor", "-e", help="process, thread, serial, ray or dask."),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray or Dask cluster address (default: local)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    address: str | None = typer.Option(None, "--address", help="Ray or Dask cluster address (default: local)."),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     report: bool = typer.Option(False, "--report", help="Also write sensitivity.md and report.html (charts with the "
                                 "bands as error bars, a tornado per row) into --out."),

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 __all__ = ["Report", "mpl", "PALETTE", "series_colors", "slug"]
 
@@ -183,7 +184,7 @@ def plotly_go():
     return go
 
 
-def subplots(rows: int, cols: int, titles: Optional[Sequence[str]] = None, **kw: Any):
+def subplots(rows: int, cols: int, titles: Sequence[str] | None = None, **kw: Any):
     from plotly.subplots import make_subplots
 
     return make_subplots(rows=rows, cols=cols, subplot_titles=list(titles) if titles else None, **kw)

@@ -11,8 +11,8 @@ draws its band instead: the seed spread p5..p95 widened by the constant band.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from .page import PALETTE, Report, mpl, plotly_go, subplots
 
@@ -29,7 +29,7 @@ def _panel_rows(rows, metric: str, change: bool):
 Band = tuple[float, float]  # (low, high) of the seed spread widened by the constant band
 
 
-def _errors(rs, bands: Optional[dict]) -> list[list[float]]:
+def _errors(rs, bands: dict | None) -> list[list[float]]:
     """Asymmetric error bars: the row's band where it has one, else ± std."""
     lo, hi = [], []
     for r in rs:
@@ -45,7 +45,7 @@ def _errors(rs, bands: Optional[dict]) -> list[list[float]]:
 
 
 def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], ratio: bool,
-          bands: Optional[dict] = None) -> None:
+          bands: dict | None = None) -> None:
     plt = mpl()
     go = plotly_go()
     n = len(panels)
@@ -98,8 +98,8 @@ def _draw(rep: Report, name: str, caption: str, panels: list[tuple[str, list]], 
 
 
 def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, version: str = "",
-                        title: Optional[str] = None, judged: Sequence = (), how: Optional[dict] = None,
-                        bands: Optional[dict[tuple[str, str, str, str], Band]] = None) -> Report:
+                        title: str | None = None, judged: Sequence = (), how: dict | None = None,
+                        bands: dict[tuple[str, str, str, str], Band] | None = None) -> Report:
     """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``; ``judged``
     (:func:`schedlab.reproduce.verdict.verdict_rows`) puts the verdict table first."""
     from ..reproduce.report import (SUMMARY_HEADER, VERDICT_HEADER, cal_mark, fmt, notes, simulated, summary_rows,

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .page import PALETTE, Report, mpl, plotly_go, series_colors, subplots
 
@@ -117,7 +118,7 @@ def latency_cdf(hist: dict[str, Any]) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def idle_residency(raw: dict[str, Any]) -> Optional[tuple[list[str], list[int], dict[str, list[float]], dict[str, int]]]:
+def idle_residency(raw: dict[str, Any]) -> tuple[list[str], list[int], dict[str, list[float]], dict[str, int]] | None:
     """(state names, CPUs, seconds per state per CPU, entries per state) or None when the
     result has no ``idle_states``."""
     cpus = [c for c in raw.get("cpus", []) if c.get("idle_states")]
@@ -287,7 +288,7 @@ def _idle(rep: Report, raw: dict) -> None:
     rep.figure("idle-residency", f"idle residency per cpuidle state and CPU, seed {raw.get('seed')}", fig, pfig)
 
 
-def run_report(out_dir: Path, raws: Sequence[dict], trace: Optional[str | Path], title: Optional[str] = None) -> Report:
+def run_report(out_dir: Path, raws: Sequence[dict], trace: str | Path | None, title: str | None = None) -> Report:
     """Writes the per-run report of one scenario's runs (``raws``: RunResult dicts, one
     per seed; ``trace``: the first seed's Perfetto trace, if any)."""
     from ..figures import figures

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..results import figure
 from .registry import Experiment
@@ -37,30 +38,30 @@ class Row:
     config: str
     metric: str
     unit: str
-    published: Optional[float]
-    simulated_mean: Optional[float]
-    simulated_std: Optional[float]
+    published: float | None
+    simulated_mean: float | None
+    simulated_std: float | None
     n_seeds: int
     calibrated: bool
-    ratio: Optional[float]
-    scale: Optional[float]
-    simulated_median: Optional[float] = None
-    simulated_p5: Optional[float] = None
-    simulated_p95: Optional[float] = None
+    ratio: float | None
+    scale: float | None
+    simulated_median: float | None = None
+    simulated_p5: float | None = None
+    simulated_p95: float | None = None
     # Where the published figure falls among the seeds: the percentage of per-seed values
     # below it (ties count half); None without a published figure or where every seed
     # gives the same value (the model says the outcome does not vary).
-    published_rank: Optional[float] = None
+    published_rank: float | None = None
     # --idle-check: the same row with every CPU's idle capped at its halt state, and
     # whether the effect depends on the idle states (see runner.idle_check).
-    idle_capped_mean: Optional[float] = None
-    idle_dependent: Optional[str] = None
+    idle_capped_mean: float | None = None
+    idle_dependent: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def mean_std(values: Sequence[float]) -> tuple[Optional[float], Optional[float]]:
+def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
     """Mean and sample standard deviation (0 for a single value); None if empty."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
     if not vals:
@@ -72,7 +73,7 @@ def mean_std(values: Sequence[float]) -> tuple[Optional[float], Optional[float]]
     return m, math.sqrt(var)
 
 
-def quantile(values: Sequence[float], q: float) -> Optional[float]:
+def quantile(values: Sequence[float], q: float) -> float | None:
     """The ``q`` quantile (0..1) of ``values``, linearly interpolated between order
     statistics (numpy's default); None if empty."""
     vals = sorted(v for v in values if v is not None and math.isfinite(v))
@@ -84,7 +85,7 @@ def quantile(values: Sequence[float], q: float) -> Optional[float]:
     return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
 
 
-def published_rank(values: Sequence[float], published: Optional[float]) -> Optional[float]:
+def published_rank(values: Sequence[float], published: float | None) -> float | None:
     """Percentage of ``values`` below ``published`` (ties count half): where one published
     run falls in the distribution the seeds give. None if there is no published figure or
     the values do not vary."""
@@ -95,12 +96,12 @@ def published_rank(values: Sequence[float], published: Optional[float]) -> Optio
     return 100.0 * below / len(vals)
 
 
-def _spread(vals: Sequence[float], published: Optional[float] = None) -> dict[str, Optional[float]]:
+def _spread(vals: Sequence[float], published: float | None = None) -> dict[str, float | None]:
     return {"simulated_median": quantile(vals, 0.5), "simulated_p5": quantile(vals, 0.05),
             "simulated_p95": quantile(vals, 0.95), "published_rank": published_rank(vals, published)}
 
 
-def _ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+def _ratio(a: float | None, b: float | None) -> float | None:
     if a is None or b is None or b == 0 or not (math.isfinite(a) and math.isfinite(b)):
         return None
     return a / b
@@ -122,7 +123,7 @@ def seed_values(raws: Sequence[dict], metric: str) -> dict[int, float]:
 
 
 def value_row(exp: Experiment, machine: str, config: str, metric: str, unit: str, values: dict[int, float],
-              published: Optional[float], scale: Optional[float] = None) -> Row:
+              published: float | None, scale: float | None = None) -> Row:
     """A configuration's row: mean ± std of ``values`` (times ``scale`` if calibrated)."""
     vals = [v * scale for v in values.values()] if scale is not None else list(values.values())
     m, s = mean_std(vals)
@@ -131,7 +132,7 @@ def value_row(exp: Experiment, machine: str, config: str, metric: str, unit: str
 
 
 def change_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
-               b: dict[int, float], published: Optional[float]) -> Row:
+               b: dict[int, float], published: float | None) -> Row:
     """The change row ``"CONFIG vs BASE"``: mean over seeds of the per-seed ratio a/b, never
     calibrated."""
     paired = [a[seed] / b[seed] for seed in a if seed in b and b[seed] != 0]
@@ -141,7 +142,7 @@ def change_row(exp: Experiment, machine: str, config: str, base: str, metric: st
 
 
 def ratio_of_means_row(exp: Experiment, machine: str, config: str, base: str, metric: str, a: dict[int, float],
-                       b: dict[int, float], published: Optional[float]) -> Row:
+                       b: dict[int, float], published: float | None) -> Row:
     """``"CONFIG vs BASE (ratio of means)"``: mean of ``a`` over mean of ``b`` on the seeds
     both have. Unlike the mean of per-seed ratios it does not ride a heavy tail of small
     baselines; it has no spread of its own (std, median and percentiles are null)."""

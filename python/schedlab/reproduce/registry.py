@@ -27,9 +27,10 @@ import importlib
 import json
 import pkgutil
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError, UnknownNameError, core_input
 from ..machine_names import machine_spec  # one reading of a machine name, the core's
@@ -186,10 +187,10 @@ class Experiment:
     seeds: int = 5
     quick_seeds: int = 2
     description: str = ""
-    published: Optional[list[Published]] = None
-    compare: Optional[Callable[..., list]] = None
+    published: list[Published] | None = None
+    compare: Callable[..., list] | None = None
     options: tuple[ExpOption, ...] = ()
-    verdict: Optional[Verdict] = None
+    verdict: Verdict | None = None
     # Run with the LISA-style check of EAS decisions (summary.eas_check_*; api.run's eas_check).
     eas_check: bool = False
 
@@ -212,7 +213,7 @@ class Experiment:
         opts = self.resolve_options(options)
         return self.build(machine, config, quick, **opts) if self.options else self.build(machine, config, quick)
 
-    def resolve_options(self, given: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    def resolve_options(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
         """Every declared option's value: ``given`` (converted) or the default."""
         given = dict(given or {})
         known = {o.name: o for o in self.options}
@@ -223,7 +224,7 @@ class Experiment:
                              f"{', '.join('--' + u.replace('_', '-') for u in unknown)} (its options: {flags})")
         return {n: o.convert(given[n]) if n in given else o.default for n, o in known.items()}
 
-    def with_options(self, given: Optional[dict[str, Any]] = None) -> "Experiment":
+    def with_options(self, given: dict[str, Any] | None = None) -> Experiment:
         """This experiment as run with ``given`` options: the builder gets them, and the
         published figures are dropped if an option that holds them to its default
         differs from it."""
@@ -250,7 +251,7 @@ class Experiment:
             mine.update(c.strip() for c in p.config.split(" vs "))
         return {m: [c for c in self.configs if c in need[m]] for m in self.machines if m in need}
 
-    def published_value(self, machine: str, config: str, metric: str) -> Optional[float]:
+    def published_value(self, machine: str, config: str, metric: str) -> float | None:
         for p in self.published or []:
             if p.machine == machine and p.config == config and p.metric == metric:
                 return p.value
@@ -366,7 +367,7 @@ def load_published(name: str) -> list[Published]:
     return out
 
 
-def published_source(name: str) -> Optional[Source]:
+def published_source(name: str) -> Source | None:
     """The ``[source]`` table of ``published/<name>.toml``, if any."""
     ref = resources.files(__package__).joinpath("published", f"{name}.toml")
     if not ref.is_file():
@@ -375,7 +376,7 @@ def published_source(name: str) -> Optional[Source]:
     return Source(**src) if src else None
 
 
-def seeds_for(exp: Experiment, quick: bool, n: Optional[int]) -> Sequence[int]:
+def seeds_for(exp: Experiment, quick: bool, n: int | None) -> Sequence[int]:
     """Seeds 1..N: ``n`` if given, else the experiment's (quick) default."""
     count = n if n is not None else (exp.quick_seeds if quick else exp.seeds)
     return list(range(1, max(1, count) + 1))

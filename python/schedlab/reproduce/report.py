@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
 
 from .compare import ROW_FIELDS, Row
 from .registry import Experiment
@@ -15,7 +15,7 @@ __all__ = ["fmt", "cal_mark", "verdict_summary", "rich_tables", "markdown", "wri
 CAL_MARK = "†"
 
 
-def fmt(x: Optional[float], like: Optional[float] = None) -> str:
+def fmt(x: float | None, like: float | None = None) -> str:
     """Formats a figure with about 4 significant digits; ``like`` picks the decimals (a
     spread is shown with its mean's)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from .compare import Row
 from .registry import Experiment
@@ -69,7 +69,7 @@ class Judged:
     why: str  # a few words: how far off, or which way
 
 
-def _as_ratio(row: Row, value: Optional[float]) -> Optional[float]:
+def _as_ratio(row: Row, value: float | None) -> float | None:
     """A change row's figure as a ratio (a reduction in % becomes 1 - pct/100)."""
     if value is None:
         return None

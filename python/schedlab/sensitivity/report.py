@@ -3,8 +3,9 @@ bands as error bars, and a tornado chart per row (report.html, png/)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 
@@ -116,11 +117,11 @@ def _tornado(rep, r: dict) -> None:
 
 
 def sensitivity_report(out_dir: Path, doc: dict, experiments: Sequence = (), version: str = "",
-                       title: Optional[str] = None):
+                       title: str | None = None):
     """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``."""
-    from ..reproduce.compare import Row
     from ..report.page import Report
     from ..report.reproduction import _draw, _panel_rows
+    from ..reproduce.compare import Row
 
     rep = Report(title or "schedlab sensitivity: published figures with the uncertainty of their constants",
                  Path(out_dir))

@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import InputError
 
@@ -34,7 +34,7 @@ def run_key(scenario_json: str, seed: int) -> str:
 class RunStore:
     """``get(key)`` / ``put(key, seed, result)``; in memory only when ``path`` is None."""
 
-    def __init__(self, path: Optional[Path]):
+    def __init__(self, path: Path | None):
         self.path = Path(path) if path is not None else None
         self._runs: dict[str, dict] = {}
         self._out = None
@@ -60,7 +60,7 @@ class RunStore:
     def __len__(self) -> int:
         return len(self._runs)
 
-    def get(self, key: str) -> Optional[dict]:
+    def get(self, key: str) -> dict | None:
         return self._runs.get(key)
 
     def put(self, key: str, seed: int, result: dict) -> None:
@@ -72,7 +72,7 @@ class RunStore:
         self._out.write(json.dumps({"key": key, "seed": int(seed), "result": result}, separators=(",", ":")) + "\n")
         self._out.flush()
 
-    def write_json(self, name: str, doc: Any) -> Optional[Path]:
+    def write_json(self, name: str, doc: Any) -> Path | None:
         if self.path is None:
             return None
         tmp = self.path / f".{name}.tmp"

@@ -18,8 +18,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .executors import EXECUTORS, make_executor
 from .driver import SweepOutcome, SweepStatus, run_sweep, sweep_status
+from .executors import EXECUTORS, make_executor
 from .spec import Parameter, Point, SweepSpec, load_spec, scenario_key
 from .store import Store
 

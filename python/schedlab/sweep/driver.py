@@ -14,20 +14,21 @@ from __future__ import annotations
 import concurrent.futures as cf
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 from .. import __version__
+from ..errors import InputError
 from .executors import EXECUTORS, make_executor
 from .progress import SweepProgress
 from .spec import Point, SweepSpec
 from .store import PARAM_PREFIX, Store, param_types
 from .worker import run_point
-from ..errors import InputError
 
 __all__ = ["SweepOutcome", "SweepStatus", "SweepInterrupted", "run_sweep", "sweep_status"]
 
-ExecutorLike = Union[str, cf.Executor, Callable[[], cf.Executor]]
+ExecutorLike = str | cf.Executor | Callable[[], cf.Executor]
 
 
 @dataclass
@@ -70,7 +71,7 @@ def _row(point: Point, seed: int, measured: dict[str, Any], sweep: str) -> dict[
     return row
 
 
-def _executor_factory(executor: ExecutorLike, workers: Optional[int], address: Optional[str]) -> Callable[[], cf.Executor]:
+def _executor_factory(executor: ExecutorLike, workers: int | None, address: str | None) -> Callable[[], cf.Executor]:
     if isinstance(executor, str):
         return lambda: make_executor(executor, workers, address)
     if isinstance(executor, cf.Executor):
@@ -82,13 +83,13 @@ def run_sweep(
     spec: SweepSpec,
     *,
     executor: ExecutorLike = "process",
-    workers: Optional[int] = None,
-    address: Optional[str] = None,
-    progress: Optional[bool] = None,
+    workers: int | None = None,
+    address: str | None = None,
+    progress: bool | None = None,
     flush_s: float = 2.0,
     flush_rows: int = 200,
     max_attempts: int = 3,
-    limit: Optional[int] = None,
+    limit: int | None = None,
 ) -> SweepOutcome:
     """Runs what is missing of ``spec`` into ``spec.out``; returns what happened.
 

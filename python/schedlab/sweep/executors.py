@@ -20,7 +20,8 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import InputError
 
@@ -54,7 +55,7 @@ class RayExecutor(cf.Executor):
     task (one CPU) and returns its ObjectRef's future. Ray retries a task whose worker
     died (``max_retries``)."""
 
-    def __init__(self, address: Optional[str] = None, workers: Optional[int] = None, max_retries: int = 3):
+    def __init__(self, address: str | None = None, workers: int | None = None, max_retries: int = 3):
         # Never report usage over the network; a local instance stays on the loopback
         # address (Ray's single-machine mode: it otherwise binds the host's own address).
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -90,7 +91,7 @@ class RayExecutor(cf.Executor):
             self._ray.shutdown()
 
 
-def _dask_executor(address: Optional[str], workers: Optional[int]) -> cf.Executor:
+def _dask_executor(address: str | None, workers: int | None) -> cf.Executor:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -128,7 +129,7 @@ def _ignore_sigint() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
-def make_executor(kind: str = "process", workers: Optional[int] = None, address: Optional[str] = None) -> cf.Executor:
+def make_executor(kind: str = "process", workers: int | None = None, address: str | None = None) -> cf.Executor:
     """A fresh executor of ``kind`` (one of :data:`EXECUTORS`)."""
     if kind not in EXECUTORS:
         raise InputError(f"unknown executor '{kind}': expected one of {', '.join(EXECUTORS)}")

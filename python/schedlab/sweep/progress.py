@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Optional
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -14,8 +13,8 @@ __all__ = ["SweepProgress"]
 
 
 class SweepProgress:
-    def __init__(self, name: str, total: int, done: int, *, console: Optional[Console] = None,
-                 enabled: Optional[bool] = None, every: float = 10.0):
+    def __init__(self, name: str, total: int, done: int, *, console: Console | None = None,
+                 enabled: bool | None = None, every: float = 10.0):
         self.console = console or Console(stderr=True)
         self.bar = self.console.is_terminal if enabled is None else enabled
         self.name, self.total, self.done, self.failed = name, total, done, 0
@@ -23,7 +22,7 @@ class SweepProgress:
         self._resumed = done
         self._t0 = time.monotonic()
         self._last = self._t0
-        self.progress: Optional[Progress] = None
+        self.progress: Progress | None = None
         if self.bar:
             self.progress = Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -32,7 +31,7 @@ class SweepProgress:
                 console=self.console, transient=False)
             self.task = self.progress.add_task(f"sweep {name}", total=total, completed=done, failed=0)
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.progress is not None:
             self.progress.start()
         return self
@@ -61,7 +60,7 @@ class SweepProgress:
             sys.stderr.write(text + "\n")
             sys.stderr.flush()
 
-    def eta(self) -> Optional[float]:
+    def eta(self) -> float | None:
         ran = self.done - self._resumed
         left = self.total - self.done - self.failed
         elapsed = time.monotonic() - self._t0

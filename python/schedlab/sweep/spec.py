@@ -44,7 +44,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import ScenarioError, UnknownNameError, scenario_error
 from ..scenario import Scenario, load_scenario
@@ -102,10 +102,10 @@ class SweepSpec:
     out: Path
     fixed: dict[str, Any] = field(default_factory=dict)
     parameters: list[Parameter] = field(default_factory=list)
-    listed: Optional[list[dict[str, Any]]] = None
+    listed: list[dict[str, Any]] | None = None
     report_metrics: list[str] = field(default_factory=list)
     description: str = ""
-    _points: Optional[list[Point]] = None
+    _points: list[Point] | None = None
 
     def points(self) -> list[Point]:
         if self._points is None:
@@ -183,7 +183,7 @@ def _check_unique(origin: str, where: str, p: Parameter) -> Parameter:
     return p
 
 
-def load_spec(path: str | os.PathLike, *, out: Optional[str | os.PathLike] = None) -> SweepSpec:
+def load_spec(path: str | os.PathLike, *, out: str | os.PathLike | None = None) -> SweepSpec:
     """Reads a sweep spec file. Errors are :class:`schedlab.ScenarioError` naming the
     spec file and the field (the base scenario's own errors name the base file)."""
     origin = os.fspath(path)

@@ -21,8 +21,9 @@ import fcntl
 import json
 import math
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 from ..errors import InputError
 
@@ -68,7 +69,7 @@ def _cast(v: Any, typ) -> Any:
     return v
 
 
-def arrow_table(rows: Sequence[dict[str, Any]], fixed_types: Optional[dict[str, Any]] = None):
+def arrow_table(rows: Sequence[dict[str, Any]], fixed_types: dict[str, Any] | None = None):
     """Rows (dicts) -> a pyarrow Table, columns in first-seen order, with stable types:
     ``point``/``seed``/``nr_cpus`` int64, numbers float64, text string, flags bool, and
     ``fixed_types`` for the parameter columns."""
@@ -103,7 +104,7 @@ def param_types(values_by_param: dict[str, Sequence[Any]]) -> dict[str, Any]:
     return out
 
 
-def read_parquet_dir(rows_dir: Path, columns: Optional[list[str]] = None):
+def read_parquet_dir(rows_dir: Path, columns: list[str] | None = None):
     """Every part file of ``rows_dir`` as one Arrow table (schemas unified by name: a
     column missing from a part is null there)."""
     pa, pq = _pa()
@@ -166,7 +167,7 @@ class Store:
         text = json.dumps(manifest, indent=1, ensure_ascii=False, default=str).encode()
         self._atomic_write(self.root / "sweep.json", lambda f: f.write(text))
 
-    def append(self, rows: Sequence[dict[str, Any]], fixed_types: Optional[dict[str, Any]] = None) -> Optional[Path]:
+    def append(self, rows: Sequence[dict[str, Any]], fixed_types: dict[str, Any] | None = None) -> Path | None:
         """Writes ``rows`` as one new part file (atomically); returns its path."""
         if not rows:
             return None
@@ -190,7 +191,7 @@ class Store:
         self._atomic_write(self.failure_path(key, seed), lambda f: f.write(doc))
 
     # -- reading ------------------------------------------------------------------
-    def manifest(self) -> Optional[dict[str, Any]]:
+    def manifest(self) -> dict[str, Any] | None:
         p = self.root / "sweep.json"
         if not p.is_file():
             return None

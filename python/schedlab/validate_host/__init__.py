@@ -23,23 +23,24 @@ per thread from rt-app's own logs (`rtapp.py`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
+from ..errors import UnknownNameError
 from . import sidebyside as _cmp
 from .configs import Config, configurations, scenario
 from .host import HostInfo, host_info
 from .probe import ProbeError
-from ..errors import UnknownNameError
 
 __all__ = ["validate_host", "configurations", "HostInfo"]
 
 
 def validate_host(
     seconds: float = 5.0,
-    only: Optional[list[str]] = None,
+    only: list[str] | None = None,
     seeds: int = 3,
     sim_only: bool = False,
-    on_step: Optional[Callable[[str], None]] = None,
+    on_step: Callable[[str], None] | None = None,
     repeats: int = 3,
 ) -> dict[str, Any]:
     """Runs the comparison; returns the report document (see module doc).
@@ -123,7 +124,7 @@ def validate_host(
 
 
 def _guest_halt(doc: dict[str, Any], info: HostInfo, sim_only: bool,
-                on_step: Optional[Callable[[str], None]]) -> Optional[dict[str, Any]]:
+                on_step: Callable[[str], None] | None) -> dict[str, Any] | None:
     """On a guest that idles in the bare halt, measures what leaving it costs (`halt.py`)
     and records it in the report; returns the simulated host's ladder, or None."""
     from . import halt
@@ -141,7 +142,7 @@ def _guest_halt(doc: dict[str, Any], info: HostInfo, sim_only: bool,
     return measured["guest_halt"]
 
 
-def _with_ladder(sim_doc: dict[str, Any], ladder: Optional[dict[str, Any]]) -> dict[str, Any]:
+def _with_ladder(sim_doc: dict[str, Any], ladder: dict[str, Any] | None) -> dict[str, Any]:
     if ladder is not None:
         sim_doc["machine"]["guest_halt"] = ladder
     return sim_doc

@@ -9,9 +9,8 @@ an exponentially distributed time of mean `sleep` (its duty cycle is work/(work+
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Optional
-
+from dataclasses import dataclass
+from typing import Any
 
 #: How much CPU time a bursty probe thread spins between two reads of its CPU-time
 #: clock: spin_cpu() does 1000 additions of volatile variables, then one
@@ -42,7 +41,7 @@ class Config:
     sleep_us: int = 1000
     expo: bool = True
     pin: bool = False
-    quota_us: Optional[int] = None  # None = unlimited
+    quota_us: int | None = None  # None = unlimited
     period_us: int = 100_000
     burst_us: int = 0
     rounds: int = 0
@@ -92,8 +91,8 @@ def configurations(c: int) -> list[Config]:
     ]
 
 
-def scenario(cfg: Config, host_profile: str, hz: Optional[int], seconds: float, nr_cpus: int,
-             spin: Optional[dict[str, float]] = None) -> dict[str, Any]:
+def scenario(cfg: Config, host_profile: str, hz: int | None, seconds: float, nr_cpus: int,
+             spin: dict[str, float] | None = None) -> dict[str, Any]:
     """The configuration as a schedlab scenario on the host's own topology (`nr_cpus`
     online CPUs): the same threads, limits, pinning and length as the probe's. `spin`
     (the probe's `spincal`: step_ns, read_ns) replaces the estimated clock-read interval

@@ -21,8 +21,9 @@ from __future__ import annotations
 import datetime
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from .probe import ProbeError
 
@@ -35,7 +36,7 @@ def rounds_for(sleep_us: int) -> int:
     return max(30, min(400, 300_000 // sleep_us))
 
 
-def halts_bare(cpuinfo: str, cpuidle_driver: Optional[str]) -> bool:
+def halts_bare(cpuinfo: str, cpuidle_driver: str | None) -> bool:
     """A guest (x86's `hypervisor` flag) idling in the bare halt (no cpuidle driver)."""
     flags = next((line for line in cpuinfo.splitlines() if line.startswith("flags")), "")
     return "hypervisor" in flags.split() and cpuidle_driver in (None, "none")
@@ -89,7 +90,7 @@ def medians(guest_halt: dict[str, Any]) -> list[tuple[float, float]]:
     return out
 
 
-def measure(exe: Path, on_step: Optional[Callable[[str], None]] = None) -> dict[str, Any]:
+def measure(exe: Path, on_step: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Measures every sleep length, busy then idle; returns the points and the ladder."""
     import time
 

@@ -12,7 +12,6 @@ import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Optional
 
 from .. import _core
 
@@ -21,8 +20,8 @@ from .. import _core
 class CgroupAccess:
     """Where configuration cgroups are created, or why they cannot be."""
 
-    version: Optional[int]  # 1 or 2; None = no access
-    base: Optional[str]  # directory under which per-configuration cgroups are made
+    version: int | None  # 1 or 2; None = no access
+    base: str | None  # directory under which per-configuration cgroups are made
     reason: str  # why not, or how
 
 
@@ -30,12 +29,12 @@ class CgroupAccess:
 class HostInfo:
     kernel_release: str
     profile: str  # "6.18.44": what schedlab's kernel profile is called (sublevel kept)
-    hz: Optional[int]
+    hz: int | None
     hz_source: str
     nr_cpus: int
     loadavg: str
     cgroup: CgroupAccess
-    compiler: Optional[str]
+    compiler: str | None
     # Scheduler boot parameters mainline does not have (`vendor_sched_params`): the host
     # kernel's scheduler is patched, and schedlab models mainline.
     vendor_sched: list[str] = field(default_factory=list)
@@ -83,7 +82,7 @@ def cgroup_access() -> CgroupAccess:
     return CgroupAccess(None, None, "no writable cgroup hierarchy with the cpu controller (v1 or v2) is mounted")
 
 
-def find_compiler() -> Optional[str]:
+def find_compiler() -> str | None:
     for cc in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if cc and shutil.which(cc):
             return shutil.which(cc)
@@ -132,7 +131,7 @@ def _read(path: str) -> str:
         return ""
 
 
-def cpu_busy_ns() -> Optional[int]:
+def cpu_busy_ns() -> int | None:
     """All CPUs' task time so far: user, nice, system and steal (/proc/stat, USER_HZ
     ticks -> ns). Interrupt and softirq time is left out: most of it during a
     measurement is the measured program's own (its timers' expiries, a loopback tool's

@@ -19,8 +19,6 @@ import os
 import subprocess
 import threading
 import time
-from pathlib import Path
-from typing import Optional
 
 from .configs import Config, configurations, scenario
 from .host import cgroup_access, find_compiler, host_info
@@ -68,7 +66,7 @@ def host_periods(cfg: Config, seconds: float, seed: int) -> list[dict[str, int]]
     return rows
 
 
-def sim_periods(cfg: Config, seconds: float, seed: int, profile: str, hz: Optional[int], nr_cpus: int,
+def sim_periods(cfg: Config, seconds: float, seed: int, profile: str, hz: int | None, nr_cpus: int,
                 rows: int) -> list[dict[str, int]]:
     """The simulator's cpu.stat per period: the same run stopped in the middle of each
     period (a run's first T seconds do not depend on its length), differenced."""
@@ -87,7 +85,7 @@ def sim_periods(cfg: Config, seconds: float, seed: int, profile: str, hz: Option
     return out
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("config")
     ap.add_argument("--seconds", type=float, default=10.0)

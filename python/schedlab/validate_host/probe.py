@@ -14,10 +14,10 @@ import os
 import subprocess
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-from .configs import Config
 from ..errors import HostError
+from .configs import Config
 from .host import CgroupAccess, child_cpu_ns, cpu_busy_ns
 
 SOURCE = Path(__file__).with_name("probe.c")
@@ -27,7 +27,7 @@ class ProbeError(HostError):
     """The probe could not be built or run."""
 
 
-def build_probe(cc: str, cache: Optional[Path] = None) -> Path:
+def build_probe(cc: str, cache: Path | None = None) -> Path:
     """Compiles probe.c (cached by its content's hash); returns the binary's path."""
     text = SOURCE.read_bytes()
     tag = hashlib.sha256(text).hexdigest()[:12]

@@ -34,8 +34,9 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..errors import InputError
 from .host import CgroupAccess, HostInfo, child_cpu_ns, cpu_busy_ns
@@ -128,7 +129,7 @@ def dump(v: Any) -> str:
     return json.dumps(v)
 
 
-def event_of(key: str) -> Optional[str]:
+def event_of(key: str) -> str | None:
     return next((e for e in EVENTS if key.startswith(e)), None)
 
 
@@ -159,7 +160,7 @@ def timer_threads(doc: Pairs) -> list[str]:
 
 
 # ------------------------------------------------------------------ the host side
-def rt_app_binary() -> Optional[str]:
+def rt_app_binary() -> str | None:
     return shutil.which("rt-app")
 
 
@@ -178,7 +179,7 @@ def check_binary(doc: Pairs, origin: str, binary: str) -> None:
                          "run it with upstream rt-app")
 
 
-def host_doc(doc: Pairs, logdir: str, seconds: Optional[float]) -> Pairs:
+def host_doc(doc: Pairs, logdir: str, seconds: float | None) -> Pairs:
     """The file as run on the host: logs into `logdir`, duration `seconds` if given."""
     d = json.loads(dump(doc), object_pairs_hook=Pairs)
     g = d.get("global")
@@ -234,7 +235,7 @@ def real_figures(rows: list[dict[str, int]]) -> dict[str, float]:
     return out
 
 
-def run_host(doc: Pairs, origin: str, access: CgroupAccess, seconds: Optional[float]) -> dict[str, Any]:
+def run_host(doc: Pairs, origin: str, access: CgroupAccess, seconds: float | None) -> dict[str, Any]:
     """One rt-app run in a fresh cgroup: per-thread figures, rt-app's CPU time and the
     rest of the host's meanwhile."""
     from .configs import Config
@@ -309,7 +310,7 @@ def instrumented(doc: Pairs) -> str:
     return dump(d)
 
 
-def sim_scenario(doc: Pairs, origin: str, info: HostInfo, seconds: Optional[float]) -> dict[str, Any]:
+def sim_scenario(doc: Pairs, origin: str, info: HostInfo, seconds: float | None) -> dict[str, Any]:
     from ..scenario import Scenario
 
     s = Scenario.from_rt_app(instrumented(doc), origin=origin, machine="host")
@@ -346,9 +347,9 @@ def sim_figures(doc: Pairs, raw: dict[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
-def compare_file(path: str, info: HostInfo, seconds: Optional[float], seeds: int, repeats: int, sim_only: bool,
-                 on_step: Optional[Callable[[str], None]] = None,
-                 guest_halt: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def compare_file(path: str, info: HostInfo, seconds: float | None, seeds: int, repeats: int, sim_only: bool,
+                 on_step: Callable[[str], None] | None = None,
+                 guest_halt: dict[str, Any] | None = None) -> dict[str, Any]:
     """The report of one rt-app file: per thread, real (mean and spread over `repeats`
     runs) and simulated (mean over `seeds`) figures, and rows. `guest_halt` is the
     host's measured halt ladder, if any (`halt.py`)."""

@@ -35,8 +35,8 @@ import bisect
 import re
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional
 
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+(\d+\.\d+): (\w+): (.*)$")
 FIELD = re.compile(r"(\w+)=(.*?)(?= \w+=| ==> |$)")
@@ -47,7 +47,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
     """The figures above from ftrace text lines; `is_probe(comm)` picks the threads."""
     lines = list(lines)
     state: dict[str, tuple[bool, int]] = {}  # pid -> (runnable, cpu)
-    running: dict[int, Optional[str]] = {c: None for c in range(ncpu)}
+    running: dict[int, str | None] = {c: None for c in range(ncpu)}
     since: dict[str, float] = {}
     last_waking: dict[str, float] = {}
     pending: dict[int, tuple[str, float]] = {}
@@ -60,7 +60,7 @@ def summarise(lines: Iterable[str], is_probe, ncpu: int) -> dict[str, float]:
         m = LINE.match(line)
         if not m or m.group(6) not in EVENTS:
             continue
-        ctx, cpu, flags, ts, ev = m.group(1).strip(), int(m.group(3)), m.group(4), float(m.group(5)), m.group(6)
+        ctx, cpu, _flags, ts, ev = m.group(1).strip(), int(m.group(3)), m.group(4), float(m.group(5)), m.group(6)
         if cpu >= ncpu:
             continue
         d = dict(FIELD.findall(m.group(7)))
@@ -189,7 +189,7 @@ def busy_prev_wakeups(lines: list[str], is_probe) -> tuple[int, int]:
     return n, kept
 
 
-def sim_trace(cfg, seconds: float, seed: int, profile: str, hz: Optional[int], nr_cpus: int, path: Path) -> float:
+def sim_trace(cfg, seconds: float, seed: int, profile: str, hz: int | None, nr_cpus: int, path: Path) -> float:
     """Runs the scenario with an ftrace-text trace at `path`; returns the group's usage
     in CPUs."""
     import schedlab
@@ -200,7 +200,7 @@ def sim_trace(cfg, seconds: float, seed: int, profile: str, hz: Optional[int], n
     return next(g["usage_ns"] for g in r.raw["groups"] if g["name"] == "probe") / (seconds * 1e9)
 
 
-def tracefs_root() -> Optional[Path]:
+def tracefs_root() -> Path | None:
     for line in Path("/proc/mounts").read_text().splitlines():
         parts = line.split()
         if len(parts) > 2 and parts[2] == "tracefs":
@@ -239,7 +239,7 @@ def host_trace(cfg, seconds: float, seed: int, path: Path) -> dict:
     return res
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     from .configs import configurations
     from .host import host_info
 

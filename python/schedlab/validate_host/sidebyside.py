@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Optional
+from typing import Any
 
 from .configs import Config
 
@@ -107,7 +107,7 @@ def mean_figures(runs: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.fmean(r[k] for r in runs if k in r) for k in keys}
 
 
-def rel_diff(real: float, sim: float) -> Optional[float]:
+def rel_diff(real: float, sim: float) -> float | None:
     """(sim - real) / real, or None where real is 0 (or either is not finite)."""
     if not (math.isfinite(real) and math.isfinite(sim)) or real == 0:
         return None
@@ -139,8 +139,8 @@ def spread(runs: list[dict[str, float]]) -> dict[str, tuple[float, float]]:
     return {k: (min(r[k] for r in runs if k in r), max(r[k] for r in runs if k in r)) for k in keys}
 
 
-def verdict(metric: str, real: Optional[float], sim: Optional[float],
-            band: Optional[tuple[float, float]] = None, tolerances: Optional[dict[str, tuple[str, float]]] = None) -> Optional[str]:
+def verdict(metric: str, real: float | None, sim: float | None,
+            band: tuple[float, float] | None = None, tolerances: dict[str, tuple[str, float]] | None = None) -> str | None:
     """"ok" or "off" against the metric's bar (or the real spread `band`), None without one."""
     bar = (tolerances if tolerances is not None else TOLERANCES).get(metric)
     if bar is None or real is None or sim is None:
@@ -154,9 +154,9 @@ def verdict(metric: str, real: Optional[float], sim: Optional[float],
     return "off"
 
 
-def compare(real: dict[str, float], sim: dict[str, float], spreads: Optional[dict[str, tuple[float, float]]] = None,
-            busy: bool = False, metrics: Optional[list[tuple[str, str, str]]] = None,
-            tolerances: Optional[dict[str, tuple[str, float]]] = None, vendor_placement: bool = False) -> list[dict[str, Any]]:
+def compare(real: dict[str, float], sim: dict[str, float], spreads: dict[str, tuple[float, float]] | None = None,
+            busy: bool = False, metrics: list[tuple[str, str, str]] | None = None,
+            tolerances: dict[str, tuple[str, float]] | None = None, vendor_placement: bool = False) -> list[dict[str, Any]]:
     """Rows (metric, unit, real, sim, rel_diff, spread, verdict, busy, vendor) for the
     figures either side has; `spreads` are the real runs' (min, max), `busy` marks every
     row of a configuration whose real runs shared the host with more than BUSY_CPUS of

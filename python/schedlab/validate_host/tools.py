@@ -24,9 +24,9 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
-from .host import CgroupAccess, cpu_busy_ns, child_cpu_ns
+from .host import CgroupAccess, child_cpu_ns, cpu_busy_ns
 
 # Histogram range of cyclictest's -h, µs: wakeups later than this count as overflows.
 HIST_MAX_US = 10_000
@@ -67,7 +67,7 @@ def tools(nr_cpus: int) -> list[Tool]:
     ]
 
 
-def available(tool: Tool) -> Optional[str]:
+def available(tool: Tool) -> str | None:
     """None if the program is installed, else why not."""
     if shutil.which(tool.binary) is None:
         return f"{tool.binary} is not installed (Debian: apt-get install rt-tests)"
@@ -121,7 +121,7 @@ def run_tool(tool: Tool, access: CgroupAccess, seconds: float) -> dict[str, Any]
             cg.remove()
 
 
-def hackbench_time(stdout: str) -> Optional[float]:
+def hackbench_time(stdout: str) -> float | None:
     """Seconds of hackbench's ``Time: 0.345`` line."""
     m = re.search(r"^Time:\s*([0-9.]+)", stdout, re.M)
     return float(m.group(1)) if m else None
@@ -158,7 +158,7 @@ def real_figures(tool: Tool, m: dict[str, Any]) -> dict[str, float]:
 
 
 # ------------------------------------------------------------------ the simulated side
-def scenario(tool: Tool, profile: str, hz: Optional[int], seconds: float) -> dict[str, Any]:
+def scenario(tool: Tool, profile: str, hz: int | None, seconds: float) -> dict[str, Any]:
     kernel: dict[str, Any] = {"profile": profile}
     if hz:
         kernel["tunables"] = {"hz": hz}

@@ -43,9 +43,7 @@ pub fn effective_state(drv: &IdleDriver, own: usize, core: Option<(usize, Ns)>, 
     let halt = drv.halt_state();
     match core {
         None => own.min(halt),
-        Some((s, since)) if drv.states[s].loses_private_caches && at < since.saturating_add(drv.core_flush_delay_ns) => {
-            s.min(halt)
-        }
+        Some((s, since)) if drv.states[s].loses_private_caches && at < since.saturating_add(drv.core_flush_delay_ns) => s.min(halt),
         Some((s, _)) => s,
     }
 }

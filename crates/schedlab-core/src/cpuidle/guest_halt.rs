@@ -97,7 +97,10 @@ impl GuestHaltSpec {
                 let what = if k == 0 { "idle_us" } else { "extra_wake_us" };
                 // Up to 1000 s, as the idle state overrides: larger would saturate the ns field.
                 if !v.is_finite() || !(0.0..=1e9).contains(&v) {
-                    return Err(format!("stages[{i}]: {what} must be a non-negative number of microseconds up to 1e9, got {}", crate::cost::shown(v)));
+                    return Err(format!(
+                        "stages[{i}]: {what} must be a non-negative number of microseconds up to 1e9, got {}",
+                        crate::cost::shown(v)
+                    ));
                 }
             }
             if extra_us.windows(2).any(|w| w[1] < w[0]) {
@@ -107,7 +110,11 @@ impl GuestHaltSpec {
             let after_ns = (idle_us * 1000.0).round() as Ns;
             if let Some(prev) = stages.last() {
                 if after_ns <= prev.after_ns {
-                    return Err(format!("stages[{i}]: idle_us must be greater than the stage before it ({} us), got {}", prev.after_ns as f64 / 1000.0, crate::cost::shown(idle_us)));
+                    return Err(format!(
+                        "stages[{i}]: idle_us must be greater than the stage before it ({} us), got {}",
+                        prev.after_ns as f64 / 1000.0,
+                        crate::cost::shown(idle_us)
+                    ));
                 }
             }
             stages.push(GuestHaltStage { after_ns, extra_ns: extra_us.iter().map(|us| (us * 1000.0).round() as Ns).collect() });

@@ -90,9 +90,7 @@ impl MenuDevice {
                 })
                 .sum::<u64>()
                 / n;
-            if variance <= u64::MAX / 36
-                && ((avg * avg > variance * 36 && n * 4 >= INTERVALS as u64 * 3) || variance <= 400)
-            {
+            if variance <= u64::MAX / 36 && ((avg * avg > variance * 36 && n * 4 >= INTERVALS as u64 * 3) || variance <= 400) {
                 return avg;
             }
             if n * 4 <= INTERVALS as u64 * 3 {
@@ -132,11 +130,7 @@ impl MenuDevice {
             delta_tick = inp.tick_nsec / 2;
             self.bucket = which_bucket(Ns::MAX);
         }
-        if states.len() <= 1
-            || latency_req == 0
-            || self.next_timer_ns < states[1].target_residency_ns
-            || latency_req < states[1].exit_latency_ns
-        {
+        if states.len() <= 1 || latency_req == 0 || self.next_timer_ns < states[1].target_residency_ns || latency_req < states[1].exit_latency_ns {
             // State 0 no matter what; keep the tick only if it polls.
             return Selection { state: 0, stop_tick: !states[0].polling };
         }

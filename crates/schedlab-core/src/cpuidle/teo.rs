@@ -192,7 +192,7 @@ impl TeoCpu {
                 first_idx = i;
             }
         }
-        idx = idx.min(constraint_idx.max(0));
+        idx = idx.min(constraint_idx);
         if inp.utilized {
             let i = find_shallower(drv, inp, idx, duration, true);
             let span = middle(i);
@@ -221,11 +221,7 @@ impl TeoCpu {
     pub fn reflect(&mut self, _drv: &IdleDriver, state: usize, residency_ns: Ns, by_tick: bool, wake: Ns, tick_nsec: Ns) {
         self.last_state = Some(state);
         self.last_residency_ns = residency_ns;
-        self.time_span_ns = if by_tick && self.sleep_length_ns > tick_nsec {
-            self.sleep_length_ns
-        } else {
-            wake.saturating_sub(self.selected_at)
-        };
+        self.time_span_ns = if by_tick && self.sleep_length_ns > tick_nsec { self.sleep_length_ns } else { wake.saturating_sub(self.selected_at) };
     }
 }
 

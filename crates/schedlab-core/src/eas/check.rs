@@ -24,9 +24,9 @@
 //! that fits only without its uclamp_min hint, whatever the energy.
 
 use super::energy::{EasSnapshot, FeecRules, TaskSnap};
+use super::fits_capacity;
 use super::uclamp_rq_util_with;
 use super::util_est::cpu_util;
-use super::fits_capacity;
 
 /// The tolerance LISA's test_task_placement() defaults to: 5 % over the best.
 pub const LISA_THRESHOLD_PCT: u64 = 5;
@@ -166,14 +166,8 @@ impl EasSnapshot {
 
     /// Judges feec's `chosen` CPU for `p` at `t_ns` against every allowed CPU.
     pub fn judge_feec(&self, p: &TaskSnap, task: usize, chosen: usize, rules: FeecRules, t_ns: u64) -> FeecDecision {
-        let energy_of: Vec<Option<u64>> =
-            (0..self.cpus.len()).map(|c| p.allowed[c].then(|| self.total_energy(p, c))).collect();
-        let cheapest = |ok: &dyn Fn(usize) -> bool| {
-            (0..self.cpus.len())
-                .filter(|&c| ok(c))
-                .filter_map(|c| energy_of[c].map(|e| (e, c)))
-                .min()
-        };
+        let energy_of: Vec<Option<u64>> = (0..self.cpus.len()).map(|c| p.allowed[c].then(|| self.total_energy(p, c))).collect();
+        let cheapest = |ok: &dyn Fn(usize) -> bool| (0..self.cpus.len()).filter(|&c| ok(c)).filter_map(|c| energy_of[c].map(|e| (e, c))).min();
         let kernel = cheapest(&|c| self.fits_for_feec(p, c, self.cpu_util(c, p, Some(c)), rules) != 0);
         let lisa = cheapest(&|c| self.util_with_uncapped(c, p) <= self.cpus[c].capacity);
         let energy = self.total_energy(p, chosen);

@@ -343,7 +343,7 @@ fn util_est_fastup_and_the_6_8_form() {
     let mut slow = UtilEst { enqueued: 100, ewma: 100 };
     slow.update(UtilEstForm::Split, true, 600, true, 1024, false);
     assert_eq!(slow.ewma, 225); // (400 + 500) >> 2
-    // 5.13's rule: ewma within the margin but the sample moved: only enqueued is written.
+                                // 5.13's rule: ewma within the margin but the sample moved: only enqueued is written.
     let mut ue = UtilEst { enqueued: 300, ewma: 405 };
     assert_eq!(ue.update(UtilEstForm::Split, true, 400, true, 1024, false), UtilEstUpdate::EnqueuedOnly);
     assert_eq!((ue.enqueued, ue.ewma), (400, 405));

@@ -217,15 +217,7 @@ pub struct TaskAt {
 /// without `boost`): the CPU's cfs util_avg, with p's util moved to `dst_cpu` when given
 /// (removed from its CPU, added to `dst_cpu`), raised to the rq's util_est sum (with p's
 /// estimate likewise moved) when UTIL_EST is on, capped at the CPU's capacity.
-pub fn cpu_util(
-    cpu: usize,
-    rq_util_avg: u64,
-    rq_util_est: u64,
-    capacity: u64,
-    p: Option<TaskAt>,
-    dst_cpu: Option<usize>,
-    util_est_on: bool,
-) -> u64 {
+pub fn cpu_util(cpu: usize, rq_util_avg: u64, rq_util_est: u64, capacity: u64, p: Option<TaskAt>, dst_cpu: Option<usize>, util_est_on: bool) -> u64 {
     let mut util = rq_util_avg;
     let mut est = rq_util_est;
     if let Some(t) = p {

@@ -103,7 +103,7 @@ fn program_of(t: &TaskTimeline, tl: &Timelines, signals: Vec<(Ns, String)>, opts
                 let mut from = *start;
                 // Signals of this run (they sort before a run starting at the same time
                 // only if they happen at its start).
-                let mut inside: Vec<(Ns, String)> = pending_signals.drain(..).collect();
+                let mut inside: Vec<(Ns, String)> = std::mem::take(&mut pending_signals);
                 let mut j = i + 1;
                 while j < steps.len() {
                     match &steps[j] {

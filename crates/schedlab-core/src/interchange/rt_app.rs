@@ -6,8 +6,8 @@
 //! sem_post, sem_wait; `loop`, `instance`, `delay`, `phases`, `cpus`, `taskgroup`,
 //! `priority`/`policy` at thread or phase level) and src/rt-app.c `run_event()` for what
 //! each event does; doc/tutorial.txt for units (µs) and defaults.
-//! Model: a thread is a task (`instance` copies); its phases are loops (`loop`, default
-//! 1) inside the thread's loop (default forever); a phase's `cpus` and `taskgroup`
+//! Model: a thread is a task (`instance` copies); its phases are loops (`loop`,
+//! default 1) inside the thread's loop (default forever); a phase's `cpus` and `taskgroup`
 //! become set_affinity / set_group steps when they change. `run` is work calibrated on
 //! the calibration CPU (its capacity scales it), `runtime` wall-clock spinning, `timer`
 //! rt-app's own periodic timer. Condition variables lose signals nobody waits for,
@@ -27,8 +27,8 @@ use super::lenient_json::{self, Node, Value};
 use super::ImportError;
 use crate::scenario::rt_app_spec::{SchedAttrSpec, DEFAULT_MEM_BUFFER, IO_WRITE_NS, MEM_BYTES_PER_NS};
 use crate::scenario::{
-    CondWaitSpec, Duration, ForkSpec, GroupSpec, KernelSpec, LoopSpec, MachineSpec, MemSpec, OpSpec, PeriodicMode, PeriodicSpec,
-    RunSpec, Scenario, TaskSpec, Until,
+    CondWaitSpec, Duration, ForkSpec, GroupSpec, KernelSpec, LoopSpec, MachineSpec, MemSpec, OpSpec, PeriodicMode, PeriodicSpec, RunSpec, Scenario,
+    TaskSpec, Until,
 };
 use crate::time::{Ns, NSEC_PER_USEC};
 /// What a run that rt-app would let go until Ctrl-C is simulated for.
@@ -36,13 +36,25 @@ const FOREVER_RUN_S: f64 = 10.0;
 
 /// rt-app's event names, in the order its parser tries them (prefix match).
 pub const EVENTS: [&str; 20] = [
-    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "memrun", "mem",
-    "iorun", "yield", "barrier", "fork", "sem_post", "sem_wait",
+    "lock", "unlock", "wait", "signal", "broad", "sync", "sleep", "runtime", "run", "timer", "suspend", "resume", "memrun", "mem", "iorun", "yield",
+    "barrier", "fork", "sem_post", "sem_wait",
 ];
 
 const TASK_KEYS: [&str; 14] = [
-    "instance", "loop", "phases", "priority", "policy", "cpus", "nodes_membind", "delay", "taskgroup", "dl-runtime", "dl-period",
-    "dl-deadline", "util_min", "util_max",
+    "instance",
+    "loop",
+    "phases",
+    "priority",
+    "policy",
+    "cpus",
+    "nodes_membind",
+    "delay",
+    "taskgroup",
+    "dl-runtime",
+    "dl-period",
+    "dl-deadline",
+    "util_min",
+    "util_max",
 ];
 
 /// The scheduling policies rt-app names.
@@ -155,7 +167,9 @@ pub fn import(text: &str, file: &str, opts: &RtAppOptions) -> Result<RtAppImport
     let machine: MachineSpec = match (&opts.machine, ext_field("machine")) {
         (Some(m), _) => m.clone(),
         (None, Some(n)) => serde_json::from_value(n.to_json()).map_err(|e| serde_err(n, "schedlab.machine", e))?,
-        (None, None) => MachineSpec { topo: Some(crate::scenario::TopoSpec { sockets: 1, llcs: 1, cores: 8, smt: 1, arch: None }), ..Default::default() },
+        (None, None) => {
+            MachineSpec { topo: Some(crate::scenario::TopoSpec { sockets: 1, llcs: 1, cores: 8, smt: 1, arch: None }), ..Default::default() }
+        }
     };
     let built = machine.build().map_err(|e| ImportError::new(file, 0, e.field, e.message))?;
     let mut cx = Ctx {
@@ -291,8 +305,8 @@ pub fn expand_workload(s: &mut Scenario, base: &std::path::Path) -> Result<Vec<S
     let Some(file) = s.workload.as_ref().and_then(|w| w.rt_app.clone()) else { return Ok(Vec::new()) };
     let path = base.join(&file);
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| crate::error::ScenarioError::new("workload.rt_app", format!("cannot read {shown}: {e}")))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| crate::error::ScenarioError::new("workload.rt_app", format!("cannot read {shown}: {e}")))?;
     let imp = import(&text, &shown, &RtAppOptions { machine: Some(s.machine.clone()) })?;
     let f = imp.scenario;
     s.workload = None;
@@ -357,7 +371,10 @@ fn global(cx: &mut Ctx<'_>, node: &Node, m: &crate::topology::Machine) -> Result
                     }
                     _ => {}
                 }
-                cx.note(format!("global.calibration: run times are µs on the calibration CPU (capacity {}); the calibration itself is not simulated", cx.calib_cap));
+                cx.note(format!(
+                    "global.calibration: run times are µs on the calibration CPU (capacity {}); the calibration itself is not simulated",
+                    cx.calib_cap
+                ));
             }
             // Read by the run from the kept global object (sched/pi.rs).
             "pi_enabled" => {}
@@ -424,7 +441,11 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &st
             // Its weight is WEIGHT_IDLEPRIO: a priority (nice) means nothing to it.
             if let (Some(v), false) = (a.sched.priority, path.contains(".phases.")) {
                 let p = node.get("priority").unwrap_or(node);
-                return Err(cx.err(p, &format!("{path}.priority"), format!("{v} for SCHED_IDLE: expected none (SCHED_IDLE has no priority or nice)")));
+                return Err(cx.err(
+                    p,
+                    &format!("{path}.priority"),
+                    format!("{v} for SCHED_IDLE: expected none (SCHED_IDLE has no priority or nice)"),
+                ));
             }
         }
         Some(_) => {
@@ -453,7 +474,10 @@ fn attrs(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str, inherited: &st
     if let Some(c) = node.get("cpus") {
         let field = format!("{path}.cpus");
         let list = match &c.value {
-            Value::Array(v) => v.iter().map(|x| cx.int(x, &field).and_then(|i| if i < 0 { Err(cx.err(x, &field, "negative CPU")) } else { Ok(i.to_string()) })).collect::<Result<Vec<_>, _>>()?,
+            Value::Array(v) => v
+                .iter()
+                .map(|x| cx.int(x, &field).and_then(|i| if i < 0 { Err(cx.err(x, &field, "negative CPU")) } else { Ok(i.to_string()) }))
+                .collect::<Result<Vec<_>, _>>()?,
             Value::Int(i) if *i >= 0 => vec![i.to_string()],
             _ => return Err(cx.err(c, &field, format!("expected an array of CPU numbers, got {}", c.kind()))),
         };
@@ -533,7 +557,8 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
             }
             if !pa.sched.is_empty() {
                 // rt-app sets these at the phase's start; schedlab keeps them for export.
-                if pa.sched.priority.is_some() && matches!(thread_policy.as_str(), "SCHED_FIFO" | "SCHED_RR") && pa.sched.priority != a.sched.priority {
+                if pa.sched.priority.is_some() && matches!(thread_policy.as_str(), "SCHED_FIFO" | "SCHED_RR") && pa.sched.priority != a.sched.priority
+                {
                     cx.note(format!("{ppath}.priority: a phase's own RT priority is not modeled: the thread keeps its own"));
                 }
                 if pa.nice.is_some() && pa.nice != a.nice {
@@ -550,7 +575,11 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
         let body = events(cx, node, &path, name)?;
         let l = phase_loop(cx, node, &path, 1)?;
         push_loop(&mut program, l, body);
-        if node.get("loop").is_some() { 1 } else { -1 }
+        if node.get("loop").is_some() {
+            1
+        } else {
+            -1
+        }
     };
     let program = match thread_loop {
         1 => program,
@@ -690,12 +719,16 @@ fn events(cx: &mut Ctx<'_>, node: &Node, path: &str, thread: &str) -> Result<Vec
                 let size = v.get("size").map(|n| cx.int(n, &format!("{field}.size"))).transpose()?.unwrap_or(0).max(0) as u64;
                 let count = v.get("count").map(|n| cx.int(n, &format!("{field}.count"))).transpose()?.unwrap_or(0).max(0) as u64;
                 out.push(OpSpec::Run(Duration(size.saturating_mul(count).div_ceil(MEM_BYTES_PER_NS))));
-                cx.note(format!("memrun events: size x count bytes at {MEM_BYTES_PER_NS} bytes/ns, an estimate, as CPU work (access patterns not modeled)"));
+                cx.note(format!(
+                    "memrun events: size x count bytes at {MEM_BYTES_PER_NS} bytes/ns, an estimate, as CPU work (access patterns not modeled)"
+                ));
             }
             "iorun" => {
                 let bytes = cx.int(v, &field)?.max(0) as u64;
                 out.push(OpSpec::Iorun(MemSpec { bytes, buffer: cx.mem_buffer }));
-                cx.note(format!("iorun events: one write() of up to mem_buffer_size bytes to /dev/null costs {IO_WRITE_NS} ns, an estimate, as CPU work"));
+                cx.note(format!(
+                    "iorun events: one write() of up to mem_buffer_size bytes to /dev/null costs {IO_WRITE_NS} ns, an estimate, as CPU work"
+                ));
             }
             "yield" => out.push(OpSpec::Yield),
             "fork" => {

@@ -27,21 +27,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use crate::error::ScenarioError;
-use crate::scenario::{OpSpec, PeriodicMode, SchedAttrSpec, Scenario, TaskSpec};
+use crate::scenario::{OpSpec, PeriodicMode, Scenario, SchedAttrSpec, TaskSpec};
 
 /// The mutex around condition-variable sections (not a thread name: rt-app names a
 /// thread's suspend mutex after the thread).
 pub const SYNC_MUTEX: &str = "schedlab.sync";
 
 /// Events and keys rt-app 1.0 (Debian's) does not know, with what it does with them.
-const NEWER: [(&str, &str); 6] = [
-    ("sem_post", "skips"),
-    ("sem_wait", "skips"),
-    ("fork", "skips"),
-    ("taskgroup", "ignores"),
-    ("util_min", "ignores"),
-    ("util_max", "ignores"),
-];
+const NEWER: [(&str, &str); 6] =
+    [("sem_post", "skips"), ("sem_wait", "skips"), ("fork", "skips"), ("taskgroup", "ignores"), ("util_min", "ignores"), ("util_max", "ignores")];
 
 /// rt-app JSON and notes on what it does not carry as schedlab runs it.
 #[derive(Clone, Debug)]
@@ -117,7 +111,7 @@ impl Events {
 }
 
 fn us(ns: u64, out: &mut Out, what: &str) -> Value {
-    if ns % 1000 != 0 {
+    if !ns.is_multiple_of(1000) {
         out.note(format!("{what}: rt-app times are whole µs; {ns} ns rounded"));
     }
     json!((ns + 500) / 1000)
@@ -188,9 +182,12 @@ pub fn export(s: &Scenario, seed: u64) -> Result<RtAppExport, ScenarioError> {
     let mut tg = Map::new();
     for g in &groups {
         let mut lim = Map::new();
-        for (k, v) in [("cpu_max", g.cpu_max.as_ref().map(|x| json!(x))), ("cfs_quota_us", g.cfs_quota_us.map(|x| json!(x))),
-            ("cfs_period_us", g.cfs_period_us.map(|x| json!(x))), ("cfs_burst_us", g.cfs_burst_us.map(|x| json!(x)))]
-        {
+        for (k, v) in [
+            ("cpu_max", g.cpu_max.as_ref().map(|x| json!(x))),
+            ("cfs_quota_us", g.cfs_quota_us.map(|x| json!(x))),
+            ("cfs_period_us", g.cfs_period_us.map(|x| json!(x))),
+            ("cfs_burst_us", g.cfs_burst_us.map(|x| json!(x))),
+        ] {
             if let Some(v) = v {
                 lim.insert(k.into(), v);
             }
@@ -218,9 +215,15 @@ pub fn export(s: &Scenario, seed: u64) -> Result<RtAppExport, ScenarioError> {
     // Only keys rt-app 1.0 reads with these types (its ftrace is a boolean: the string
     // "none" of newer versions ends a 1.0 run); an imported file's own global wins.
     let mut global = Map::new();
-    for (k, v) in [("duration", duration), ("calibration", json!("CPU0")), ("default_policy", json!("SCHED_OTHER")),
-        ("pi_enabled", json!(false)), ("lock_pages", json!(false)), ("logdir", json!("./")), ("log_basename", json!(s.name.clone()))]
-    {
+    for (k, v) in [
+        ("duration", duration),
+        ("calibration", json!("CPU0")),
+        ("default_policy", json!("SCHED_OTHER")),
+        ("pi_enabled", json!(false)),
+        ("lock_pages", json!(false)),
+        ("logdir", json!("./")),
+        ("log_basename", json!(s.name.clone())),
+    ] {
         global.insert(k.into(), v);
     }
     if let Some(g) = &s.rt_app {
@@ -238,8 +241,7 @@ pub fn export(s: &Scenario, seed: u64) -> Result<RtAppExport, ScenarioError> {
     }
     let newer: Vec<String> = out.newer.iter().cloned().collect();
     if !newer.is_empty() {
-        let what: Vec<String> =
-            newer.iter().map(|n| format!("{n} (it {} it)", NEWER.iter().find(|x| x.0 == n).map_or("skips", |x| x.1))).collect();
+        let what: Vec<String> = newer.iter().map(|n| format!("{n} (it {} it)", NEWER.iter().find(|x| x.0 == n).map_or("skips", |x| x.1))).collect();
         out.note(format!("rt-app 1.0 (Debian's) does not know {}: run this file with upstream rt-app", what.join(", ")));
     }
     let doc = json!({"tasks": threads, "global": global, "schedlab": ext});
@@ -363,7 +365,8 @@ fn thread(t: &TaskSpec, instances: usize, out: &mut Out) -> Result<Value, Scenar
             }
             OpSpec::SetAffinity(m) => {
                 close(&mut flat, &mut phases, 1, &mut pending);
-                let mask = crate::cpumask::CpuMask::parse_list(m).map_err(|e| ScenarioError::new(format!("tasks.{}.{at}.set_affinity", t.name), e))?;
+                let mask =
+                    crate::cpumask::CpuMask::parse_list(m).map_err(|e| ScenarioError::new(format!("tasks.{}.{at}.set_affinity", t.name), e))?;
                 pending.insert("cpus".into(), json!(mask.iter().collect::<Vec<_>>()));
             }
             OpSpec::SetGroup(g) => {
@@ -467,8 +470,17 @@ fn event(op: &OpSpec, t: &TaskSpec, at: &str, ev: &mut Events, out: &mut Out) ->
         }
         OpSpec::Mark => ev.push("schedlab.mark", Value::Null),
         OpSpec::Record(r) => ev.push("schedlab.record", serde_json::to_value(r).unwrap_or_default()),
-        OpSpec::Send(s) => return Err(refuse(t, at, "send", &format!("a write to bounded channel '{}' that blocks when it is full; rt-app has no bounded queue", s.channel))),
-        OpSpec::WaitTimeout(w) => return Err(refuse(t, at, "wait_timeout", &format!("a wait on '{}' with a timeout; rt-app waits have none", w.channel))),
+        OpSpec::Send(s) => {
+            return Err(refuse(
+                t,
+                at,
+                "send",
+                &format!("a write to bounded channel '{}' that blocks when it is full; rt-app has no bounded queue", s.channel),
+            ))
+        }
+        OpSpec::WaitTimeout(w) => {
+            return Err(refuse(t, at, "wait_timeout", &format!("a wait on '{}' with a timeout; rt-app waits have none", w.channel)))
+        }
         OpSpec::ModTimer(_) | OpSpec::DelTimer(_) => return Err(refuse(t, at, step_name(op), "a kernel timer_list; rt-app has no kernel timers")),
         OpSpec::TimerBench(_) => return Err(refuse(t, at, "timer_bench", "a kernel micro-benchmark")),
         OpSpec::TouchArea(_) | OpSpec::TouchPages(_) | OpSpec::PageOut(_) => {

@@ -276,9 +276,8 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
     pending_unknown.sort_unstable();
     pending_unknown.dedup();
     let ran = |t: &TaskTimeline| !t.runs.is_empty();
-    tl.warnings.unknown_pids =
-        pending_unknown.iter().filter(|p| **p != 0 && !tl.tasks.get(p).is_some_and(ran)).count() as u64
-            + tl.tasks.values().filter(|t| !ran(t)).count() as u64;
+    tl.warnings.unknown_pids = pending_unknown.iter().filter(|p| **p != 0 && !tl.tasks.get(p).is_some_and(ran)).count() as u64
+        + tl.tasks.values().filter(|t| !ran(t)).count() as u64;
     tl.nr_cpus = current.len();
     tl
 }

@@ -135,10 +135,20 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
             continue;
         }
         let head = split_header(line).ok_or_else(|| {
-            ImportError::new(file, n, "line", format!("not a trace event line (expected `TASK-PID [CPU] TIMESTAMP: EVENT: ARGS`): '{}'", shorten(line)))
+            ImportError::new(
+                file,
+                n,
+                "line",
+                format!("not a trace event line (expected `TASK-PID [CPU] TIMESTAMP: EVENT: ARGS`): '{}'", shorten(line)),
+            )
         })?;
         if head.cpu >= crate::cpumask::MAX_CPUS {
-            return Err(ImportError::new(file, n, "cpu", format!("CPU {} is beyond the {} CPUs schedlab models", head.cpu, crate::cpumask::MAX_CPUS)));
+            return Err(ImportError::new(
+                file,
+                n,
+                "cpu",
+                format!("CPU {} is beyond the {} CPUs schedlab models", head.cpu, crate::cpumask::MAX_CPUS),
+            ));
         }
         if let Some((ts, at)) = last.filter(|&(ts, _)| head.ts < ts) {
             return Err(ImportError::new(
@@ -247,9 +257,7 @@ fn split_header(line: &str) -> Option<Header<'_>> {
     }
     let sep = left.char_indices().rev().find(|(_, c)| c.is_whitespace() || *c == '-');
     let (pid, perf) = match sep {
-        Some((p, '-')) if !left[p + 1..].is_empty() && left[p + 1..].bytes().all(|b| b.is_ascii_digit()) => {
-            (left[p + 1..].parse().ok()?, false)
-        }
+        Some((p, '-')) if !left[p + 1..].is_empty() && left[p + 1..].bytes().all(|b| b.is_ascii_digit()) => (left[p + 1..].parse().ok()?, false),
         Some((p, c)) => {
             // perf: `comm tid` or `comm pid/tid`.
             let id = &left[p + c.len_utf8()..];
@@ -435,11 +443,7 @@ fn decode_migrate(args: &str) -> Result<SchedEvent, FieldError> {
 
 fn decode_fork(args: &str) -> Result<SchedEvent, FieldError> {
     let f = kv(args);
-    Ok(SchedEvent::Fork {
-        parent: field_usize(&f, "pid")?,
-        child: field_usize(&f, "child_pid")?,
-        child_comm: field(&f, "child_comm")?.to_string(),
-    })
+    Ok(SchedEvent::Fork { parent: field_usize(&f, "pid")?, child: field_usize(&f, "child_pid")?, child_comm: field(&f, "child_comm")?.to_string() })
 }
 
 #[cfg(test)]
@@ -462,7 +466,9 @@ CPU:2 [LOST 45 EVENTS]
         let t = parse(text, "t.txt").unwrap();
         assert_eq!(t.lines.len(), 6);
         assert_eq!((t.lost_events, t.other_events), (45, 1));
-        assert!(matches!(&t.lines[0].event, SchedEvent::Switch { next_pid: 12, next_comm, prev_state: LeaveState::Runnable, .. } if next_comm == "my task"));
+        assert!(
+            matches!(&t.lines[0].event, SchedEvent::Switch { next_pid: 12, next_comm, prev_state: LeaveState::Runnable, .. } if next_comm == "my task")
+        );
         assert!(matches!(t.lines[1].event, SchedEvent::Switch { prev_pid: 1701, prev_state: LeaveState::Blocked, .. }));
         assert_eq!(t.lines[2].ts, 10_000_000_500);
         assert!(t.lines[2].in_irq);
@@ -473,7 +479,11 @@ CPU:2 [LOST 45 EVENTS]
 
     #[test]
     fn garbage_and_bad_fields_name_the_line_and_field() {
-        let e = parse("  a-1 [000] 1.0: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=x next_prio=120\n", "t.txt").unwrap_err();
+        let e = parse(
+            "  a-1 [000] 1.0: sched_switch: prev_comm=a prev_pid=1 prev_prio=120 prev_state=S ==> next_comm=b next_pid=x next_prio=120\n",
+            "t.txt",
+        )
+        .unwrap_err();
         assert_eq!(e.to_string(), "t.txt:1: sched_switch.next_pid: expected a non-negative integer, got 'x'");
         let e = parse("# header\nhello world\n", "t.txt").unwrap_err();
         assert!(e.to_string().starts_with("t.txt:2: line: not a trace event line"), "{e}");

@@ -424,8 +424,7 @@ impl MmCidState {
         let policy = self.policy;
         let m = &self.mms[mm];
         let dst_slot = m.pcpu[dst];
-        let dst_set =
-            dst_slot.cid != PcpuCid::Unset || (policy == CidPolicy::CacheLocal && dst_slot.recent_cid.is_some());
+        let dst_set = dst_slot.cid != PcpuCid::Unset || (policy == CidPolicy::CacheLocal && dst_slot.recent_cid.is_some());
         // 6.13 compares with the mm's allowed CPUs; before, with the thread's own.
         let allowed = match policy {
             CidPolicy::Legacy => t_allowed,

@@ -291,11 +291,8 @@ pub struct CidCache {
 impl CidCache {
     /// Builds the model for `machine`.
     pub fn new(machine: &Machine, params: CacheParams) -> Self {
-        let cpus: Vec<CpuInfo> = machine
-            .cpus
-            .iter()
-            .map(|c| CpuInfo { core: c.core, llc: c.llc, socket: c.socket, node: c.node, freq_mhz: c.freq_mhz.max(1) })
-            .collect();
+        let cpus: Vec<CpuInfo> =
+            machine.cpus.iter().map(|c| CpuInfo { core: c.core, llc: c.llc, socket: c.socket, node: c.node, freq_mhz: c.freq_mhz.max(1) }).collect();
         let nr_cores = cpus.iter().map(|c| c.core + 1).max().unwrap_or(0);
         let nr_llcs = cpus.iter().map(|c| c.llc + 1).max().unwrap_or(0);
         let mut llc_socket = vec![0; nr_llcs];

@@ -527,12 +527,7 @@ impl ReclaimModel {
     /// System time of `pages` swap-in faults on `cpu` (touching swapped-out shmem pages).
     pub fn swap_in(&self, cpu: CpuId, pages: u64) -> Ns {
         let c = &self.costs;
-        let cycles = c.fault_cycles
-            + c.shmem_lookup_cycles
-            + c.swapin_cycles
-            + c.swap_read_cycles
-            + c.map_cycles
-            + c.zram_read_cycles(self.payload);
+        let cycles = c.fault_cycles + c.shmem_lookup_cycles + c.swapin_cycles + c.swap_read_cycles + c.map_cycles + c.zram_read_cycles(self.payload);
         pages * (self.ns(cpu, cycles) + c.page_llc_refill_ns.round() as Ns)
     }
 }

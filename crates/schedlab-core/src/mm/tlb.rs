@@ -136,11 +136,7 @@ impl TlbCosts {
     /// Derives the costs of `m` from its cost table, architecture and clocks, with one
     /// TLBI per page and no erratum workaround (see [`TlbCosts::with_kernel`]).
     pub fn for_machine(m: &Machine) -> TlbCosts {
-        let places = m
-            .cpus
-            .iter()
-            .map(|c| Place { core: c.core, llc: c.llc, socket: c.socket, freq_mhz: c.freq_mhz.max(1) })
-            .collect();
+        let places = m.cpus.iter().map(|c| Place { core: c.core, llc: c.llc, socket: c.socket, freq_mhz: c.freq_mhz.max(1) }).collect();
         TlbCosts {
             arch: m.arch,
             places,

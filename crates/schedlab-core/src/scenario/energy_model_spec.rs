@@ -40,9 +40,7 @@ impl EnergyModelSpec {
     pub(crate) fn apply(&self, m: &mut crate::topology::Machine) -> Result<(), ScenarioError> {
         use crate::topology::preset_energy::VoltageEnd;
         let end = |field: &str, v: &str| {
-            VoltageEnd::parse(v).ok_or_else(|| {
-                ScenarioError::new(field, format!("'{v}': expected \"low\", \"centre\" or \"high\""))
-            })
+            VoltageEnd::parse(v).ok_or_else(|| ScenarioError::new(field, format!("'{v}': expected \"low\", \"centre\" or \"high\"")))
         };
         match self.kernel.as_str() {
             "mainline" => match &self.voltage {
@@ -78,10 +76,7 @@ impl EnergyModelSpec {
                 m.use_vendor_energy_model(|t| ends.get(t).copied().unwrap_or(VoltageEnd::Centre))
                     .map_err(|e| ScenarioError::new("machine.energy_model.kernel", e))
             }
-            other => Err(ScenarioError::new(
-                "machine.energy_model.kernel",
-                format!("'{other}': expected \"mainline\" or \"vendor\""),
-            )),
+            other => Err(ScenarioError::new("machine.energy_model.kernel", format!("'{other}': expected \"mainline\" or \"vendor\""))),
         }
     }
 }

@@ -106,9 +106,10 @@ impl SchedAttrSpec {
     /// (the field under `sched_attr`, what was expected); sched_setattr() returns EINVAL.
     pub fn class_attr(&self) -> Result<ClassAttr, (&'static str, String)> {
         let name = self.policy.as_deref().unwrap_or("SCHED_OTHER");
-        let policy = POLICY_NAMES.iter().position(|&p| p == name).ok_or_else(|| {
-            ("policy", format!("unknown policy '{name}': expected one of {}", POLICY_NAMES.join(", ")))
-        })?;
+        let policy = POLICY_NAMES
+            .iter()
+            .position(|&p| p == name)
+            .ok_or_else(|| ("policy", format!("unknown policy '{name}': expected one of {}", POLICY_NAMES.join(", "))))?;
         let mut out = ClassAttr { policy, rt_priority: 0, dl: None, reclaim: self.reclaim };
         match name {
             "SCHED_FIFO" | "SCHED_RR" => {

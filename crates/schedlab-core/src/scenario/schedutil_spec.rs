@@ -73,7 +73,10 @@ impl SchedutilSpec {
                 Some(PerPolicy::All(x)) => vec![*x; nr],
                 Some(PerPolicy::Each(xs)) if xs.len() == nr => xs.clone(),
                 Some(PerPolicy::Each(xs)) => {
-                    return Err((field, format!("{} values: expected one for every policy or a list of {nr}, one per cpufreq policy in CPU order", xs.len())))
+                    return Err((
+                        field,
+                        format!("{} values: expected one for every policy or a list of {nr}, one per cpufreq policy in CPU order", xs.len()),
+                    ))
                 }
             };
             if let Some(x) = vals.iter().find(|&&x| x > MAX_RATE_LIMIT_US) {
@@ -86,8 +89,8 @@ impl SchedutilSpec {
         let down = get("down_rate_limit_us", &self.down_rate_limit_us)?;
         Ok((0..nr)
             .map(|i| {
-                let split = (up.is_some() || down.is_some())
-                    .then(|| (up.as_ref().map_or(base[i], |u| u[i]), down.as_ref().map_or(base[i], |d| d[i])));
+                let split =
+                    (up.is_some() || down.is_some()).then(|| (up.as_ref().map_or(base[i], |u| u[i]), down.as_ref().map_or(base[i], |d| d[i])));
                 (base[i], split)
             })
             .collect())

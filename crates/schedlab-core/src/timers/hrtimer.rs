@@ -138,10 +138,7 @@ impl Hrtimers {
     pub fn check(&self) -> Result<(), String> {
         let queued: u64 = self.queues.iter().map(|q| q.len() as u64).sum();
         if self.seq != queued + self.cancelled + self.expired {
-            return Err(format!(
-                "hrtimers: {} started but {queued} queued + {} cancelled + {} expired",
-                self.seq, self.cancelled, self.expired
-            ));
+            return Err(format!("hrtimers: {} started but {queued} queued + {} cancelled + {} expired", self.seq, self.cancelled, self.expired));
         }
         Ok(())
     }

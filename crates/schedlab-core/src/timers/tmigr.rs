@@ -202,10 +202,7 @@ impl Tmigr {
                 });
                 stack.push(g);
                 let next = stack.len();
-                if t.groups[g].parent.is_some()
-                    || next == max_levels
-                    || (by_level[next].is_empty() && by_level[next - 1].len() == 1)
-                {
+                if t.groups[g].parent.is_some() || next == max_levels || (by_level[next].is_empty() && by_level[next - 1].len() == 1) {
                     break;
                 }
             }
@@ -596,9 +593,7 @@ impl Tmigr {
     pub fn check(&self) -> Result<(), String> {
         for (i, g) in self.groups.iter().enumerate() {
             match g.migrator {
-                Some(m) if g.active & (1 << m) == 0 => {
-                    return Err(format!("tmigr group {i}: migrator {m} is not an active child ({:#b})", g.active))
-                }
+                Some(m) if g.active & (1 << m) == 0 => return Err(format!("tmigr group {i}: migrator {m} is not an active child ({:#b})", g.active)),
                 None if g.active != 0 => return Err(format!("tmigr group {i}: active children {:#b} but no migrator", g.active)),
                 _ => {}
             }

@@ -85,11 +85,7 @@ pub fn calc_wheel_index(expires: u64, clk: u64, depth: u32) -> WheelSlot {
         (expires, lvl)
     };
     let e = (expires >> lvl_shift(lvl)) + 1;
-    WheelSlot {
-        lvl,
-        idx: lvl * LVL_SIZE as u32 + (e & (LVL_SIZE - 1)) as u32,
-        bucket_expiry: e << lvl_shift(lvl),
-    }
+    WheelSlot { lvl, idx: lvl * LVL_SIZE as u32 + (e & (LVL_SIZE - 1)) as u32, bucket_expiry: e << lvl_shift(lvl) }
 }
 
 /// Identifies a timer in the run's timer table.

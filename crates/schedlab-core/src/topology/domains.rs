@@ -209,21 +209,10 @@ pub fn build(m: &Machine) -> Vec<Vec<SchedDomain>> {
         .collect()
 }
 
-fn make_domain(
-    m: &Machine,
-    cpu: CpuId,
-    level: DomainLevel,
-    span: CpuMask,
-    groups: Arc<[CpuMask]>,
-    asym: bool,
-) -> SchedDomain {
+fn make_domain(m: &Machine, cpu: CpuId, level: DomainLevel, span: CpuMask, groups: Arc<[CpuMask]>, asym: bool) -> SchedDomain {
     let local_group = groups.iter().position(|g| g.test(cpu)).unwrap_or(0);
     let weight = span.weight() as u64;
-    let mut flags = SdFlags::BALANCE_NEWIDLE
-        | SdFlags::BALANCE_EXEC
-        | SdFlags::BALANCE_FORK
-        | SdFlags::WAKE_AFFINE
-        | SdFlags::PREFER_SIBLING;
+    let mut flags = SdFlags::BALANCE_NEWIDLE | SdFlags::BALANCE_EXEC | SdFlags::BALANCE_FORK | SdFlags::WAKE_AFFINE | SdFlags::PREFER_SIBLING;
     // sd_init(): per-level tuning.
     let (imbalance_pct, cache_nice_tries) = match level {
         DomainLevel::Smt => {

@@ -21,8 +21,8 @@ pub mod sysfs;
 
 use serde::Serialize;
 
-pub use crate::cost::Distance;
 use crate::cost::CostTable;
+pub use crate::cost::Distance;
 use crate::cpumask::{CpuId, CpuMask};
 pub use domains::{DomainLevel, SchedDomain, SdFlags};
 
@@ -221,15 +221,10 @@ impl Machine {
     /// the governors see, as sysfs shows them) or `wake_us` (what a wakeup takes on the
     /// hardware). The figure's provenance becomes `override`.
     pub fn override_idle_state(&mut self, key: &str, us: f64) -> Result<(), String> {
-        let (state, field) = key
-            .rsplit_once('.')
-            .ok_or_else(|| format!("'cpuidle.{key}': expected cpuidle.STATE.FIELD, e.g. cpuidle.C2.wake_us"))?;
+        let (state, field) = key.rsplit_once('.').ok_or_else(|| format!("'cpuidle.{key}': expected cpuidle.STATE.FIELD, e.g. cpuidle.C2.wake_us"))?;
         // Up to 1000 s: a larger value would saturate the nanosecond field in silence.
         if !us.is_finite() || !(0.0..=1e9).contains(&us) {
-            return Err(format!(
-                "'cpuidle.{key}' must be a non-negative number of microseconds up to 1e9 (1000 s), got {}",
-                crate::cost::shown(us)
-            ));
+            return Err(format!("'cpuidle.{key}' must be a non-negative number of microseconds up to 1e9 (1000 s), got {}", crate::cost::shown(us)));
         }
         if !matches!(field, "exit_latency_us" | "target_residency_us" | "wake_us") {
             return Err(format!("'cpuidle.{key}': unknown field '{field}', expected exit_latency_us, target_residency_us or wake_us"));

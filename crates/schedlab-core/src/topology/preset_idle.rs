@@ -198,18 +198,10 @@ fn amd_acpi_idle(fw: AmdFirmware) -> IdleDriver {
     );
     c1.watches_flags = true;
     let (c2_us, c2_declared) = match fw {
-        AmdFirmware::Epyc => (
-            400,
-            ns_band(Kind::Declared, 18.0, 800.0, "[d47444] EPYC 7502P ~400 us; other firmware declares 18-800 us"),
-        ),
+        AmdFirmware::Epyc => (400, ns_band(Kind::Declared, 18.0, 800.0, "[d47444] EPYC 7502P ~400 us; other firmware declares 18-800 us")),
         AmdFirmware::RyzenDesktop => (
             18,
-            ns_band(
-                Kind::Declared,
-                18.0,
-                350.0,
-                "[cezanne] 18 us (the 7950X's own _CST not found; some Ryzen firmware declares a C3 of 350 us)",
-            ),
+            ns_band(Kind::Declared, 18.0, 350.0, "[cezanne] 18 us (the 7950X's own _CST not found; some Ryzen firmware declares a C3 of 350 us)"),
         ),
     };
     let mut c2 = state(
@@ -329,10 +321,7 @@ fn sm8350(core_type: &str) -> IdleDriver {
     let (entry, exit, res) = if core_type == "cortex-a55" { (360, 531, 3934) } else { (702, 1061, 4488) };
     IdleDriver {
         name: "psci_idle".into(),
-        states: vec![
-            wfi(),
-            dt_power_down("rail-power-collapse", entry, exit, res, "[sm8350] sm8350.dtsi (declared only; wake = exit-latency-us)"),
-        ],
+        states: vec![wfi(), dt_power_down("rail-power-collapse", entry, exit, res, "[sm8350] sm8350.dtsi (declared only; wake = exit-latency-us)")],
         source: "sm8350.dtsi idle-states (declared; no measurement)".into(),
         core_flush_delay_ns: 0,
         core_flush_delay: no_flush_delay("PSCI core power-down: caches cleaned on entry"),

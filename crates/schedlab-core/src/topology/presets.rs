@@ -90,7 +90,6 @@ pub fn topo_arch(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, s
     )
 }
 
-
 /// One cluster of identical cores on a heterogeneous (big.LITTLE) SoC.
 #[derive(Clone, Copy, Debug)]
 pub struct Cluster {
@@ -137,23 +136,13 @@ pub fn cluster_cpus(clusters: &[Cluster]) -> Vec<CpuTopo> {
 }
 
 /// Names of every preset, in display order.
-pub const PRESET_NAMES: &[&str] = &[
-    "ryzen-7950x",
-    "milan-72",
-    "bergamo",
-    "epyc-9654-2s",
-    "zen3-2s",
-    "pixel6",
-    "snapdragon-888",
-    "kunpeng-920-2s",
-    "xeon-80",
-];
+pub const PRESET_NAMES: &[&str] =
+    &["ryzen-7950x", "milan-72", "bergamo", "epyc-9654-2s", "zen3-2s", "pixel6", "snapdragon-888", "kunpeng-920-2s", "xeon-80"];
 
 /// Returns the preset called `name`.
 pub fn preset(name: &str) -> Option<Machine> {
-    let x86 = |shape: Shape, mhz: u32, core: &str, desc: &str, cost| {
-        Machine::from_cpus(name, desc, Arch::X86_64, homogeneous_cpus(shape, mhz, core), cost)
-    };
+    let x86 =
+        |shape: Shape, mhz: u32, core: &str, desc: &str, cost| Machine::from_cpus(name, desc, Arch::X86_64, homogeneous_cpus(shape, mhz, core), cost);
     let m = match name {
         // AMD: 7950X has 2 CCDs, each one 8-core CCX with 32 MiB L3; base 4.5 GHz,
         // boost 5.7 GHz (AMD product page).
@@ -243,11 +232,7 @@ pub fn preset(name: &str) -> Option<Machine> {
              (one per die), 2.6 GHz; the cluster level is a topology level only (no cost of \
              its own in the cost table)",
             Arch::Arm64,
-            homogeneous_cpus(
-                Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 },
-                2600,
-                "taishan-v110",
-            ),
+            homogeneous_cpus(Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 }, 2600, "taishan-v110"),
             costs::kunpeng920_costs(),
         )
         .with_clusters(4),

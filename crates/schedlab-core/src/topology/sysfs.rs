@@ -225,10 +225,8 @@ pub fn host_kernel() -> Result<HostKernel, String> {
     let release = read_optional(path)?.ok_or_else(|| format!("{}: missing (not a Linux host?)", path.display()))?.trim().to_string();
     let profile = profile_of_release(&release).ok_or_else(|| format!("{}: '{release}' is not a kernel release", path.display()))?;
     let boot_config = format!("/boot/config-{release}");
-    let configs = [
-        ("/proc/config.gz".to_string(), read_gz(Path::new("/proc/config.gz"))),
-        (boot_config.clone(), std::fs::read_to_string(&boot_config).ok()),
-    ];
+    let configs =
+        [("/proc/config.gz".to_string(), read_gz(Path::new("/proc/config.gz"))), (boot_config.clone(), std::fs::read_to_string(&boot_config).ok())];
     let found = configs.into_iter().find_map(|(src, text)| text.as_deref().and_then(config_hz).map(|hz| (hz, src)));
     let (hz, hz_source) = match found {
         Some((hz, src)) => (Some(hz), src),
@@ -280,8 +278,7 @@ fn online_cpus(cpu_root: &Path) -> Result<Vec<usize>, String> {
     if let Some(text) = read_optional(&online)? {
         return Ok(parse_list(&online, &text)?.iter().collect());
     }
-    let entries = std::fs::read_dir(cpu_root)
-        .map_err(|e| format!("{}: cannot read the CPU directory ({e})", cpu_root.display()))?;
+    let entries = std::fs::read_dir(cpu_root).map_err(|e| format!("{}: cannot read the CPU directory ({e})", cpu_root.display()))?;
     let mut cpus = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -302,10 +299,8 @@ fn online_cpus(cpu_root: &Path) -> Result<Vec<usize>, String> {
 fn read_nodes(node_root: Option<&Path>, dense: &BTreeMap<usize, usize>) -> Result<Option<Vec<usize>>, String> {
     let Some(root) = node_root else { return Ok(None) };
     let Ok(entries) = std::fs::read_dir(root) else { return Ok(None) };
-    let mut node_ids: Vec<usize> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().strip_prefix("node").and_then(|n| n.parse().ok()))
-        .collect();
+    let mut node_ids: Vec<usize> =
+        entries.flatten().filter_map(|e| e.file_name().to_string_lossy().strip_prefix("node").and_then(|n| n.parse().ok())).collect();
     if node_ids.is_empty() {
         return Ok(None);
     }
@@ -325,10 +320,7 @@ fn read_nodes(node_root: Option<&Path>, dense: &BTreeMap<usize, usize>) -> Resul
         match node_of[d] {
             Some(n) => out.push(n),
             None => {
-                return Err(format!(
-                    "{}: online CPU {kernel_cpu} is in no nodeN/cpulist (expected every online CPU in one node)",
-                    root.display()
-                ))
+                return Err(format!("{}: online CPU {kernel_cpu} is in no nodeN/cpulist (expected every online CPU in one node)", root.display()))
             }
         }
     }
@@ -338,18 +330,13 @@ fn read_nodes(node_root: Option<&Path>, dense: &BTreeMap<usize, usize>) -> Resul
 /// Overwrites the cache sizes sysfs reports for one CPU (L1 data, unified L2, L3).
 fn read_cache_sizes(cpu_dir: &Path, cache: &mut crate::cost::CacheSizes) -> Result<(), String> {
     let Ok(entries) = std::fs::read_dir(cpu_dir.join("cache")) else { return Ok(()) };
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("index")))
-        .collect();
+    let mut dirs: Vec<PathBuf> =
+        entries.flatten().map(|e| e.path()).filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("index"))).collect();
     dirs.sort();
     for dir in dirs {
-        let (Some(level), Some(kind), Some(size)) = (
-            read_optional(&dir.join("level"))?,
-            read_optional(&dir.join("type"))?,
-            read_optional(&dir.join("size"))?,
-        ) else {
+        let (Some(level), Some(kind), Some(size)) =
+            (read_optional(&dir.join("level"))?, read_optional(&dir.join("type"))?, read_optional(&dir.join("size"))?)
+        else {
             continue;
         };
         let level: u32 = parse_text(&dir.join("level"), &level, "a cache level")?;
@@ -397,12 +384,9 @@ fn parse<T: std::str::FromStr>(path: &Path, expected: &str) -> Result<T, String>
 }
 
 fn parse_text<T: std::str::FromStr>(path: &Path, text: &str, expected: &str) -> Result<T, String> {
-    text.trim()
-        .parse()
-        .map_err(|_| format!("{}: expected {expected}, got '{}'", path.display(), text.trim()))
+    text.trim().parse().map_err(|_| format!("{}: expected {expected}, got '{}'", path.display(), text.trim()))
 }
 
 fn parse_list(path: &Path, text: &str) -> Result<CpuMask, String> {
-    CpuMask::parse_list(text.trim())
-        .map_err(|e| format!("{}: expected a CPU list such as '0-3,8', {e}", path.display()))
+    CpuMask::parse_list(text.trim()).map_err(|e| format!("{}: expected a CPU list such as '0-3,8', {e}", path.display()))
 }

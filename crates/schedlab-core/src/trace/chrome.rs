@@ -147,9 +147,7 @@ impl<W: Write + Send> TraceSink for ChromeJson<W> {
             TraceEvent::Migrate { pid, orig_cpu, dest_cpu } => {
                 self.instant(r.ts, pid, "sched_migrate_task", serde_json::json!({"orig_cpu":orig_cpu,"dest_cpu":dest_cpu}))?
             }
-            TraceEvent::Fork { parent, child } => {
-                self.instant(r.ts, parent, "sched_process_fork", serde_json::json!({"child_pid":child}))?
-            }
+            TraceEvent::Fork { parent, child } => self.instant(r.ts, parent, "sched_process_fork", serde_json::json!({"child_pid":child}))?,
             TraceEvent::Exit { pid } => self.instant(r.ts, pid, "sched_process_exit", serde_json::json!({}))?,
             TraceEvent::CfsThrottle { group, throttled } => {
                 if let Some(n) = self.throttled.get_mut(group) {
@@ -163,12 +161,9 @@ impl<W: Write + Send> TraceSink for ChromeJson<W> {
                 let v = serde_json::json!({"ph":"C","pid":self.tgid(pid),"ts":us(r.ts),"name":name,"args":{"cid":cid.map_or(-1, |c| c as i64)}});
                 self.emit(v)?
             }
-            TraceEvent::TlbFlush { pages, ipis, waits } => self.instant(
-                r.ts,
-                0,
-                "schedlab_tlb_flush",
-                serde_json::json!({"cpu":r.cpu,"pages":pages,"ipis":ipis,"waits":waits}),
-            )?,
+            TraceEvent::TlbFlush { pages, ipis, waits } => {
+                self.instant(r.ts, 0, "schedlab_tlb_flush", serde_json::json!({"cpu":r.cpu,"pages":pages,"ipis":ipis,"waits":waits}))?
+            }
             TraceEvent::TimerExpire { timer, owner_cpu } => {
                 self.instant(r.ts, 0, "timer_expire_entry", serde_json::json!({"cpu":r.cpu,"timer":timer,"owner_cpu":owner_cpu}))?
             }

@@ -82,13 +82,10 @@ impl<W: Write + Send> TextTrace<W> {
                 "sched_migrate_task",
                 format!("comm={} pid={pid} prio={} orig_cpu={orig_cpu} dest_cpu={dest_cpu}", self.comm(pid, cpu), self.prio(pid)),
             ),
-            TraceEvent::Fork { parent, child } => (
-                "sched_process_fork",
-                format!("comm={} pid={parent} child_comm={} child_pid={child}", self.comm(parent, cpu), self.comm(child, cpu)),
-            ),
-            TraceEvent::Exit { pid } => {
-                ("sched_process_exit", format!("comm={} pid={pid} prio={}", self.comm(pid, cpu), self.prio(pid)))
+            TraceEvent::Fork { parent, child } => {
+                ("sched_process_fork", format!("comm={} pid={parent} child_comm={} child_pid={child}", self.comm(parent, cpu), self.comm(child, cpu)))
             }
+            TraceEvent::Exit { pid } => ("sched_process_exit", format!("comm={} pid={pid} prio={}", self.comm(pid, cpu), self.prio(pid))),
             TraceEvent::CpuIdle { state } => ("cpu_idle", format!("state={} cpu_id={cpu}", state.unwrap_or(u32::MAX))),
             TraceEvent::CpuFrequency { khz } => ("cpu_frequency", format!("state={khz} cpu_id={cpu}")),
             TraceEvent::TimerExpire { timer, owner_cpu } => {
@@ -98,17 +95,13 @@ impl<W: Write + Send> TextTrace<W> {
                 if throttled { "schedlab_cfs_throttle" } else { "schedlab_cfs_unthrottle" },
                 format!("tg={} cpu={cpu}", self.groups.get(group).map_or("?", |g| g.as_str())),
             ),
-            TraceEvent::MmCid { pid, cid } => (
-                "schedlab_mm_cid",
-                format!("comm={} pid={pid} cid={}", self.comm(pid, cpu), cid.map_or(-1, |c| c as i64)),
-            ),
-            TraceEvent::TlbFlush { pages, ipis, waits } => {
-                ("schedlab_tlb_flush", format!("pages={pages} ipis={ipis} waits={waits}"))
+            TraceEvent::MmCid { pid, cid } => {
+                ("schedlab_mm_cid", format!("comm={} pid={pid} cid={}", self.comm(pid, cpu), cid.map_or(-1, |c| c as i64)))
             }
-            TraceEvent::SharedRunqPull { pid, from_cpu } => (
-                "schedlab_shared_runq_pull",
-                format!("comm={} pid={pid} from_cpu={from_cpu}", self.comm(pid, cpu)),
-            ),
+            TraceEvent::TlbFlush { pages, ipis, waits } => ("schedlab_tlb_flush", format!("pages={pages} ipis={ipis} waits={waits}")),
+            TraceEvent::SharedRunqPull { pid, from_cpu } => {
+                ("schedlab_shared_runq_pull", format!("comm={} pid={pid} from_cpu={from_cpu}", self.comm(pid, cpu)))
+            }
         }
     }
 

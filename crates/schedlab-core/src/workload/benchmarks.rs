@@ -262,14 +262,22 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             let per = |k: usize| share / workers as u64 + u64::from((k as u64) < share % workers as u64);
             let own = |k: usize| format!("schbench-req{i}.{k}");
             let mut round: Vec<OpSpec> = (0..workers).filter(|&k| per(k) > 0).map(|k| OpSpec::Signal(own(k))).collect();
-            round.push(OpSpec::Periodic(crate::scenario::PeriodicSpec { period: RPS_ROUND, mode: crate::scenario::PeriodicMode::Relative, rt_app: false }));
+            round.push(OpSpec::Periodic(crate::scenario::PeriodicSpec {
+                period: RPS_ROUND,
+                mode: crate::scenario::PeriodicMode::Relative,
+                rt_app: false,
+            }));
             let mut mt = task(&format!("message-{i}"), vec![forever(round)]);
             mt.process = Some("schbench".into());
             tasks.push(mt);
             for k in (0..workers).filter(|&k| per(k) > 0) {
                 let mut one = Vec::new();
                 request(&mut one);
-                let body = vec![OpSpec::Wait(own(k)), record("schbench_wakeup", RecordSince::Message), OpSpec::Loop(LoopSpec { count: Some(per(k)), body: one })];
+                let body = vec![
+                    OpSpec::Wait(own(k)),
+                    record("schbench_wakeup", RecordSince::Message),
+                    OpSpec::Loop(LoopSpec { count: Some(per(k)), body: one }),
+                ];
                 let mut w = task(&format!("worker-{i}.{k}"), vec![forever(body)]);
                 w.process = Some("schbench".into());
                 w.footprint_kib = p.cache_footprint_kb;
@@ -321,7 +329,11 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             // sched delay: mean run-queue wait per schedule (schedstat), µs.
             let delay = |prefix: &str| {
                 let (w, n) = r.tasks.iter().filter(|t| t.name.starts_with(prefix)).fold((0u64, 0u64), |(w, n), t| (w + t.wait_ns, n + t.nr_switches));
-                if n > 0 { w as f64 / n as f64 / 1e3 } else { 0.0 }
+                if n > 0 {
+                    w as f64 / n as f64 / 1e3
+                } else {
+                    0.0
+                }
             };
             out.insert("sched_delay_message_us".into(), delay("message"));
             out.insert("sched_delay_worker_us".into(), delay("worker"));

@@ -112,15 +112,9 @@ fn piped_unit(p: &MakeParams) -> Vec<crate::scenario::TaskSpec> {
             OpSpec::Signal("jobserver".into()),
         ],
     );
-    let mut cc1 = task(
-        "cc1",
-        vec![OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::RunExp(cc1_chunk), OpSpec::Signal("@pipe".into())] })],
-    );
+    let mut cc1 = task("cc1", vec![OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::RunExp(cc1_chunk), OpSpec::Signal("@pipe".into())] })]);
     cc1.footprint_kib = p.footprint_kib;
-    let mut asm = task(
-        "as",
-        vec![OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::Wait("@pipe".into()), OpSpec::RunExp(as_chunk)] })],
-    );
+    let mut asm = task("as", vec![OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::Wait("@pipe".into()), OpSpec::RunExp(as_chunk)] })]);
     asm.footprint_kib = p.footprint_kib / 4;
     vec![gcc, cc1, asm]
 }

@@ -106,10 +106,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
             if p.warmup > 0 {
                 program.push(OpSpec::Loop(LoopSpec { count: Some(p.warmup), body: vec![touch(false)] }));
             }
-            program.push(OpSpec::Loop(LoopSpec {
-                count: Some(p.loops),
-                body: vec![touch(true), OpSpec::Poll(Duration(p.delay.0 * n))],
-            }));
+            program.push(OpSpec::Loop(LoopSpec { count: Some(p.loops), body: vec![touch(true), OpSpec::Poll(Duration(p.delay.0 * n))] }));
             if rendezvous {
                 if rank + 1 < n {
                     program.push(OpSpec::Run(Duration((n - 1 - rank) * p.delay.0)));
@@ -128,10 +125,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, seed: u64) -> Result<Gen
     if rendezvous {
         let mut main = task(
             "rseq-main",
-            vec![
-                OpSpec::Run(Duration(n * p.create.0)),
-                OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::Wait("rseq-join".into())] }),
-            ],
+            vec![OpSpec::Run(Duration(n * p.create.0)), OpSpec::Loop(LoopSpec { count: Some(n), body: vec![OpSpec::Wait("rseq-join".into())] })],
         );
         main.affinity = Some(allowed.to_list());
         main.process = Some("rseq_burst".into());

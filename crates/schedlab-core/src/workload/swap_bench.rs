@@ -52,7 +52,6 @@ fn default_mapper_run() -> Duration {
     Duration(1_000_000)
 }
 
-
 pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Generated, ScenarioError> {
     let p: Params = params(v)?;
     if p.cpu >= m.nr_cpus() {
@@ -64,10 +63,7 @@ pub(super) fn build(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Ge
     let pages = p.region_kib.div_ceil(4);
     let touch = |write| OpSpec::TouchPages(TouchPagesSpec { region: "buf".into(), pages, write });
     let page_out = OpSpec::PageOut(PageOutSpec { region: "buf".into(), extra_mappers: 0, kswapd: p.memory_reclaim });
-    let mut t = task(
-        "swap_bench",
-        vec![touch(true), OpSpec::Loop(LoopSpec { count: Some(p.iterations), body: vec![touch(false), page_out] })],
-    );
+    let mut t = task("swap_bench", vec![touch(true), OpSpec::Loop(LoopSpec { count: Some(p.iterations), body: vec![touch(false), page_out] })]);
     t.affinity = Some(p.cpu.to_string());
     t.process = Some("swap_bench".into());
     let mut tasks = vec![t];

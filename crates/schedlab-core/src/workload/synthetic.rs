@@ -68,9 +68,11 @@ pub(super) fn threadpool(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Res
     if p.threads == 0 {
         return Err(ScenarioError::new("workload.params.threads", "expected at least 1"));
     }
-    let mut client = task("client", vec![OpSpec::Loop(LoopSpec { count: None, body: vec![OpSpec::SleepExp(p.interval), OpSpec::Signal("requests".into())] })]);
+    let mut client =
+        task("client", vec![OpSpec::Loop(LoopSpec { count: None, body: vec![OpSpec::SleepExp(p.interval), OpSpec::Signal("requests".into())] })]);
     client.count = p.clients;
-    let mut worker = task("worker", vec![OpSpec::Loop(LoopSpec { count: None, body: vec![OpSpec::Wait("requests".into()), OpSpec::RunExp(p.service)] })]);
+    let mut worker =
+        task("worker", vec![OpSpec::Loop(LoopSpec { count: None, body: vec![OpSpec::Wait("requests".into()), OpSpec::RunExp(p.service)] })]);
     worker.count = p.threads;
     worker.process = Some("server".into());
     Ok(Generated {

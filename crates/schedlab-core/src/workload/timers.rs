@@ -21,8 +21,8 @@
 use serde::Deserialize;
 
 use super::{params, task, Generated};
-use crate::rng::Stream;
 use crate::error::ScenarioError;
+use crate::rng::Stream;
 use crate::scenario::{Duration, GroupSpec, KernelTimerSpec, LoopSpec, ModTimerSpec, OpSpec, PeriodicMode, PeriodicSpec, TimerBenchSpec};
 use crate::topology::Machine;
 
@@ -138,7 +138,9 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
     // socket's retransmit timer and, running the loopback receive path, the peer
     // socket's delayed-ACK timer. sk_reset_timer() is a plain mod_timer(): not pinned.
     let send = |ch: &str| {
-        let arm = |timer: &str, delay: Duration| OpSpec::ModTimer(ModTimerSpec { timer: timer.into(), delay, pinned: false, deferrable: false, signal: None });
+        let arm = |timer: &str, delay: Duration| {
+            OpSpec::ModTimer(ModTimerSpec { timer: timer.into(), delay, pinned: false, deferrable: false, signal: None })
+        };
         vec![OpSpec::Signal(ch.to_string()), arm("rtx", p.rto), arm("peer-delack", p.delack)]
     };
     let mut tasks = Vec::new();
@@ -237,7 +239,11 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
     let min_cap = m.cpus.iter().map(|c| c.capacity).min().unwrap_or(1024);
     let cpulist = |pred: &dyn Fn(u32) -> bool| {
         let v: Vec<String> = m.cpus.iter().filter(|c| pred(c.capacity)).map(|c| c.id.to_string()).collect();
-        if v.is_empty() { None } else { Some(v.join(",")) }
+        if v.is_empty() {
+            None
+        } else {
+            Some(v.join(","))
+        }
     };
     let top = p.top_app_cpus.clone().or_else(|| cpulist(&|c| c > min_cap));
     let bg = p.background_cpus.clone().or_else(|| cpulist(&|c| c == min_cap));
@@ -342,10 +348,7 @@ fn clusters_by_capacity(m: &Machine) -> Vec<(String, Vec<usize>)> {
         3 => vec!["little".into(), "mid".into(), "big".into()],
         n => (0..n).map(|i| format!("cluster{i}")).collect(),
     };
-    caps.iter()
-        .zip(names)
-        .map(|(&cap, name)| (name, m.cpus.iter().filter(|c| c.capacity == cap).map(|c| c.id).collect()))
-        .collect()
+    caps.iter().zip(names).map(|(&cap, name)| (name, m.cpus.iter().filter(|c| c.capacity == cap).map(|c| c.id).collect())).collect()
 }
 
 /// Per cluster: the share of CPU time active and in each idle state (the seed's

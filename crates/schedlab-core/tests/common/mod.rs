@@ -127,8 +127,15 @@ pub fn assert_liveness(s: &Scenario, out: &schedlab_core::api::RunOutput) -> Res
             return Err(format!(
                 "liveness: task {} (group {}) stalled {:.3} ms from t={:.3} ms, beyond its bound {:.3} ms \
                  ({} runnable at most; ran {:.3} ms, {} wakeups, {} migrations)",
-                t.name, t.group, stall as f64 / 1e6, lv.max_stall_from[p] as f64 / 1e6, bound as f64 / 1e6,
-                lv.peak_runnable, t.run_ns as f64 / 1e6, t.nr_wakeups, t.nr_migrations
+                t.name,
+                t.group,
+                stall as f64 / 1e6,
+                lv.max_stall_from[p] as f64 / 1e6,
+                bound as f64 / 1e6,
+                lv.peak_runnable,
+                t.run_ns as f64 / 1e6,
+                t.nr_wakeups,
+                t.nr_migrations
             ));
         }
     }

@@ -33,12 +33,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
-from ..compare import compare_grouped
-from ..registry import ExpOption, Experiment, Metric, Source, machine_spec, published_source, register
-from ...results import bandwidth_figures
 from ...errors import InputError
+from ...results import bandwidth_figures
+from ..compare import compare_grouped
+from ..registry import Experiment, ExpOption, Metric, Source, machine_spec, published_source, register
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -150,9 +150,9 @@ class Grid:
     behaviours: tuple[str, ...] = tuple(BEHAVIOURS)
     quota_us: int = QUOTA_US
     period_us: int = PERIOD_US
-    burst_us: Optional[int] = None  # cpu.cfs_burst_us of burst-5.14; None = the quota
+    burst_us: int | None = None  # cpu.cfs_burst_us of burst-5.14; None = the quota
     work_us: int = WORK_US
-    seconds: Optional[float] = None  # None: SECONDS, or QUICK_SECONDS with --quick
+    seconds: float | None = None  # None: SECONDS, or QUICK_SECONDS with --quick
 
     @property
     def baseline(self) -> str:
@@ -209,11 +209,11 @@ def _behaviours(text: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(vals))
 
 
-def _opt_int(text: Any) -> Optional[int]:
+def _opt_int(text: Any) -> int | None:
     return None if text in (None, "", "none") else int(text)
 
 
-def _opt_float(text: Any) -> Optional[float]:
+def _opt_float(text: Any) -> float | None:
     return None if text in (None, "", "none") else float(text)
 
 
@@ -256,7 +256,7 @@ class WhatIf(Experiment):
     """bandwidth-whatif: its options change the grid itself (configurations, baseline and
     comparison groups), not only the scenarios."""
 
-    def with_options(self, given: Optional[dict[str, Any]] = None) -> "Experiment":
+    def with_options(self, given: dict[str, Any] | None = None) -> Experiment:
         given = dict(given or {})
         from_spec = read_spec(given["spec"]) if given.get("spec") else {}
         types = {o.name: o.type for o in OPTIONS}

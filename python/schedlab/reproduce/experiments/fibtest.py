@@ -38,9 +38,9 @@ it has at least 64 CPUs).
 
 from __future__ import annotations
 
-from ..compare import Row, change_row, ratio_of_means_row, seed_values, value_row
-from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
 from ...errors import InputError
+from ..compare import Row, change_row, ratio_of_means_row, seed_values, value_row
+from ..registry import ExpOption, Metric, Source, Verdict, experiment, machine_cpus, machine_spec, published_source
 
 NAME = "fibtest"
 BASELINE = "expiring-4.18-5.3"

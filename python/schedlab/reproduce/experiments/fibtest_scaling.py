@@ -20,9 +20,9 @@ which needs at least 80 CPUs.
 
 from __future__ import annotations
 
-from ..registry import Source, experiment, machine_cpus, published_source, Verdict
-from .fibtest import AFTER, BEFORE, HZS, LABELS, METRICS, PROFILES, SECONDS, compare_distributions, fibtest_scenario
 from ...errors import InputError
+from ..registry import Source, Verdict, experiment, machine_cpus, published_source
+from .fibtest import AFTER, BEFORE, HZS, LABELS, METRICS, PROFILES, SECONDS, compare_distributions, fibtest_scenario
 
 NAME = "fibtest-scaling"
 COUNTS = (8, 16, 40, 64, 80)

@@ -57,11 +57,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..compare import Row, change_row, seed_values, value_row
-from ..registry import (Verdict, ExpOption, Metric, Source, experiment, machine_info, machine_spec, parse_cpulist,
-                        published_source)
-
 from ...errors import InputError
+from ..compare import Row, change_row, seed_values, value_row
+from ..registry import ExpOption, Metric, Source, Verdict, experiment, machine_info, machine_spec, parse_cpulist, published_source
 
 NAME = "mm_cid"
 TOPOLOGIES = ("1-L3", "1-core-per-L3", "all-cores", "all-threads")

@@ -30,9 +30,9 @@ die, by v4's domain skip), and idle-while-waiting time per LLC.
 
 from __future__ import annotations
 
-from ..compare import Row, change_row, mean_std, seed_values, value_row
-from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
 from ...errors import UnknownNameError
+from ..compare import Row, change_row, mean_std, value_row
+from ..registry import ExpOption, Metric, Source, Verdict, experiment, machine_cpus, machine_spec, published_source
 
 NAME = "shared-runq"
 MACHINES = ["ryzen-7950x", "milan-72", "bergamo", "zen3-2s", "xeon-80"]
@@ -97,7 +97,7 @@ def _workload(name: str, machine: str, quick: bool) -> tuple[dict, dict]:
 def _value(raw: dict, metric: str):
     if metric == "idle_while_waiting_per_llc_ms":
         llcs = raw.get("llcs") or []
-        return sum(l["idle_while_waiting_ns"] for l in llcs) / len(llcs) / 1e6 if llcs else None
+        return sum(llc["idle_while_waiting_ns"] for llc in llcs) / len(llcs) / 1e6 if llcs else None
     from ...results import figure
     try:
         return figure(raw, metric)

@@ -48,9 +48,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..compare import Row, change_row, seed_values, value_row
-from ..registry import ExpOption, Metric, Source, experiment, machine_cpus, machine_spec, published_source, Verdict
 from ...errors import InputError
+from ..compare import Row, change_row, seed_values, value_row
+from ..registry import ExpOption, Metric, Source, Verdict, experiment, machine_cpus, machine_spec, published_source
 
 NAME = "swap"
 PROFILES = {"before": "6.4", "after": "6.5"}

@@ -28,8 +28,8 @@ most CPUs are busy most of the time. The seed found both effects within noise on
 
 from __future__ import annotations
 
-from ..registry import ExpOption, Metric, Source, experiment, load_published, machine_cpus, machine_spec, published_source, Verdict
 from ...errors import InputError
+from ..registry import ExpOption, Metric, Source, Verdict, experiment, load_published, machine_cpus, machine_spec, published_source
 
 NAME = "swqueue"
 CONFIGS = {

@@ -42,7 +42,7 @@ Three experiments, each on the patch's own benchmark shape:
 from __future__ import annotations
 
 from ..compare import compare_grouped
-from ..registry import Metric, Source, experiment, machine_spec, published_source, Verdict
+from ..registry import Metric, Source, Verdict, experiment, machine_spec, published_source
 
 PROFILE = "6.6"
 MODELS = {"push": False, "pull": True}
@@ -193,6 +193,7 @@ VARIANT_GROUPS = [([f"{v}:{m}" for v in UI_VARIANTS], f"pinned:{m}") for m in MO
 def _android_published() -> list:
     """The patch's table (timers-ui's figures) held against the ``android`` configurations."""
     from dataclasses import replace
+
     from ..registry import load_published
 
     return [replace(p, config=" vs ".join(f"android:{c.strip()}" for c in p.config.split(" vs ")))
