@@ -469,13 +469,13 @@ fn workloads() -> PyResult<String> {
     })
 }
 
-/// bench_cases() -> str: JSON list of the speed suite's cases, {name, what}.
+/// bench_cases() -> str: JSON list of the speed suite's cases, {name, what, quick_ms}.
 #[pyfunction]
 fn bench_cases() -> PyResult<String> {
     no_panic("bench_cases", || {
         let list: Vec<serde_json::Value> = schedlab_core::bench::CASES
             .iter()
-            .map(|c| serde_json::json!({"name": c.name, "what": c.what}))
+            .map(|c| serde_json::json!({"name": c.name, "what": c.what, "quick_ms": c.quick_ms}))
             .collect();
         to_json(&list)
     })
@@ -487,14 +487,16 @@ fn bench_heap(py: Python<'_>, pending: usize, ops: u64) -> f64 {
     py.detach(move || schedlab_core::bench::time_bare_heap(pending.max(1), ops.max(1)))
 }
 
-/// bench_case(name, heap_ns_per_op) -> str: JSON of one case's row (BenchRow). Ctrl-C
-/// stops the case and raises KeyboardInterrupt.
+/// bench_case(name, heap_ns_per_op, quick=False) -> str: JSON of one case's row
+/// (BenchRow); `quick` stops it at the case's quick_ms simulated. Ctrl-C stops the case
+/// and raises KeyboardInterrupt.
 #[pyfunction]
-fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64) -> PyResult<String> {
+#[pyo3(signature = (name, heap_ns_per_op, quick = false))]
+fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64, quick: bool) -> PyResult<String> {
     let case = *schedlab_core::bench::select(&[name.to_string()]).map_err(PyValueError::new_err)?[0];
     let (opts, cancel) = interruptible(None);
     let row = py.detach(move || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts, quick)))
             .map_err(|p| panic_message(&p))
     });
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
