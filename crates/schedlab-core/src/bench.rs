@@ -25,6 +25,9 @@ pub struct BenchCase {
     pub what: &'static str,
     /// The scenario, TOML.
     pub toml: &'static str,
+    /// Simulated milliseconds under `--quick` (the run's `max_sim_time` limit): the whole
+    /// quick suite stays under a minute, for CI, while every mechanism still runs.
+    pub quick_ms: u64,
 }
 
 /// 768 tasks alternating 500 us runs and 500 us sleeps (shared/bench/scx_flat.toml: the
@@ -76,26 +79,31 @@ pub const CASES: &[BenchCase] = &[
         name: "flat-128",
         what: "256 run/sleep tasks, 128 CPUs in one LLC, 5 s (flat128_256t.toml: the scx-sim peer case)",
         toml: run_sleep_case!("bench-flat-128", "{ sockets = 1, llcs = 1, cores = 128, smt = 1 }", "256", "5.0"),
+        quick_ms: 2000,
     },
     BenchCase {
         name: "flat-384",
         what: "768 run/sleep tasks, 384 CPUs in one LLC, 5 s (scx_flat.toml)",
         toml: run_sleep_case!("bench-flat-384", "{ sockets = 1, llcs = 1, cores = 384, smt = 1 }", "768", "5.0"),
+        quick_ms: 1000,
     },
     BenchCase {
         name: "2s-384",
         what: "the same tasks on 2 sockets x 12 LLCs x 8 cores x 2 threads, 5 s",
         toml: run_sleep_case!("bench-2s-384", "{ sockets = 2, llcs = 12, cores = 8, smt = 2 }", "768", "5.0"),
+        quick_ms: 1000,
     },
     BenchCase {
         name: "flat-1024",
         what: "2 run/sleep tasks per CPU, 1024 CPUs in one LLC, 1 s",
         toml: run_sleep_case!("bench-flat-1024", "{ sockets = 1, llcs = 1, cores = 1024, smt = 1 }", "2048", "1.0"),
+        quick_ms: 200,
     },
     BenchCase {
         name: "flat-2048",
         what: "2 run/sleep tasks per CPU, 2048 CPUs in one LLC, 1 s",
         toml: run_sleep_case!("bench-flat-2048", "{ sockets = 1, llcs = 1, cores = 2048, smt = 1 }", "4096", "1.0"),
+        quick_ms: 100,
     },
     BenchCase {
         name: "bergamo-make",
@@ -112,16 +120,19 @@ params = { jobs = 176, units = 20000, unit_mean = "30ms" }
 [run]
 until = "workload_done"
 "#,
+        quick_ms: 1000,
     },
     BenchCase {
         name: "64x100k",
         what: "100,000 tasks on 64 CPUs (2 x 4 LLCs x 4 cores x 2 threads), 1 s",
         toml: many_tasks_case!("bench-64x100k", "{ sockets = 2, llcs = 4, cores = 4, smt = 2 }", "100000"),
+        quick_ms: 1000,
     },
     BenchCase {
         name: "1024x100k",
         what: "100,000 tasks on 1024 CPUs (4 x 16 LLCs x 8 cores x 2 threads), 1 s",
         toml: many_tasks_case!("bench-1024x100k", "{ sockets = 4, llcs = 16, cores = 8, smt = 2 }", "100000"),
+        quick_ms: 300,
     },
     BenchCase {
         name: "fibtest",
@@ -138,6 +149,7 @@ params = { threads = 80, seconds = 5.0, quota_us = 10000, period_us = 100000 }
 [run]
 duration_s = 5.0
 "#,
+        quick_ms: 2000,
     },
     BenchCase {
         name: "mm_cid",
@@ -156,6 +168,78 @@ params = { cpus = "0-191", delay = "200ms", index = "mm_cid", area_bytes = 16384
 [run]
 until = "workload_done"
 "#,
+        quick_ms: 1000,
+    },
+    BenchCase {
+        name: "pixel6-eas",
+        what: "EAS on the Pixel 6 under schedutil: 16 tasks of 100 us every 2 ms and 2 of 3 ms every 16.7 ms (mostly not overutilized), 5 s",
+        toml: r#"
+name = "bench-pixel6-eas"
+[machine]
+preset = "pixel6"
+[kernel]
+profile = "6.6"
+governor = "schedutil"
+features = { ENERGY_AWARE = true }
+[[tasks]]
+name = "small"
+count = 16
+program = [{ loop = { body = [{ run = "100us" }, { periodic = { period = "2ms" } }] } }]
+[[tasks]]
+name = "ui"
+count = 2
+program = [{ loop = { body = [{ run = "3ms" }, { periodic = { period = "16667us" } }] } }]
+[run]
+duration_s = 5.0
+"#,
+        quick_ms: 1000,
+    },
+    BenchCase {
+        name: "rt",
+        what: "RT push and push-IPI pull (RT_PUSH_IPI): 96 SCHED_FIFO tasks at two priorities beside 64 fair ones, 64 CPUs (4 LLCs x 8 cores x 2 threads), 6.12, 2 s",
+        toml: r#"
+name = "bench-rt"
+[machine]
+topo = { sockets = 1, llcs = 4, cores = 8, smt = 2 }
+[kernel]
+profile = "6.12"
+[[tasks]]
+name = "fifo-hi"
+count = 48
+sched_attr = { policy = "SCHED_FIFO", priority = 80 }
+program = [{ loop = { body = [{ run_exp = "200us" }, { sleep_exp = "800us" }] } }]
+[[tasks]]
+name = "fifo-lo"
+count = 48
+sched_attr = { policy = "SCHED_FIFO", priority = 20 }
+program = [{ loop = { body = [{ run_exp = "200us" }, { sleep_exp = "800us" }] } }]
+[[tasks]]
+name = "fair"
+count = 64
+program = [{ loop = { body = [{ run = "500us" }, { sleep = "500us" }] } }]
+[run]
+duration_s = 2.0
+"#,
+        quick_ms: 500,
+    },
+    BenchCase {
+        name: "shared-runq",
+        what: "shared_runq v3 (sharded per-LLC wakequeues): 256 run/sleep tasks on 128 CPUs (8 LLCs x 8 cores x 2 threads), 6.5, 2 s",
+        toml: r#"
+name = "bench-shared-runq"
+[machine]
+topo = { sockets = 1, llcs = 8, cores = 8, smt = 2 }
+[kernel]
+profile = "6.5"
+features = { SHARED_RUNQ_V3 = true }
+[[tasks]]
+name = "worker"
+count = 256
+program = [{ loop = { body = [{ run = "500us" }, { sleep = "500us" }] } }]
+[run]
+duration_s = 2.0
+"#,
+        quick_ms: 1000,
     },
 ];
 
@@ -242,8 +326,8 @@ fn reset_peak_rss() {
 }
 
 /// Runs one case (`opts` carries progress and cancellation; an interrupted case is an
-/// error row).
-pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions) -> BenchRow {
+/// error row); `quick` stops it at the case's `quick_ms` simulated.
+pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions, quick: bool) -> BenchRow {
     let mut row = BenchRow {
         case: case.name.into(),
         what: case.what.into(),
@@ -269,6 +353,12 @@ pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions) -> Ben
             return row;
         }
     };
+    let mut opts = opts.clone();
+    if quick {
+        let cap = case.quick_ms * 1_000_000;
+        opts.limits.max_sim_ns = Some(opts.limits.max_sim_ns.map_or(cap, |m| m.min(cap)));
+    }
+    let opts = &opts;
     reset_peak_rss();
     row.base_rss_mib = rss_kib("VmRSS:") as f64 / 1024.0;
     let start = Instant::now();
@@ -309,18 +399,22 @@ pub fn select(only: &[String]) -> Result<Vec<&'static BenchCase>, String> {
 /// cases.
 pub const HEAP_OPS: u64 = 20_000_000;
 
+/// The same under `--quick` (a tenth of the time, as the quick cases are short).
+pub const HEAP_OPS_QUICK: u64 = 2_000_000;
+
 /// Runs the cases whose names are in `only` (all if empty), calling `each` after each.
 pub fn run_suite(only: &[String], each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
-    run_suite_with(only, &RunOptions::default(), each)
+    run_suite_with(only, &RunOptions::default(), false, each)
 }
 
-/// [`run_suite`] with run options (`--no-elision`: the A/B of the exact elision).
-pub fn run_suite_with(only: &[String], opts: &RunOptions, mut each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
+/// [`run_suite`] with run options (`--no-elision`: the A/B of the exact elision) and
+/// `quick` (each case stopped at its `quick_ms`, the heap timed over HEAP_OPS_QUICK).
+pub fn run_suite_with(only: &[String], opts: &RunOptions, quick: bool, mut each: impl FnMut(&BenchRow)) -> Result<BenchReport, String> {
     let cases = select(only)?;
-    let heap_ns_per_op = time_bare_heap(1000, HEAP_OPS);
+    let heap_ns_per_op = time_bare_heap(1000, if quick { HEAP_OPS_QUICK } else { HEAP_OPS });
     let mut rows = Vec::new();
     for case in cases {
-        let row = run_case(case, heap_ns_per_op, opts);
+        let row = run_case(case, heap_ns_per_op, opts, quick);
         each(&row);
         rows.push(row);
     }

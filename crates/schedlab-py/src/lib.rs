@@ -13,11 +13,11 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use schedlab_core::api::{self, RunOptions};
-use schedlab_core::interchange::task_timelines::{self, Timelines};
-use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine};
+use schedlab_core::interchange::task_timelines::{self, Timelines};
+use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
 
@@ -227,9 +227,11 @@ fn run(
     eas_check: bool,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
-        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace, perf or trace-cmd")));
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
     };
-    let scenario = no_panic("run", || Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e)))?;
+    let scenario = no_panic("run", || {
+        Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
+    })?;
     let limits: api::Limits = match limits {
         Some(text) => serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?,
         None => api::Limits::default(),
@@ -285,7 +287,9 @@ fn run(
         }
         Outcome::Sim(e) => Err(sim_error(&e)),
         Outcome::Io(msg) => Err(PyOSError::new_err(msg)),
-        Outcome::Panic(msg) => Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}"))),
+        Outcome::Panic(msg) => {
+            Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}")))
+        }
     }
 }
 
@@ -330,6 +334,7 @@ fn machines() -> PyResult<String> {
         to_json(&list)
     })
 }
+
 
 /// machine(name) -> str: JSON of the full machine (a preset or "topo(S,L,C,T)"), with
 /// its LLC/core/node spans and CPU 0's sched domains. Raises ValueError if unknown.
@@ -395,11 +400,12 @@ fn kernel_profile(release: &str) -> Option<String> {
 }
 
 fn parse_arch(arch: &str) -> PyResult<Arch> {
-    serde_json::from_value(serde_json::json!(arch)).map_err(|_| PyValueError::new_err(format!("unknown arch '{arch}': expected x86_64 or arm64")))
+    serde_json::from_value(serde_json::json!(arch))
+        .map_err(|_| PyValueError::new_err(format!("unknown arch '{arch}': expected x86_64 or arm64")))
 }
 
 fn parse_version(profile: &str) -> PyResult<KernelVersion> {
-    KernelVersion::parse_profile(profile).map_err(PyValueError::new_err)
+    KernelVersion::parse(profile).map_err(PyValueError::new_err)
 }
 
 /// features(profile="6.6", arch="x86_64") -> str: JSON list of {name, default, reason}.
@@ -418,7 +424,8 @@ fn features(profile: &str, arch: &str) -> PyResult<String> {
 #[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
 fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
     no_panic("kernel", || {
-        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default()).map_err(PyValueError::new_err)?;
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
+            .map_err(PyValueError::new_err)?;
         to_json(&k)
     })
 }
@@ -429,7 +436,8 @@ fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
 #[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
 fn tunables(profile: &str, nr_cpus: usize) -> PyResult<String> {
     no_panic("tunables", || {
-        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default()).map_err(PyValueError::new_err)?;
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
+            .map_err(PyValueError::new_err)?;
         let defaults = serde_json::to_value(&k.tunables).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let list: Vec<serde_json::Value> = schedlab_core::kernel::TUNABLE_TABLE
             .iter()
@@ -461,11 +469,14 @@ fn workloads() -> PyResult<String> {
     })
 }
 
-/// bench_cases() -> str: JSON list of the speed suite's cases, {name, what}.
+/// bench_cases() -> str: JSON list of the speed suite's cases, {name, what, quick_ms}.
 #[pyfunction]
 fn bench_cases() -> PyResult<String> {
     no_panic("bench_cases", || {
-        let list: Vec<serde_json::Value> = schedlab_core::bench::CASES.iter().map(|c| serde_json::json!({"name": c.name, "what": c.what})).collect();
+        let list: Vec<serde_json::Value> = schedlab_core::bench::CASES
+            .iter()
+            .map(|c| serde_json::json!({"name": c.name, "what": c.what, "quick_ms": c.quick_ms}))
+            .collect();
         to_json(&list)
     })
 }
@@ -476,14 +487,16 @@ fn bench_heap(py: Python<'_>, pending: usize, ops: u64) -> f64 {
     py.detach(move || schedlab_core::bench::time_bare_heap(pending.max(1), ops.max(1)))
 }
 
-/// bench_case(name, heap_ns_per_op) -> str: JSON of one case's row (BenchRow). Ctrl-C
-/// stops the case and raises KeyboardInterrupt.
+/// bench_case(name, heap_ns_per_op, quick=False) -> str: JSON of one case's row
+/// (BenchRow); `quick` stops it at the case's quick_ms simulated. Ctrl-C stops the case
+/// and raises KeyboardInterrupt.
 #[pyfunction]
-fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64) -> PyResult<String> {
+#[pyo3(signature = (name, heap_ns_per_op, quick = false))]
+fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64, quick: bool) -> PyResult<String> {
     let case = *schedlab_core::bench::select(&[name.to_string()]).map_err(PyValueError::new_err)?[0];
     let (opts, cancel) = interruptible(None);
     let row = py.detach(move || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts, quick)))
             .map_err(|p| panic_message(&p))
     });
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -509,6 +522,7 @@ mod _core {
     #[pymodule_export]
     use super::{
         available_memory, bench_case, bench_cases, bench_heap, features, host_kernel, interrupt_runs, kernel, kernel_profile, load_scenario, machine,
-        machine_spec, machines, rt_app_export, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
+        machines, rt_app_export,
+        machine_spec, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

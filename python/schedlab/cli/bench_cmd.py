@@ -15,8 +15,10 @@ from .base import app, emit, err, errors, fail, out
 
 __all__ = ["bench"]
 
-# Pop+push pairs of the bare heap reference (as schedlab_core::bench::HEAP_OPS).
+# Pop+push pairs of the bare heap reference (as schedlab_core::bench::HEAP_OPS and
+# HEAP_OPS_QUICK).
 HEAP_OPS = 20_000_000
+HEAP_OPS_QUICK = 2_000_000
 
 
 @app.command()
@@ -27,6 +29,8 @@ def bench(
     list_cases: bool = typer.Option(False, "--list", help="List the cases and run nothing."),
     events: bool = typer.Option(False, "--events", help="Also break each case's events down by kind, with events "
                                 "per modeled wakeup."),
+    quick: bool = typer.Option(False, "--quick", help="Stop each case at its short simulated time (--list shows it): "
+                               "the whole suite in under a minute, for CI."),
 ) -> None:
     """Time the engine: events/s, simulated s per wall s, peak RSS, and each case's wall
     time as a multiple of what a bare binary heap needs for its events."""
@@ -34,25 +38,25 @@ def bench(
         known = json.loads(_core.bench_cases())
         if list_cases:
             for c in known:
-                out.print(f"{c['name']:<14} {c['what']}")
+                out.print(f"{c['name']:<14} {c['what']} (--quick: {c['quick_ms']} ms)")
             return
         names = [c["name"] for c in known]
         todo = list(cases or names)
         bad = [c for c in todo if c not in names]
         if bad:
             fail(f"unknown bench case '{bad[0]}': expected one of {', '.join(names)}")
-        heap_ns = _core.bench_heap(1000, HEAP_OPS)
+        heap_ns = _core.bench_heap(1000, HEAP_OPS_QUICK if quick else HEAP_OPS)
         err.print(f"bare heap: {heap_ns:.1f} ns per pop+push at 1,000 pending")
         rows = []
         for name in todo:
             with err.status(f"{name} ...", spinner="dots"):
-                row = json.loads(_core.bench_case(name, heap_ns))
+                row = json.loads(_core.bench_case(name, heap_ns, quick))
             rows.append(row)
             err.print(f"{name}: {row['wall_s']:.2f} s" + (f" ({row['error']})" if row["error"] else ""))
     if json_out:
         sys.stdout.write(json.dumps({"heap_ns_per_op": heap_ns, "rows": rows}, indent=2) + "\n")
         return
-    t = Table(title=f"schedlab bench (bare heap {heap_ns:.1f} ns per pop+push at 1,000 pending)",
+    t = Table(title=f"schedlab bench{' --quick' if quick else ''} (bare heap {heap_ns:.1f} ns per pop+push at 1,000 pending)",
               title_justify="left")
     for col in ("case", "cpus", "tasks", "events", "wall s", "build s", "M events/s", "sim s / wall s",
                 "x heap", "peak RSS MiB"):

@@ -1,0 +1,70 @@
+//! One speed case, Rust only, for profilers: `cargo build --release -p schedlab-core
+//! --example bench_case`, then `valgrind --tool=callgrind target/release/examples/bench_case
+//! flat-384 --sim-ms 500`. No bare-heap timing and no Python, so a profile is the engine's
+//! alone. The same file builds against older commits (it uses only `api::run`,
+//! `bench::CASES` and `Scenario::from_toml_str`), so two versions run one driver
+//! (docs/performance.md).
+//!
+//! usage: bench_case CASE|FILE.toml [--sim-ms MS] [--print]
+//!   CASE       a `schedlab bench` case name; anything ending in .toml is a scenario file
+//!   --sim-ms   stop at MS simulated milliseconds (the run's `max_sim_time` limit)
+//!   --print    print the case's scenario TOML and run nothing
+//! Prints one line: case, events, simulated ns, wall s, of which the event loop.
+
+use std::time::Instant;
+
+use schedlab_core::api::{run, RunOptions};
+use schedlab_core::bench::CASES;
+use schedlab_core::scenario::Scenario;
+
+fn usage(why: &str) -> ! {
+    let names: Vec<&str> = CASES.iter().map(|c| c.name).collect();
+    eprintln!("bench_case: {why}\nusage: bench_case CASE|FILE.toml [--sim-ms MS] [--print]  (cases: {})", names.join(", "));
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut what, mut sim_ms, mut print) = (None::<String>, None::<u64>, false);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--sim-ms" => {
+                let v = args.next().unwrap_or_else(|| usage("--sim-ms: expected a number of milliseconds"));
+                sim_ms = Some(v.parse().unwrap_or_else(|_| usage(&format!("--sim-ms: expected a whole number of milliseconds, got '{v}'"))));
+            }
+            "--print" => print = true,
+            f if f.starts_with("--") => usage(&format!("unknown flag {f}")),
+            _ if what.is_some() => usage("expected one case"),
+            _ => what = Some(a),
+        }
+    }
+    let what = what.unwrap_or_else(|| usage("expected a case name or a scenario file"));
+    let (name, toml) = if what.ends_with(".toml") {
+        let t = std::fs::read_to_string(&what).unwrap_or_else(|e| usage(&format!("{what}: {e}")));
+        (what.clone(), t)
+    } else {
+        let c = CASES.iter().find(|c| c.name == what).unwrap_or_else(|| usage(&format!("unknown case '{what}'")));
+        (c.name.to_string(), c.toml.to_string())
+    };
+    if print {
+        print!("{toml}");
+        return;
+    }
+    let scenario = Scenario::from_toml_str(&toml, &name).unwrap_or_else(|e| usage(&format!("{name}: {e}")));
+    let mut opts = RunOptions::default();
+    opts.limits.max_sim_ns = sim_ms.map(|ms| ms * 1_000_000);
+    let start = Instant::now();
+    let out = run(&scenario, 1, &opts).unwrap_or_else(|e| {
+        eprintln!("bench_case: {name}: {e}");
+        std::process::exit(1)
+    });
+    let wall = start.elapsed().as_secs_f64();
+    let e = &out.result.engine;
+    println!(
+        "case={name} events={} sim_ns={} wall_s={wall:.3} loop_s={:.3} stopped_by={}",
+        e.events,
+        e.sim_ns,
+        e.wall_ns as f64 / 1e9,
+        e.stopped_by
+    );
+}
