@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
-from .errors import ScenarioError, scenario_error
+from .errors import ScenarioError, core_input, scenario_error
 from .machine_names import machine_spec
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
@@ -40,11 +40,10 @@ class Scenario:
     # -- constructors -------------------------------------------------------------
     @classmethod
     def _load(cls, text: str, fmt: str, origin: str, machine: Optional[str]) -> "Scenario":
-        m = json.dumps(machine_spec(machine)) if machine else None
-        try:
-            normalized, notes = _core.load_scenario(text, fmt, origin, m)
-        except ValueError as e:  # a bad machine name
-            raise scenario_error(origin, "machine", str(e)) from None
+        # The core reads the machine name in the same call that loads the scenario; a
+        # malformed name is an InputError, as machine_spec() raises it.
+        with core_input():
+            normalized, notes = _core.load_scenario(text, fmt, origin, machine or None)
         return cls(normalized, origin, notes)
 
     @classmethod
