@@ -147,6 +147,30 @@ def test_normalization_is_idempotent(program, count, nice):
     assert len(s.doc["tasks"][0]["program"]) == len(program)
 
 
+def test_machine_name_is_one_call_into_the_core(monkeypatch):
+    """`--machine NAME` reaches the core as the name, in the call that loads the scenario:
+    no [machine] table is fetched from the core and written back by Python."""
+    from schedlab import InputError, _core
+    from schedlab import scenario as scenario_module
+
+    def fetched(name):
+        raise AssertionError(f"machine_spec({name!r}) called on the load path")
+
+    monkeypatch.setattr(scenario_module, "machine_spec", fetched)
+    text = '[machine]\npreset = "pixel6"\n[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n[run]\nduration_s = 1\n'
+    s = Scenario.from_toml(text, "m.toml", machine="topo(1, 1, 2, 1)")
+    assert s.doc["machine"] == {"preset": None, "topo": {"sockets": 1, "llcs": 1, "cores": 2, "smt": 1, "arch": None},
+                                "host": False, "cost": {}}
+    normalized, _ = _core.load_scenario(text, "toml", "m.toml", "host")
+    assert json.loads(normalized)["machine"]["host"] is True
+    # A malformed name is the InputError machine_spec() raised, and a bad preset the
+    # scenario error naming the file, as before.
+    with pytest.raises(InputError, match=r"expected topo\(SOCKETS,LLCS,CORES,SMT\)"):
+        Scenario.from_toml(text, "m.toml", machine="topo(1,2,3)")
+    with pytest.raises(schedlab.ScenarioError, match=r"m\.toml.*machine\.preset: unknown preset 'no-such-box'"):
+        Scenario.from_toml(text, "m.toml", machine="no-such-box")
+
+
 def test_machine_names_are_read_once_by_the_core():
     """`--machine` names go through the core's reading (api::machine_spec_named), the
     one the bindings' machine lookups use: spaces allowed, a zero or a missing field

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from . import _core
-from .errors import ScenarioError, plain_error, scenario_error
+from .errors import ScenarioError, core_input, plain_error, scenario_error
 from .machine_names import machine_spec
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
@@ -41,13 +41,13 @@ class Scenario:
     # -- constructors -------------------------------------------------------------
     @classmethod
     def _load(cls, text: str, fmt: str, origin: str, machine: Optional[str]) -> "Scenario":
-        m = json.dumps(machine_spec(machine)) if machine else None
-        try:
-            normalized, notes = _core.load_scenario(text, fmt, origin, m)
-        except ScenarioError as e:
-            raise plain_error(e) from None
-        except ValueError as e:  # a bad machine name
-            raise scenario_error(origin, "machine", str(e)) from None
+        # The core reads the machine name in the same call that loads the scenario; a
+        # malformed name is an InputError, as machine_spec() raises it.
+        with core_input():
+            try:
+                normalized, notes = _core.load_scenario(text, fmt, origin, machine or None)
+            except ScenarioError as e:
+                raise plain_error(e) from None
         return cls(normalized, origin, notes)
 
     @classmethod

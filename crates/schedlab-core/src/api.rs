@@ -112,15 +112,22 @@ pub fn build_machine(spec: &MachineSpec) -> Result<Machine, ScenarioError> {
 
 /// Runs a scenario with one seed (an in-memory trace if asked for).
 pub fn run(scenario: &Scenario, seed: u64, opts: &RunOptions) -> Result<RunOutput, SimError> {
-    let mut opts = opts.clone();
-    opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
-    let sink = (opts.trace || scenario.run.trace).then(|| Box::new(crate::trace::Trace::default()) as _);
-    drive(Simulation::new(scenario, seed, sink, opts.limits.max_memory)?, &opts)
+    scenario.validate()?;
+    run_loaded(scenario, seed, opts, None)
 }
 
 /// Runs a scenario with one seed, streaming its trace into `sink` as it goes.
 pub fn run_traced(scenario: &Scenario, seed: u64, opts: &RunOptions, sink: Box<dyn crate::trace::TraceSink>) -> Result<RunOutput, SimError> {
+    scenario.validate()?;
+    run_loaded(scenario, seed, opts, Some(sink))
+}
+
+/// Runs a scenario that [`load`] or `Scenario::from_*_str` returned (they validate it, so
+/// it is not validated again), streaming its trace into `sink` if given, else into
+/// memory if the options or the scenario ask for one. The bindings' run.
+pub fn run_loaded(scenario: &Scenario, seed: u64, opts: &RunOptions, sink: Option<Box<dyn crate::trace::TraceSink>>) -> Result<RunOutput, SimError> {
     let mut opts = opts.clone();
     opts.limits.max_memory = opts.limits.max_memory.or_else(crate::engine::limits::available_memory);
-    drive(Simulation::new(scenario, seed, Some(sink), opts.limits.max_memory)?, &opts)
+    let sink = sink.or_else(|| (opts.trace || scenario.run.trace).then(|| Box::new(crate::trace::Trace::default()) as _));
+    drive(Simulation::new_checked(scenario, seed, sink, opts.limits.max_memory)?, &opts)
 }

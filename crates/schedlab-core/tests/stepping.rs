@@ -57,3 +57,21 @@ fn stepping_to_the_end_gives_the_result_of_a_run() {
     }
     assert_eq!(n + 1, events, "every event is one step (the end event included)");
 }
+
+/// A scenario as loaded (validated by `Scenario::from_*_str`) is built without being
+/// validated again (`api::run_loaded`, the bindings' run), to the same result; the
+/// public entry points for a scenario made in Rust still validate it.
+#[test]
+fn a_loaded_scenario_is_not_validated_again() {
+    let s = Scenario::from_toml_str(PINGPONG, "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let loaded = figures(api::run_loaded(&s, 3, &RunOptions::default(), None).unwrap());
+    assert_eq!(loaded, figures(api::run(&s, 3, &RunOptions::default()).unwrap()));
+    // No seed at all fails validation only: the build itself has no use for the list.
+    let mut unchecked = Scenario::from_toml_str(PINGPONG, "t.toml").unwrap();
+    unchecked.run.seeds.clear();
+    let e = api::run(&unchecked, 3, &RunOptions::default()).err().expect("api::run validates");
+    assert!(e.to_string().contains("run.seeds"), "{e}");
+    assert!(Simulation::new(&unchecked, 3, None, None).is_err(), "Simulation::new validates");
+    assert!(Simulation::new_checked(&unchecked, 3, None, None).is_ok());
+    assert_eq!(figures(api::run_loaded(&unchecked, 3, &RunOptions::default(), None).unwrap()), loaded);
+}

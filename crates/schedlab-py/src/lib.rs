@@ -28,13 +28,9 @@ fn to_json<T: serde::Serialize>(v: &T) -> PyResult<String> {
 }
 
 /// Parses and checks a scenario the way a run would (the core's one load path),
-/// returning it with the notes of an rt-app import. `machine` (a MachineSpec as JSON)
-/// replaces the scenario's machine.
-fn load(text: &str, format: &str, origin: &str, machine: Option<&str>) -> Result<(Scenario, Vec<String>), CoreScenarioError> {
-    let machine: Option<MachineSpec> = match machine {
-        Some(m) => Some(serde_json::from_str(m).map_err(|e| CoreScenarioError::new("machine", e.to_string()).with_origin(origin))?),
-        None => None,
-    };
+/// returning it with the notes of an rt-app import. `machine` replaces the scenario's
+/// machine.
+fn load(text: &str, format: &str, origin: &str, machine: Option<MachineSpec>) -> Result<(Scenario, Vec<String>), CoreScenarioError> {
     let loaded = api::load(text, format, origin, machine)?;
     Ok((loaded.scenario, loaded.notes))
 }
@@ -54,20 +50,26 @@ fn toml_location(text: &str, field: &str) -> Option<String> {
 /// Parses and validates a scenario (format "toml", "json", "rtapp", or "dict" for JSON
 /// made from a Python dict; "json" text that is an rt-app file is imported as one) and
 /// returns it as normalized JSON, with the notes of an rt-app import (what was
-/// approximated or left out). `machine` (MachineSpec JSON) replaces the scenario's
-/// machine. Raises schedlab.ScenarioError.
+/// approximated or left out). `machine`, a machine name as `--machine` takes it (a
+/// preset, "topo(S,L,C,T)" or "host"), replaces the scenario's machine. Raises
+/// schedlab.ScenarioError, or ValueError for a malformed machine name.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", origin = "<string>", machine = None))]
 fn load_scenario(text: &str, format: &str, origin: &str, machine: Option<&str>) -> PyResult<(String, Vec<String>)> {
-    no_panic("load_scenario", || match load(text, format, origin, machine) {
-        Ok((s, notes)) => Ok((to_json(&s)?, notes)),
-        Err(mut e) => {
-            if format == "toml" && e.location.is_empty() && e.origin == origin {
-                if let Some((line, col)) = locate::toml_field(text, &e.field) {
-                    e.location = format!(":{line}:{col}");
+    no_panic("load_scenario", || {
+        // The name is read here, in the call that loads the scenario: no [machine] table
+        // goes through Python and back.
+        let machine = machine.map(api::machine_spec_named).transpose().map_err(|e| PyValueError::new_err(e.message))?;
+        match load(text, format, origin, machine) {
+            Ok((s, notes)) => Ok((to_json(&s)?, notes)),
+            Err(mut e) => {
+                if format == "toml" && e.location.is_empty() && e.origin == origin {
+                    if let Some((line, col)) = locate::toml_field(text, &e.field) {
+                        e.location = format!(":{line}:{col}");
+                    }
                 }
+                Err(scenario_error(&e))
             }
-            Err(scenario_error(&e))
         }
     })
 }
@@ -253,9 +255,10 @@ fn run(
                         Ok(s) => s,
                         Err(e) => return Outcome::Io(format!("cannot write trace {path}: {e}")),
                     };
-                    api::run_traced(&scenario, seed, &opts, sink)
+                    api::run_loaded(&scenario, seed, &opts, Some(sink))
                 }
-                None => api::run(&scenario, seed, &opts),
+                // Scenario::from_json_str validated it: the build does not again.
+                None => api::run_loaded(&scenario, seed, &opts, None),
             };
             let out = match result {
                 Ok(out) => out,

@@ -34,6 +34,17 @@ impl Simulation {
         Ok(Simulation::from_simulator(Simulator::build_with(scenario, seed, sink, memory)?))
     }
 
+    /// [`Simulation::new`] of a scenario already validated (`api::load`,
+    /// `Scenario::from_*_str`): it is not validated a second time.
+    pub fn new_checked(
+        scenario: &Scenario,
+        seed: u64,
+        sink: Option<Box<dyn crate::trace::TraceSink>>,
+        memory: Option<u64>,
+    ) -> Result<Simulation, SimError> {
+        Ok(Simulation::from_simulator(super::build::build_checked(scenario, seed, sink, memory)?))
+    }
+
     /// A run of a simulator already built (tests adjust one before it runs).
     pub(crate) fn from_simulator(mut sim: Simulator) -> Simulation {
         if let Some(end) = sim.end {
