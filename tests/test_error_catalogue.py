@@ -13,14 +13,13 @@ import contextlib
 import io
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
 
 import pytest
 
 import schedlab
-
 from conftest import ROOT
 
 DOC = ROOT / "docs" / "errors.md"
@@ -47,9 +46,9 @@ class Case:
     kind: str
     # A scenario file's text (run as `schedlab run bad.toml` plus `args`), or `args` alone,
     # or a Python callable given the directory.
-    scenario: Optional[Union[str, bytes]] = None
+    scenario: str | bytes | None = None
     args: tuple[str, ...] = ()
-    api: Optional[Callable[[Path], object]] = None
+    api: Callable[[Path], object] | None = None
     expected: str = ""
     status: int = 2
     file_name: str = "bad.toml"
@@ -393,7 +392,7 @@ def outcome(case: Case, tmp_path: Path) -> tuple[int, str]:
             return -1, f"{type(e).__name__}: {e}"
         return -1, "(no error)"
     args = list(case.args)
-    if case.scenario is not None and not args[:1] in (["sweep"], ["trace-info"], ["compare"]):
+    if case.scenario is not None and args[:1] not in (["sweep"], ["trace-info"], ["compare"]):
         args = ["run", case.file_name] + args
     code, out, err = run_cli(args)
     assert "Traceback" not in err

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
 

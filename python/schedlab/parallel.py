@@ -17,8 +17,8 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence, Union
 
 from . import _core
 from .api import check_seed, trace_format_for, trace_path_for
@@ -38,10 +38,10 @@ class Job:
 
     scenario_json: str
     seed: int
-    trace_path: Optional[str] = None
+    trace_path: str | None = None
     trace_format: str = "perfetto"
-    origin: Optional[str] = None  # the scenario's file, named in its errors
-    limits: Optional[str] = None  # the core's Limits as JSON (schedlab.limits)
+    origin: str | None = None  # the scenario's file, named in its errors
+    limits: str | None = None  # the core's Limits as JSON (schedlab.limits)
     # Leave the per-task list out of the returned result: callers that read only the
     # summary figures (reproductions) would otherwise hold tens of MB per run at real
     # scale (a make of 28,000 units has 56,000 tasks).
@@ -75,7 +75,7 @@ def _worker_init() -> None:
         signal.signal(sig, _on_sigint)
 
 
-def run_job(job: Job) -> Optional[str]:
+def run_job(job: Job) -> str | None:
     """Runs one job in this process; returns the RunResult JSON text (None in a worker
     process that was interrupted before the job started)."""
     if _interrupted:
@@ -93,7 +93,7 @@ def run_job(job: Job) -> Optional[str]:
     return text
 
 
-def _stopped_by(text: Optional[str]) -> Optional[str]:
+def _stopped_by(text: str | None) -> str | None:
     if text is None:
         return None
     return json.loads(text).get("engine", {}).get("stopped_by")
@@ -110,10 +110,10 @@ def default_workers() -> int:
 def map_runs(
     jobs: Sequence[Job],
     *,
-    workers: Optional[int] = None,
+    workers: int | None = None,
     backend: str = "process",
-    on_done: Optional[Callable[[int], None]] = None,
-    on_result: Optional[Callable[[int, str], None]] = None,
+    on_done: Callable[[int], None] | None = None,
+    on_result: Callable[[int, str], None] | None = None,
 ) -> list[str]:
     """Runs every job and returns their RunResult JSON texts in job order.
 
@@ -130,7 +130,7 @@ def map_runs(
     if n == 0:
         return []
     if backend == "serial" or workers == 1 or n == 1:
-        out: list[Optional[str]] = []
+        out: list[str | None] = []
         for i, job in enumerate(jobs):
             text = run_job(job)
             out.append(text)
@@ -147,7 +147,7 @@ def map_runs(
         pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers)
     else:
         pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_worker_init)
-    results: list[Optional[str]] = [None] * n
+    results: list[str | None] = [None] * n
     with pool:
         futures = {pool.submit(run_job, job): i for i, job in enumerate(jobs)}
         try:
@@ -172,12 +172,12 @@ def map_runs(
 class _Interrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`map_runs`: ``texts`` in job order, None where a job never ran."""
 
-    def __init__(self, texts: list[Optional[str]]):
+    def __init__(self, texts: list[str | None]):
         super().__init__("interrupted")
         self.texts = texts
 
 
-def _collect_interrupted(pool: cf.Executor, futures: dict, results: list[Optional[str]]) -> list[Optional[str]]:
+def _collect_interrupted(pool: cf.Executor, futures: dict, results: list[str | None]) -> list[str | None]:
     """After Ctrl-C in the caller: cancel what has not started, tell the runs in progress
     to stop (threads share this process's interrupt; worker processes get SIGINT, as a
     terminal's Ctrl-C already sent them) and gather what they return."""
@@ -202,8 +202,8 @@ def _collect_interrupted(pool: cf.Executor, futures: dict, results: list[Optiona
     return results
 
 
-def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int], None]],
-             on_result: Optional[Callable[[int, str], None]] = None) -> list[str]:
+def _map_ray(jobs: Sequence[Job], workers: int, on_done: Callable[[int], None] | None,
+             on_result: Callable[[int, str], None] | None = None) -> list[str]:
     try:
         import ray
     except ImportError:
@@ -213,7 +213,7 @@ def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int]
     remote = ray.remote(run_job)
     refs = [remote.remote(job) for job in jobs]
     index = {ref: i for i, ref in enumerate(refs)}
-    results: list[Optional[str]] = [None] * len(jobs)
+    results: list[str | None] = [None] * len(jobs)
     pending = list(refs)
     while pending:
         done, pending = ray.wait(pending, num_returns=1)
@@ -228,17 +228,17 @@ def _map_ray(jobs: Sequence[Job], workers: int, on_done: Optional[Callable[[int]
 
 def run_many(
     scenario: ScenarioLike,
-    seeds: Optional[Sequence[int]] = None,
+    seeds: Sequence[int] | None = None,
     *,
-    workers: Optional[int] = None,
+    workers: int | None = None,
     backend: str = "process",
-    trace: Optional[Union[str, os.PathLike, bool]] = None,
-    trace_format: Optional[str] = None,
-    on_done: Optional[Callable[[int], None]] = None,
-    max_events: Optional[int] = None,
-    max_sim_time: Union[str, float, None] = None,
-    max_wall_time: Union[str, float, None] = None,
-    max_memory: Union[str, int, None] = None,
+    trace: str | os.PathLike | bool | None = None,
+    trace_format: str | None = None,
+    on_done: Callable[[int], None] | None = None,
+    max_events: int | None = None,
+    max_sim_time: str | float | None = None,
+    max_wall_time: str | float | None = None,
+    max_memory: str | int | None = None,
 ) -> ResultSet:
     """Runs one scenario with several seeds in parallel; returns a :class:`ResultSet`
     in seed order. ``seeds`` defaults to the scenario's ``[run] seeds``.
@@ -251,7 +251,7 @@ def run_many(
     seeds = list(s.seeds if seeds is None else seeds)
     trace_format = trace_format_for(trace, trace_format)
     several = len(seeds) > 1
-    paths: list[Optional[str]] = []
+    paths: list[str | None] = []
     for seed in seeds:
         if trace is True or (trace is None and s.trace):
             paths.append(trace_path_for(None, s.name, seed, trace_format, several))

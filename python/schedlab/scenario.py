@@ -12,8 +12,9 @@ import copy
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 from . import _core
 from .errors import ScenarioError, core_input, plain_error, scenario_error
@@ -32,7 +33,7 @@ class Scenario:
 
     __slots__ = ("json", "origin", "_doc", "notes")
 
-    def __init__(self, normalized_json: str, origin: str, notes: Optional[list[str]] = None):
+    def __init__(self, normalized_json: str, origin: str, notes: list[str] | None = None):
         self.json = normalized_json
         self.origin = origin
         self._doc: dict[str, Any] | None = None
@@ -40,7 +41,7 @@ class Scenario:
 
     # -- constructors -------------------------------------------------------------
     @classmethod
-    def _load(cls, text: str, fmt: str, origin: str, machine: Optional[str]) -> "Scenario":
+    def _load(cls, text: str, fmt: str, origin: str, machine: str | None) -> Scenario:
         # The core reads the machine name in the same call that loads the scenario; a
         # malformed name is an InputError, as machine_spec() raises it.
         with core_input():
@@ -51,26 +52,26 @@ class Scenario:
         return cls(normalized, origin, notes)
 
     @classmethod
-    def from_toml(cls, text: str, origin: str = "<toml>", machine: Optional[str] = None) -> "Scenario":
+    def from_toml(cls, text: str, origin: str = "<toml>", machine: str | None = None) -> Scenario:
         """Parses TOML text (``[workload] rt_app = "file.json"`` reads that file, relative
         to ``origin``'s directory). ``machine`` (a preset, ``topo(S,L,C,T)`` or ``host``)
         replaces the scenario's machine."""
         return cls._load(text, "toml", origin, machine)
 
     @classmethod
-    def from_json(cls, text: str, origin: str = "<json>", machine: Optional[str] = None) -> "Scenario":
+    def from_json(cls, text: str, origin: str = "<json>", machine: str | None = None) -> Scenario:
         """Parses JSON text: a scenario, or an rt-app workload (a ``"tasks"`` object)."""
         return cls._load(text, "json", origin, machine)
 
     @classmethod
-    def from_rt_app(cls, text: str, origin: str = "<rt-app>", machine: Optional[str] = None) -> "Scenario":
+    def from_rt_app(cls, text: str, origin: str = "<rt-app>", machine: str | None = None) -> Scenario:
         """Imports rt-app JSON (comments, trailing commas and repeated keys welcome).
         ``machine`` overrides the file's ``"schedlab": {"machine": ...}`` (default: a
         synthetic 8-CPU machine); ``notes`` says what was approximated."""
         return cls._load(text, "rtapp", origin, machine)
 
     @classmethod
-    def from_dict(cls, doc: Mapping[str, Any], origin: str = "<dict>") -> "Scenario":
+    def from_dict(cls, doc: Mapping[str, Any], origin: str = "<dict>") -> Scenario:
         """Validates a Python dict of the same shape as the TOML file."""
         try:
             text = json.dumps(doc)
@@ -83,8 +84,8 @@ class Scenario:
         return cls(normalized, origin, notes)
 
     @classmethod
-    def from_file(cls, path: Union[str, os.PathLike], machine: Optional[str] = None,
-                  max_memory: Optional[int] = None) -> "Scenario":
+    def from_file(cls, path: str | os.PathLike, machine: str | None = None,
+                  max_memory: int | None = None) -> Scenario:
         """Reads a ``.toml`` or ``.json`` file (by extension; TOML otherwise); a ``.json``
         file may be an rt-app workload. ``-`` reads standard input (JSON if it starts
         with ``{``, else TOML). A YAML file is refused as such. A file too large to read
@@ -111,7 +112,7 @@ class Scenario:
         return cls._from_toml_not_yaml(text, origin, machine)
 
     @classmethod
-    def from_stdin(cls, machine: Optional[str] = None) -> "Scenario":
+    def from_stdin(cls, machine: str | None = None) -> Scenario:
         """Reads a scenario from standard input (origin ``<stdin>``): JSON if its first
         character other than a blank is ``{``, else TOML."""
         import sys
@@ -127,7 +128,7 @@ class Scenario:
         return cls._from_toml_not_yaml(text, STDIN, machine)
 
     @classmethod
-    def _from_toml_not_yaml(cls, text: str, origin: str, machine: Optional[str]) -> "Scenario":
+    def _from_toml_not_yaml(cls, text: str, origin: str, machine: str | None) -> Scenario:
         """TOML, where a YAML mapping that is not TOML is refused as YAML (TOML's own
         error, "key with no value, expected `=`", would not say what is wrong)."""
         try:
@@ -161,7 +162,7 @@ class Scenario:
         """Whether the scenario asks for a trace (``[run] trace = true``)."""
         return bool(self._peek().get("run", {}).get("trace", False))
 
-    def with_changes(self, changes: Mapping[str, Any]) -> "Scenario":
+    def with_changes(self, changes: Mapping[str, Any]) -> Scenario:
         """Returns a new scenario with dotted-path changes applied and re-validated.
 
         ``s.with_changes({"kernel.profile": "6.5", "kernel.features.SIS_NODE": True,
@@ -218,7 +219,7 @@ def _change_error(origin: str, field: str, head: str, message: str) -> ScenarioE
     return err
 
 
-ScenarioLike = Union[Scenario, Mapping[str, Any], str, os.PathLike]
+ScenarioLike = Scenario | Mapping[str, Any] | str | os.PathLike
 
 #: The origin of a scenario read from standard input (``schedlab run -``).
 STDIN = "<stdin>"
@@ -227,7 +228,7 @@ YAML_REFUSED = "a YAML file: schedlab reads TOML or JSON scenarios (docs/scenari
 _YAML_KEY = re.compile(r"^(---\s*$|[A-Za-z_][\w.-]*:(\s|$))")
 
 
-def yaml_line(text: str) -> Optional[int]:
+def yaml_line(text: str) -> int | None:
     """The line number of the first line of ``text`` that reads as YAML's ``key: value``
     (or a ``---`` document start) when no earlier line reads as TOML, else None."""
     for n, line in enumerate(text.splitlines(), 1):
@@ -247,14 +248,14 @@ PARSE_BYTES_PER_INPUT_BYTE = 96
 LARGE_INPUT_BYTES = 8 * 1024 * 1024
 
 
-def input_size(path: Union[str, os.PathLike]) -> Optional[int]:
+def input_size(path: str | os.PathLike) -> int | None:
     try:
         return os.stat(path).st_size
     except OSError:
         return None
 
 
-def check_input_memory(origin: str, max_memory: Optional[int] = None) -> None:
+def check_input_memory(origin: str, max_memory: int | None = None) -> None:
     """Refuses a file whose reading alone would need more than ``max_memory`` bytes
     (default: what the machine has available), before anything is parsed."""
     size = input_size(origin)
@@ -270,8 +271,8 @@ def check_input_memory(origin: str, max_memory: Optional[int] = None) -> None:
                              f"of {format_bytes(limit)} (by default the memory available; --max-memory)")
 
 
-def load_scenario(source: ScenarioLike, machine: Optional[str] = None,
-                  max_memory: Optional[int] = None) -> Scenario:
+def load_scenario(source: ScenarioLike, machine: str | None = None,
+                  max_memory: int | None = None) -> Scenario:
     """Loads a scenario from a file path (TOML, JSON, or an rt-app JSON workload), a
     dict, or returns a :class:`Scenario` as is. ``machine`` (a preset, ``topo(...)`` or
     ``host``) replaces the machine of a file's scenario.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -12,9 +11,10 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .. import _core
+from ..errors import UnknownNameError, core_input
 from .base import _cell, app, emit, errors, out
 from .flags import profile_input
-from ..errors import UnknownNameError, core_input
+
 
 # ------------------------------------------------------------------------ machines
 def _flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
@@ -29,7 +29,7 @@ def _flatten(d: dict, prefix: str = "") -> list[tuple[str, object]]:
 
 @app.command()
 def machines(
-    name: Optional[str] = typer.Argument(None, help="A preset name, or topo(SOCKETS,LLCS,CORES,SMT).", show_default=False),
+    name: str | None = typer.Argument(None, help="A preset name, or topo(SOCKETS,LLCS,CORES,SMT).", show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List the machine presets, or describe one (topology, costs, sched domains)."""
@@ -186,7 +186,7 @@ def tunables(
 # ----------------------------------------------------------------------- workloads
 @app.command()
 def workloads(
-    name: Optional[str] = typer.Argument(None, help="A generator: show its parameters and their defaults.",
+    name: str | None = typer.Argument(None, help="A generator: show its parameters and their defaults.",
                                          show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

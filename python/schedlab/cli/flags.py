@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
-from typing import Iterable, List, Optional
+from functools import cache
 
 import typer
 
@@ -28,24 +27,24 @@ __all__ = ["check_machine", "check_profile", "check_features", "check_tunables",
            "did_you_mean", "flag_error"]
 
 
-def flag_error(flag: str, message: str) -> "typer.BadParameter":
+def flag_error(flag: str, message: str) -> typer.BadParameter:
     """A usage error about ``flag`` raised from a command's body (when a check needs
     another flag's value too): printed as the callbacks' are."""
     hint = " / ".join(f"'{f}'" for f in flag.split(" / "))  # "-r / --runtime" as click names an option
     return typer.BadParameter(message, ctx=get_current_context(silent=True), param_hint=hint)
 
 
-@lru_cache(maxsize=None)
+@cache
 def preset_names() -> tuple[str, ...]:
     return tuple(m["name"] for m in json.loads(_core.machines()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def feature_names() -> tuple[str, ...]:
     return tuple(f["name"] for f in json.loads(_core.features()))
 
 
-@lru_cache(maxsize=None)
+@cache
 def tunable_names() -> tuple[str, ...]:
     names: list[str] = []
     for t in json.loads(_core.tunables()):
@@ -55,7 +54,7 @@ def tunable_names() -> tuple[str, ...]:
     return tuple(names)
 
 
-def check_machine(value: Optional[str]) -> Optional[str]:
+def check_machine(value: str | None) -> str | None:
     """--machine: a preset, ``topo(S,L,C,T)`` or ``host``."""
     if value is None:
         return value
@@ -73,7 +72,7 @@ def check_machine(value: Optional[str]) -> Optional[str]:
     return value
 
 
-def check_profile(value: Optional[str]) -> Optional[str]:
+def check_profile(value: str | None) -> str | None:
     """--profile: a kernel release the core has a profile for (its own check)."""
     if value is None or value == "host":
         return value
@@ -95,7 +94,7 @@ def profile_input(value: str, command: str) -> None:
         raise InputError(f"Invalid value for '--profile' / '-p': {e.message} (see 'schedlab {command} -h')") from None
 
 
-def check_features(values: Optional[List[str]]) -> Optional[List[str]]:
+def check_features(values: list[str] | None) -> list[str] | None:
     """--feature NAME, NAME=1 or NAME=0: the name must be a feature."""
     names = feature_names()
     for v in values or []:
@@ -109,7 +108,7 @@ def check_features(values: Optional[List[str]]) -> Optional[List[str]]:
     return values
 
 
-def check_tunables(values: Optional[List[str]]) -> Optional[List[str]]:
+def check_tunables(values: list[str] | None) -> list[str] | None:
     """--tunable NAME=VALUE: the name must be a tunable (its kernel name or alias)."""
     names = tunable_names()
     for v in values or []:
@@ -123,7 +122,7 @@ def check_tunables(values: Optional[List[str]]) -> Optional[List[str]]:
     return values
 
 
-def check_seeds(values: Optional[List[int]]) -> Optional[List[int]]:
+def check_seeds(values: list[int] | None) -> list[int] | None:
     """A repeated --seed: a seed is deterministic, so running it twice would only count
     its figures twice in the mean and the spread."""
     seen: set[int] = set()
@@ -140,7 +139,7 @@ TRACE_SUFFIXES = {".pftrace": "perfetto", ".perfetto-trace": "perfetto", ".pb": 
                   ".txt": "ftrace", ".perf.txt": "perf", ".perf": "perf"}
 
 
-def check_trace_suffix(path: Optional[os.PathLike], trace_format: Optional[object]) -> None:
+def check_trace_suffix(path: os.PathLike | None, trace_format: object | None) -> None:
     """--trace PATH without --trace-format: the format comes from the suffix, so one the
     formats do not have (``x.pdf``) is refused rather than written as protobuf; a name
     without a suffix is a Perfetto trace, as before."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -23,8 +22,8 @@ __all__ = ["export_rt_app", "trace_info", "replay", "sched_latency"]
 @app.command("export-rt-app")
 def export_rt_app(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json).", show_default=False),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Seed of a generator's tasks (default: the scenario's first)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
+    seed: int | None = typer.Option(None, "--seed", "-s", min=0, help="Seed of a generator's tasks (default: the scenario's first)."),
 ) -> None:
     """Write a scenario's tasks as rt-app JSON, to run the workload on real hardware."""
     from ..interchange import to_rt_app
@@ -89,19 +88,19 @@ def trace_info(
 def replay(
     trace: Path = typer.Argument(..., help="ftrace or `perf script` text to replay.", show_default=False),
     machine: str = typer.Option(..., "--machine", "-m", callback=check_machine, help="Machine to replay on: a preset, topo(S,L,C,T) or host."),
-    from_machine: Optional[str] = typer.Option(None, "--from-machine", callback=check_machine, help="Machine the trace was taken on (its CPU capacities scale the bursts; default all 1024)."),
-    profile: Optional[str] = typer.Option(None, "--profile", "-p", callback=check_profile, help="Kernel profile of the replay (default 6.6)."),
+    from_machine: str | None = typer.Option(None, "--from-machine", callback=check_machine, help="Machine the trace was taken on (its CPU capacities scale the bursts; default all 1024)."),
+    profile: str | None = typer.Option(None, "--profile", "-p", callback=check_profile, help="Kernel profile of the replay (default 6.6)."),
     seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed."),
-    save: Optional[Path] = typer.Option(None, "--save", help="Also write the replay scenario here (JSON)."),
+    save: Path | None = typer.Option(None, "--save", help="Also write the replay scenario here (JSON)."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON."),
-    trace_out: Optional[Path] = typer.Option(None, "--trace", help="Write the replay's own trace here."),
-    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="As for `schedlab run`.", show_default=False),
+    trace_out: Path | None = typer.Option(None, "--trace", help="Write the replay's own trace here."),
+    trace_format: TraceFormat | None = typer.Option(None, "--trace-format", help="As for `schedlab run`.", show_default=False),
 ) -> None:
     """Replay a trace's tasks as a scenario on another machine or kernel profile."""
     from ..api import run as run_one
-    from .run_cmd import _print_run
     from ..interchange import replay_trace
     from ..results import ResultSet
+    from .run_cmd import _print_run
 
     with errors():
         s, warnings = replay_trace(trace, machine, source_machine=from_machine, profile=profile)
@@ -132,7 +131,8 @@ def sched_latency(
     import tempfile
 
     from ..api import run as run_one
-    from ..interchange import format_sched_latency, read_trace, sched_latency as latency_rows
+    from ..interchange import format_sched_latency, read_trace
+    from ..interchange import sched_latency as latency_rows
 
     with errors():
         if target.name.lower().endswith(SCENARIO_SUFFIXES):

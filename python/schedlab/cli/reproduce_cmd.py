@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from .base import Executor, app, emit, errors, executor_choice, fail, out
 from ..errors import InputError
+from .base import Executor, app, emit, errors, executor_choice, fail, out
+
 
 # ----------------------------------------------------------------------- reproduce
-def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, str]]:
+def _split_experiment_options(words: list[str]) -> tuple[list[str], dict[str, str]]:
     """Separates experiment names from per-experiment options (``--delay-ms 10`` or
     ``--delay-ms=10``), which click leaves among the arguments."""
     names: list[str] = []
@@ -41,31 +41,31 @@ def _split_experiment_options(words: List[str]) -> tuple[list[str], dict[str, st
 
 @app.command(context_settings={"ignore_unknown_options": True})
 def reproduce(
-    experiment: Optional[List[str]] = typer.Argument(
+    experiment: list[str] | None = typer.Argument(
         None, help="Experiments to run in full, and their own options, e.g. `mm_cid --delay-ms 10` (`--list` shows "
                    "them). Default: the verdict: every published figure, simulated and judged, in one table.",
         show_default=False),
     all_: bool = typer.Option(False, "--all", help="Run every experiment in full, what-if grids included."),
     quick: bool = typer.Option(False, "--quick", help="Fewer seeds and shorter runs."),
-    seeds: Optional[int] = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
+    seeds: int | None = typer.Option(None, "--seeds", "-n", min=1, help="Seeds per configuration (1..N)."),
     json_out: bool = typer.Option(False, "--json", help="Print the rows as JSON (docs/schema.md)."),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="Also write the full report here: verdict.md, "
+    out_dir: Path | None = typer.Option(None, "--out", help="Also write the full report here: verdict.md, "
                                                                "Markdown tables, report.html, PNGs; and keep each "
                                                                "finished run in DIR/runs, so the same command "
                                                                "after an interruption reruns only what is missing."),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
-    cost: Optional[List[str]] = typer.Option(
+    machine: str | None = typer.Option(None, "--machine", "-m", help="Run on this preset instead of the experiments' own."),
+    cost: list[str] | None = typer.Option(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
                              "of \\[machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
                              "are still compared.", show_default=False),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How runs are spread."),
-    backend: Optional[Executor] = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
+    backend: Executor | None = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
     idle_check: bool = typer.Option(False, "--idle-check", help="Run everything again with idle capped at the halt "
                                     "state (C1/WFI) and flag each effect that changes sign or by more than 2x: "
                                     "effects of the idle states, not of the mechanism."),
-    bands: Optional[Path] = typer.Option(None, "--bands", help="A `schedlab sensitivity` study's sensitivity.json: "
+    bands: Path | None = typer.Option(None, "--bands", help="A `schedlab sensitivity` study's sensitivity.json: "
                                          "the report's error bars become each row's seed spread widened by its "
                                          "constant band.", show_default=False),
 ) -> None:
@@ -76,10 +76,9 @@ def reproduce(
     docs/experiments.md). With names or --all: the experiments in full, every table."""
     from .. import __version__
     from .._progress import RunsProgress
-    from ..reproduce import registry
-    from ..reproduce.report import (notes, rich_tables, rows_json, verdict_bar, verdict_factors, verdict_markdown,
-                                   verdict_rich, verdict_summary, write_markdown)
     from .._signals import interrupt_status
+    from ..reproduce import registry
+    from ..reproduce.report import notes, rich_tables, rows_json, verdict_bar, verdict_factors, verdict_markdown, verdict_rich, verdict_summary, write_markdown
     from ..reproduce.runner import RunStore, apply_options, parse_cost, run_experiments, verdict_experiments
     from ..reproduce.verdict import seeds_note, verdict_rows
 

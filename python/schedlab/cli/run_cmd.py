@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.markup import escape
@@ -17,6 +16,7 @@ from ..figures import figure_sort_key  # noqa: F401 (schedlab.cli.run_cmd.figure
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
 from .flags import check_features, check_machine, check_profile, check_seeds, check_trace_suffix, check_tunables
+
 
 # ----------------------------------------------------------------------------- run
 def _figure_rows(raws: list[dict]) -> list[tuple[str, list]]:
@@ -79,7 +79,7 @@ def _print_tasks(raws: list[dict]) -> None:
         emit(t)
 
 
-def _print_run(results, traces: list[Optional[str]], overrides: dict, show_all: bool = False,
+def _print_run(results, traces: list[str | None], overrides: dict, show_all: bool = False,
                tasks: bool = False) -> None:
     from ..reproduce.compare import mean_std
 
@@ -133,26 +133,26 @@ def _print_run(results, traces: list[Optional[str]], overrides: dict, show_all: 
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json), or - for standard input.", show_default=False),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
+    seed: list[int] | None = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
-    trace: Optional[Path] = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: Optional[TraceFormat] = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) or trace-cmd (trace.dat for trace-cmd report and KernelShark). Default: from the file's suffix (.json, .txt, .perf.txt, .dat), else perfetto.", show_default=False),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    trace: Path | None = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
+    trace_format: TraceFormat | None = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) or trace-cmd (trace.dat for trace-cmd report and KernelShark). Default: from the file's suffix (.json, .txt, .perf.txt, .dat), else perfetto.", show_default=False),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How seeds run in parallel."),
-    backend: Optional[Executor] = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
+    backend: Executor | None = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),
     wall_time: bool = typer.Option(False, "--wall-time", help="Keep engine.wall_ns in --json output (it differs between runs)."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states (the timeline's trace is kept only with --trace)."),
+    plot: Path | None = typer.Option(None, "--plot", help="Also write plots here: timeline, latency CDFs, throttling, idle states (the timeline's trace is kept only with --trace)."),
     show_all: bool = typer.Option(False, "--all", help="Show every figure, those 0 in every seed too (counters of mechanisms the run does not use)."),
     tasks: bool = typer.Option(False, "--tasks", help="Also print a table per seed of every task, perf sched latency's columns: runtime, switches, wakeups, average delay, migrations."),
-    machine: Optional[str] = typer.Option(None, "--machine", "-m", callback=check_machine, help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
-    max_events: Optional[int] = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
-    max_sim_time: Optional[str] = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
-    max_wall_time: Optional[str] = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
-    set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
-    profile: Optional[str] = typer.Option(None, "--profile", callback=check_profile, help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
-    feature: Optional[List[str]] = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
-    tunable: Optional[List[str]] = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
+    machine: str | None = typer.Option(None, "--machine", "-m", callback=check_machine, help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
+    max_events: int | None = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
+    max_sim_time: str | None = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
+    max_wall_time: str | None = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
+    max_memory: str | None = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
+    set_: list[str] | None = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
+    profile: str | None = typer.Option(None, "--profile", callback=check_profile, help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
+    feature: list[str] | None = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
+    tunable: list[str] | None = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
@@ -230,8 +230,8 @@ def run(
         raise typer.Exit(3)  # a partial result: printed, but not what the scenario asked for
 
 
-def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], features: Optional[List[str]],
-                tunables: Optional[List[str]]) -> dict:
+def run_changes(doc: dict, sets: list[str] | None, profile: str | None, features: list[str] | None,
+                tunables: list[str] | None) -> dict:
     """The dotted-path changes of `run`'s --set, --profile, --feature and --tunable (the
     flags `compare`, `hackbench` and `schbench` take), in that order of precedence."""
     from ..changes import parse_assignment
@@ -256,7 +256,7 @@ def run_changes(doc: dict, sets: Optional[List[str]], profile: Optional[str], fe
     return changes
 
 
-def _partial_warning(seed: int, eng: dict) -> Optional[str]:
+def _partial_warning(seed: int, eng: dict) -> str | None:
     """What a run that stopped short says about it (None for a whole run)."""
     at = f"{eng.get('sim_ns', 0) / 1e9:.6g} s simulated, {eng.get('events', 0):,} events"
     return {

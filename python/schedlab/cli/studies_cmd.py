@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.table import Table
 
+from ..errors import InputError
 from .base import app, emit, errors, fail, out
 from .flags import check_seeds, did_you_mean, flag_error
-from ..errors import InputError
 
 __all__ = ["sweep", "report", "compare", "run_plot"]
 
@@ -26,14 +25,14 @@ def sweep(
     spec: Path = typer.Argument(..., help="Sweep spec (TOML): base scenario, parameters, seeds (docs/sweeps.md).",
                                 show_default=False),
     status: bool = typer.Option(False, "--status", help="Say how far the sweep is, run nothing."),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Results directory (default: the spec's `out`, "
+    out_dir: Path | None = typer.Option(None, "--out", "-o", help="Results directory (default: the spec's `out`, "
                                                                      "or SPEC.sweep beside it)."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: str = typer.Option("process", "--executor", "-e",
                                  help="process (default), thread, serial, ray or dask (pip install 'schedlab\\[ray]' / "
                                       "'schedlab\\[dask]')."),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray or Dask cluster to use (default: a local one)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Run at most this many missing runs, then stop."),
+    address: str | None = typer.Option(None, "--address", help="Ray or Dask cluster to use (default: a local one)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Run at most this many missing runs, then stop."),
     flush_s: float = typer.Option(2.0, "--flush-s", min=0.0, hidden=True, help="Seconds between part files."),
 ) -> None:
     """Run a parameter sweep (or resume it): every point x seed without a row yet."""
@@ -98,8 +97,8 @@ def _print_status(st) -> None:
 @app.command()
 def report(
     directory: Path = typer.Argument(..., help="A sweep's results directory.", show_default=False),
-    out_dir: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write (default: DIR/report)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Figure to plot (repeatable; default: "
+    out_dir: Path | None = typer.Option(None, "--out", "-o", help="Where to write (default: DIR/report)."),
+    metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Figure to plot (repeatable; default: "
                                                                             "the spec's \\[report] metrics)."),
 ) -> None:
     """Write a sweep's report: Markdown, one self-contained HTML page and PNGs."""
@@ -113,7 +112,7 @@ def report(
 
 
 # ------------------------------------------------------------------------- compare
-def _variants(a: str, b: Optional[str], sets: List[str]):
+def _variants(a: str, b: str | None, sets: list[str]):
     """(A, B, label A, label B): a key given once in --set applies to both variants, a key
     given twice gives A its first value and B its second."""
     from ..changes import describe, parse_assignment
@@ -143,7 +142,7 @@ def _variants(a: str, b: Optional[str], sets: List[str]):
     return va, vb, la, lb
 
 
-def check_metric_prefixes(prefixes: Optional[List[str]], names: List[str]) -> None:
+def check_metric_prefixes(prefixes: list[str] | None, names: list[str]) -> None:
     """compare -m: a prefix no figure starts with is a typo, not "no figure differs"."""
     for p in prefixes or []:
         if any(n.startswith(p) for n in names):
@@ -158,24 +157,24 @@ def check_metric_prefixes(prefixes: Optional[List[str]], names: List[str]) -> No
 @app.command()
 def compare(
     a: str = typer.Argument(..., help="Scenario A (.toml or .json).", show_default=False),
-    b: Optional[str] = typer.Argument(None, help="Scenario B (default: A, varied by --set).", show_default=False),
-    set_: Optional[List[str]] = typer.Option(None, "--set", help="KEY=VALUE: once for both variants, twice for A "
+    b: str | None = typer.Argument(None, help="Scenario B (default: A, varied by --set).", show_default=False),
+    set_: list[str] | None = typer.Option(None, "--set", help="KEY=VALUE: once for both variants, twice for A "
                                                                  "then B (e.g. --set kernel.profile=6.5 --set "
                                                                  "kernel.profile=6.6)."),
     seeds: int = typer.Option(5, "--seeds", "-n", min=1, help="Seeds 1..N, the same for both."),
-    seed: Optional[List[int]] = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds,
+    seed: list[int] | None = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds,
                                              help="Seeds to use (repeatable; overrides -n)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Only figures starting with this "
+    metric: list[str] | None = typer.Option(None, "--metric", "-m", help="Only figures starting with this "
                                                                             "(repeatable), e.g. -m workload -m latency."),
     all_: bool = typer.Option(False, "--all", help="Also show figures that are the same in every seed."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Confidence level of the intervals."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
+    workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
 ) -> None:
     """Run two variants on the same seeds: each figure's difference B - A, with a confidence interval."""
     from .._progress import DelayedProgress
-    from ..variants import compare_scenarios
     from ..reproduce.report import fmt
+    from ..variants import compare_scenarios
 
     with errors():
         va, vb, la, lb = _variants(a, b, list(set_ or []))
@@ -211,7 +210,7 @@ def compare(
 
 
 # --------------------------------------------------------------- schedlab run --plot
-def run_plot(directory: Path, scenario, results, trace_path: Optional[str]) -> None:
+def run_plot(directory: Path, scenario, results, trace_path: str | None) -> None:
     """``schedlab run --plot DIR``: the per-run report. Without a JSON trace from --trace,
     the first seed is rerun (bit-identical) with one in a temporary directory, read for
     the timeline and deleted: --plot writes the plots only (a trace can be 100 MB)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 
@@ -16,7 +15,7 @@ from .flags import check_features, check_machine, check_profile, check_tunables
 __all__ = ["hackbench", "schbench", "cyclictest", "tbench"]
 
 
-def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List[str]]) -> dict:
+def _kernel(profile: str, features: list[str] | None, tunables: list[str] | None) -> dict:
     feats: dict[str, bool] = {}
     for f in features or []:
         name, _, val = f.partition("=")
@@ -35,8 +34,8 @@ def _kernel(profile: str, features: Optional[List[str]], tunables: Optional[List
     return {"profile": profile, "features": feats, "tunables": tuns}
 
 
-def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: Optional[List[str]],
-         tunables: Optional[List[str]], seed: int, json_out: bool):
+def _run(kind: str, params: dict, run_spec: dict, machine: str, profile: str, features: list[str] | None,
+         tunables: list[str] | None, seed: int, json_out: bool):
     """Runs generator ``kind`` once; returns the RunResult dict, or None once printed as JSON."""
     from ..reproduce.registry import machine_spec
 
@@ -126,8 +125,8 @@ def hackbench(
     precise: bool = typer.Option(False, "--precise", help="Print Time: to the nanosecond (hackbench prints milliseconds, truncated)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -148,7 +147,7 @@ def hackbench(
 @app.command()
 def schbench(
     message_threads: int = typer.Option(1, "-m", "--message-threads", min=1, help="Message threads."),
-    threads: Optional[int] = typer.Option(None, "-t", "--threads", min=1, help="Workers per message thread (default: CPUs / m)."),
+    threads: int | None = typer.Option(None, "-t", "--threads", min=1, help="Workers per message thread (default: CPUs / m)."),
     runtime: float = typer.Option(1.0, "-r", "--runtime", help="Simulated seconds to run."),
     cache_footprint: int = typer.Option(256, "-F", "--cache_footprint", min=1, help="Cache footprint, KiB."),
     operations: int = typer.Option(5, "-n", "--operations", help="Matrix multiplications per request."),
@@ -162,8 +161,8 @@ def schbench(
     no_locking: bool = typer.Option(False, "-L", "--no-locking", help="Don't spinlock during CPU work: the mode modeled (schbench otherwise takes a per-CPU lock around each request's work)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -213,12 +212,12 @@ MAX_RUN_S = 1_000_000  # the longest run the core takes (run.duration_s)
 @app.command()
 def tbench(
     nprocs: int = typer.Argument(..., min=1, help="Clients, each with its tbench_srv process (the dbench_pairs generator's pairs).", show_default=False),
-    server: Optional[str] = typer.Argument(None, help="tbench's server address: accepted, always loopback here.", show_default=False),
+    server: str | None = typer.Argument(None, help="tbench's server address: accepted, always loopback here.", show_default=False),
     timelimit: int = typer.Option(10, "-t", "--timelimit", min=1, help="Simulated seconds (tbench's own default is 600)."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -255,7 +254,7 @@ def cyclictest(
     loops: int = typer.Option(0, "-l", "--loops", min=0, help="Cycles per thread (0: until -D)."),
     duration: float = typer.Option(10.0, "-D", "--duration", help="Simulated seconds to run when -l is 0."),
     priority: int = typer.Option(0, "-p", "--priority", min=0, max=99, help="Priority of the highest thread (SCHED_FIFO unless --policy)."),
-    policy: Optional[str] = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
+    policy: str | None = typer.Option(None, "--policy", help="other, normal, batch, idle, fifo or rr (default: fifo with -p, else other)."),
     histogram: int = typer.Option(0, "-h", "--histogram", min=0, help="Print a 1-µs histogram up to this many µs."),
     laptop: bool = typer.Option(False, "--laptop", help="Leave /dev/cpu_dma_latency alone: idle states stay on (cyclictest otherwise writes 0, capping them)."),
     priospread: bool = typer.Option(False, "--priospread", help="Thread i at -p minus i (cyclictest: every thread at -p otherwise)."),
@@ -266,8 +265,8 @@ def cyclictest(
     nanosleep: bool = typer.Option(False, "-n", "--nanosleep", help="Accepted; the threads sleep in clock_nanosleep() anyway."),
     machine: str = MACHINE,
     profile: str = PROFILE,
-    feature: Optional[List[str]] = FEATURE,
-    tunable: Optional[List[str]] = TUNABLE,
+    feature: list[str] | None = FEATURE,
+    tunable: list[str] | None = TUNABLE,
     seed: int = SEED,
     json_out: bool = JSON,
 ) -> None:
@@ -289,7 +288,7 @@ def cyclictest(
     if smp:
         # cyclictest -S: num_threads = the CPUs, each thread on its own CPU (AFFINITY_USEALL).
         threads, affinity = nr_cpus, ""
-    pin: list[Optional[int]] = [None] * threads
+    pin: list[int | None] = [None] * threads
     if affinity is not None:
         try:
             cpus = parse_cpulist(affinity) if affinity else list(range(nr_cpus))

@@ -102,8 +102,19 @@ def reproduction_report(out_dir: Path, experiments: Sequence, rows: Sequence, ve
                         bands: dict[tuple[str, str, str, str], Band] | None = None) -> Report:
     """Writes ``report.md``, ``report.html`` and ``png/`` into ``out_dir``; ``judged``
     (:func:`schedlab.reproduce.verdict.verdict_rows`) puts the verdict table first."""
-    from ..reproduce.report import (SUMMARY_HEADER, VERDICT_HEADER, cal_mark, fmt, notes, simulated, summary_rows,
-                                    verdict_bar, verdict_cells, verdict_sections, verdict_summary)
+    from ..reproduce.report import (
+        SUMMARY_HEADER,
+        VERDICT_HEADER,
+        cal_mark,
+        fmt,
+        notes,
+        simulated,
+        summary_rows,
+        verdict_bar,
+        verdict_cells,
+        verdict_sections,
+        verdict_summary,
+    )
 
     rep = Report(title or "schedlab reproductions: published vs simulated", Path(out_dir))
     if bands:

@@ -9,12 +9,13 @@ it depends on the rest of the grid.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from .page import Report, mpl, plotly_go, series_colors, subplots
-from ..reproduce.report import fmt
 from ..errors import InputError
+from ..reproduce.report import fmt
+from .page import Report, mpl, plotly_go, series_colors, subplots
 
 __all__ = ["sweep_report", "default_metrics"]
 
@@ -88,7 +89,7 @@ def _spread(high: float, low: float) -> float:
     return d if not d < 0 else 0.0
 
 
-def _short(column: Optional[str]) -> str:
+def _short(column: str | None) -> str:
     return (column or "").removeprefix("param.")
 
 
@@ -125,7 +126,7 @@ def _draw_plotly(fig, row: int, col: int, xs, color, colors, lines, metric: str,
     fig.update_xaxes(title_text=param, type="category", categoryorder="array", categoryarray=labels, row=row, col=col)
 
 
-def sweep_report(out_dir: Path, report_dir: Optional[Path] = None, metrics: Optional[list[str]] = None) -> Report:
+def sweep_report(out_dir: Path, report_dir: Path | None = None, metrics: list[str] | None = None) -> Report:
     """Builds (and writes) the report of the sweep in ``out_dir`` into ``report_dir``
     (default ``out_dir/report``)."""
     from ..sweep import Store, read_results

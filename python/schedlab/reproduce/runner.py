@@ -5,15 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
+from ..errors import InputError
 from ..parallel import Job, map_runs
 from ..scenario import Scenario
 from .compare import Row, compare
 from .registry import Experiment, seeds_for
-from ..errors import InputError
 
 __all__ = ["Planned", "plan", "verdict_experiments", "run_experiments", "apply_options", "parse_cost", "Runner",
            "halt_state", "idle_check", "RunStore"]
@@ -55,7 +56,7 @@ class RunStore:
         key = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:24]
         return self.dir / f"{key}-s{job.seed}.json"
 
-    def lookup(self, job: Job) -> Optional[str]:
+    def lookup(self, job: Job) -> str | None:
         p = self.path(job)
         try:
             text = p.read_text(encoding="utf-8")
@@ -91,7 +92,7 @@ class Planned:
     seeds: tuple[int, ...]
 
 
-def apply_options(experiments: Sequence[Experiment], options: Optional[dict[str, Any]] = None) -> list[Experiment]:
+def apply_options(experiments: Sequence[Experiment], options: dict[str, Any] | None = None) -> list[Experiment]:
     """The experiments as run with ``options`` (name -> value, e.g. ``{"delay_ms": 10}``):
     each gets the options it declares (see :meth:`Experiment.with_options`). A name that
     none of them declares is an error."""
@@ -151,9 +152,9 @@ def halt_state(spec: dict) -> int:
     return next((i for i, s in enumerate(states) if not s["polling"]), 0)
 
 
-def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: Optional[int] = None,
-         machine: Optional[str] = None, options: Optional[dict[str, Any]] = None,
-         cost: Optional[dict[str, float]] = None, verdict: bool = False, idle_cap: bool = False) -> list[Planned]:
+def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: int | None = None,
+         machine: str | None = None, options: dict[str, Any] | None = None,
+         cost: dict[str, float] | None = None, verdict: bool = False, idle_cap: bool = False) -> list[Planned]:
     """Builds and validates every scenario (fails fast, before anything runs). ``cost``
     overrides the cost table of every run's machine, over what an experiment sets itself.
     ``verdict``: only the configurations the published figures need, with each
@@ -189,20 +190,20 @@ def run_experiments(
     experiments: Sequence[Experiment],
     *,
     quick: bool = False,
-    seeds: Optional[int] = None,
-    machine: Optional[str] = None,
-    workers: Optional[int] = None,
+    seeds: int | None = None,
+    machine: str | None = None,
+    workers: int | None = None,
     backend: str = "process",
-    on_planned: Optional[Callable[[int], None]] = None,
-    on_done: Optional[Callable[[int], None]] = None,
-    runner: Optional[Runner] = None,
-    options: Optional[dict[str, Any]] = None,
-    cost: Optional[dict[str, float]] = None,
+    on_planned: Callable[[int], None] | None = None,
+    on_done: Callable[[int], None] | None = None,
+    runner: Runner | None = None,
+    options: dict[str, Any] | None = None,
+    cost: dict[str, float] | None = None,
     verdict: bool = False,
-    on_jobs: Optional[Callable[[list[str]], None]] = None,
+    on_jobs: Callable[[list[str]], None] | None = None,
     idle_check_runs: bool = False,
-    store: Optional[RunStore] = None,
-    on_reused: Optional[Callable[[int, int], None]] = None,
+    store: RunStore | None = None,
+    on_reused: Callable[[int, int], None] | None = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.

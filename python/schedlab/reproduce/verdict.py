@@ -25,7 +25,6 @@ figure was looked at and the same for every experiment; every row gets one class
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,7 +81,7 @@ def is_change(row: Row) -> bool:
     return row.unit == "ratio" or " vs " in row.config
 
 
-def _judge_level(row: Row, pub: float, sim: Optional[float]) -> Judged:
+def _judge_level(row: Row, pub: float, sim: float | None) -> Judged:
     if sim is None:
         return Judged(row, "level", NONE, "no run produced it")
     if row.calibrated and pub and abs(sim / pub - 1.0) < 1e-9:

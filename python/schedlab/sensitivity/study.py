@@ -25,18 +25,19 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..reproduce.compare import Row, compare
 from ..reproduce.registry import Experiment
 from ..reproduce.runner import Planned, plan
-from .bands import Constant, machine_constants
-from .morris import Effect, morris_analyze, morris_sample
-from .store import RunStore, run_key
 from ..reproduce.verdict import Verdict, judge
+from .bands import Constant, machine_constants
+from .morris import morris_analyze, morris_sample
+from .store import RunStore, run_key
 from .verdict import consistency, needed_value
 
 __all__ = ["SensRow", "Design", "run_study", "run_raw", "rows_of", "band_of"]
@@ -80,18 +81,18 @@ class SensRow:
     config: str
     metric: str
     unit: str
-    published: Optional[float]
-    simulated: Optional[float]  # mean over seeds, nominal constants
-    seed_p5: Optional[float]
-    seed_p95: Optional[float]
+    published: float | None
+    simulated: float | None  # mean over seeds, nominal constants
+    seed_p5: float | None
+    seed_p95: float | None
     n_seeds: int
-    reference: Optional[float]  # first seed, nominal constants
+    reference: float | None  # first seed, nominal constants
     # The constant band around ``simulated``: the mean over seeds moved by as far as the
     # design moved the reference seed's figure below and above ``reference`` (the design
     # runs the first seed only, and a calibrated row is calibrated on it alone, so the
     # design's own min..max is a band around ``reference``, not around the mean).
-    constant_min: Optional[float]
-    constant_max: Optional[float]
+    constant_min: float | None
+    constant_max: float | None
     n_design: int
     varied: int
     screened_out: int
@@ -99,17 +100,17 @@ class SensRow:
     # The verdict's judgement of this row (schedlab.reproduce.verdict.judge, the same
     # function and the same nominal rows as `schedlab reproduce`): consistent = reproduced;
     # None for a fitted row or one without a result.
-    consistent: Optional[bool] = None
-    interval: Optional[list[float]] = None  # seed spread widened by the constant band
-    needed: Optional[str] = None
-    needed_outside_band: Optional[bool] = None
+    consistent: bool | None = None
+    interval: list[float] | None = None  # seed spread widened by the constant band
+    needed: str | None = None
+    needed_outside_band: bool | None = None
     # The largest effect is under twice the seeds' standard deviation: a constant moved at
     # one seed changes the run's trajectory as another seed would (mean |difference| of two
     # draws ~1.13 std), so the band and the ranking are then bounded by seed noise.
-    within_seed_noise: Optional[bool] = None
-    verdict: Optional[str] = None  # reproduced, direction only, not reproduced, fitted, no result
-    why: Optional[str] = None
-    in_interval: Optional[bool] = None  # the published figure inside ``interval``
+    within_seed_noise: bool | None = None
+    verdict: str | None = None  # reproduced, direction only, not reproduced, fitted, no result
+    why: str | None = None
+    in_interval: bool | None = None  # the published figure inside ``interval``
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -121,7 +122,7 @@ class SensRow:
         return self.constant_max - self.constant_min
 
 
-def _planned(d: Design, cost: Optional[dict[str, float]], quick: bool, seeds: Optional[int]) -> list[Planned]:
+def _planned(d: Design, cost: dict[str, float] | None, quick: bool, seeds: int | None) -> list[Planned]:
     return plan([d.exp], quick=quick, seeds=seeds, machine=d.machine, cost=cost, verdict=True)
 
 
@@ -175,12 +176,12 @@ def _cost_value(c: Constant, x: float) -> float:
     return float(round(x)) if c.integer else float(x)
 
 
-def band_of(values: Sequence[Optional[float]]) -> tuple[Optional[float], Optional[float]]:
+def band_of(values: Sequence[float | None]) -> tuple[float | None, float | None]:
     vals = [v for v in values if v is not None and math.isfinite(v)]
     return (min(vals), max(vals)) if vals else (None, None)
 
 
-def _designs(exps: Sequence[Experiment], quick: bool, only: Optional[Sequence[str]]) -> list[Design]:
+def _designs(exps: Sequence[Experiment], quick: bool, only: Sequence[str] | None) -> list[Design]:
     out = []
     for exp in exps:
         for machine, configs in exp.published_configs().items():
@@ -201,8 +202,8 @@ def _designs(exps: Sequence[Experiment], quick: bool, only: Optional[Sequence[st
 
 
 def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunStore, quick: bool = False,
-              seeds: Optional[int] = None, trajectories: int = 4, levels: int = 4, only: Optional[Sequence[str]] = None,
-              progress: Optional[Callable[[str, int, int], None]] = None) -> tuple[list[SensRow], list[Design]]:
+              seeds: int | None = None, trajectories: int = 4, levels: int = 4, only: Sequence[str] | None = None,
+              progress: Callable[[str, int, int], None] | None = None) -> tuple[list[SensRow], list[Design]]:
     """The study of ``exps`` (each with its verdict options applied by the caller): every
     published row with its seed spread, constant band, top constants and consistency."""
     prog = progress or (lambda phase, done, total: None)
@@ -216,7 +217,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
 
     # What the runs read, when the engine says (then nothing is screened).
     for i, d in enumerate(designs):
-        read: Optional[set[str]] = None
+        read: set[str] | None = None
         for p in nominal[i]:
             raw = ex.results[(run_key(p.scenario.json, d.ref_seed), d.ref_seed)]
             keys = raw.get("engine", {}).get("constants_read")
@@ -280,7 +281,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             lo, hi = band_of([y0] + ys + [v.simulated_mean for v in edges.values() if v is not None])
             effects = morris_analyze(d.kept, x, ys, levels) if d.kept else []
             by_key = {c.key: c for c in d.kept}
-            def at(k: str, e: str) -> Optional[float]:
+            def at(k: str, e: str) -> float | None:
                 v = edges.get((k, e))
                 return v.simulated_mean if v is not None else None
 
@@ -292,7 +293,7 @@ def run_study(exps: Sequence[Experiment], *, executor: cf.Executor, store: RunSt
             p5 = r.simulated_p5 if r.simulated_p5 is not None else r.simulated_mean
             p95 = r.simulated_p95 if r.simulated_p95 is not None else r.simulated_mean
             if r.n_seeds >= 2 and r.simulated_std is not None and top:
-                sr_noise: Optional[bool] = top[0]["mu_star"] < 2.0 * r.simulated_std
+                sr_noise: bool | None = top[0]["mu_star"] < 2.0 * r.simulated_std
             else:
                 sr_noise = None
             widened = consistency(r.published, p5, p95, y0, lo, hi)

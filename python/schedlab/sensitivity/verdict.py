@@ -15,8 +15,8 @@ the output says whether that value lies outside the constant's band.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 __all__ = ["Consistency", "Needed", "consistency", "needed_value"]
 
@@ -41,14 +41,14 @@ class Needed:
 
 @dataclass(frozen=True)
 class Consistency:
-    consistent: Optional[bool]  # published inside [low, high]; None: nothing published or simulated
-    low: Optional[float]  # the widened interval
-    high: Optional[float]
-    needed: Optional[Needed] = None
+    consistent: bool | None  # published inside [low, high]; None: nothing published or simulated
+    low: float | None  # the widened interval
+    high: float | None
+    needed: Needed | None = None
 
 
-def consistency(published: Optional[float], p5: Optional[float], p95: Optional[float], nominal: Optional[float],
-                cmin: Optional[float], cmax: Optional[float]) -> Consistency:
+def consistency(published: float | None, p5: float | None, p95: float | None, nominal: float | None,
+                cmin: float | None, cmax: float | None) -> Consistency:
     """``p5``/``p95``: the seed spread; ``nominal``: the reference seed's figure at the
     nominal constants; ``cmin``/``cmax``: its min and max over the design (the constant
     band). Without a design (no uncertain constant) the band has zero width."""
@@ -64,7 +64,7 @@ def consistency(published: Optional[float], p5: Optional[float], p95: Optional[f
 
 
 def needed_value(published: float, p5: float, p95: float, candidates: Sequence[tuple[str, float, float, float, float]]
-                 ) -> Optional[Needed]:
+                 ) -> Needed | None:
     """For an inconsistent row: ``candidates`` = (key, slope, low, high, nominal) in mu*
     order (slope: figure per unit of the constant, from its band edges). The first with a
     slope gives the value that shifts the seed spread's nearer edge onto ``published``."""
