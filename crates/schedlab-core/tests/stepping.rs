@@ -69,7 +69,7 @@ fn a_loaded_scenario_is_not_validated_again() {
     // No seed at all fails validation only: the build itself has no use for the list.
     let mut unchecked = Scenario::from_toml_str(PINGPONG, "t.toml").unwrap();
     unchecked.run.seeds.clear();
-    let e = api::run(&unchecked, 3, &RunOptions::default()).err().expect("api::run validates");
+    let e = api::run(&unchecked, 3, &RunOptions::default()).expect_err("api::run validates");
     assert!(e.to_string().contains("run.seeds"), "{e}");
     assert!(Simulation::new(&unchecked, 3, None, None).is_err(), "Simulation::new validates");
     assert!(Simulation::new_checked(&unchecked, 3, None, None).is_ok());

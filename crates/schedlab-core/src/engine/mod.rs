@@ -142,7 +142,7 @@ impl Simulator {
                 let cpu = cpu as usize;
                 self.rqs[cpu].resched_pending = false;
                 // A task on its way to sleep reaches schedule() at the end of its path.
-                if !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
+                if self.rqs[cpu].curr.is_none_or(|c| self.tasks[c].blocking.is_none()) {
                     self.schedule(cpu);
                 }
             }

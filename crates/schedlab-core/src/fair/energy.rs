@@ -224,7 +224,7 @@ impl Simulator {
         self.eas.nohz_has_blocked = blocked;
         // msecs_to_jiffies(LOAD_AVG_PERIOD): 32 ms in whole jiffies.
         let j = self.tick.period_ns.max(1);
-        self.eas.nohz_next_blocked = self.now + LOAD_AVG_PERIOD_MS * 1_000_000 / j * j + if (LOAD_AVG_PERIOD_MS * 1_000_000) % j > 0 { j } else { 0 };
+        self.eas.nohz_next_blocked = self.now + LOAD_AVG_PERIOD_MS * 1_000_000 / j * j + if !(LOAD_AVG_PERIOD_MS * 1_000_000).is_multiple_of(j) { j } else { 0 };
     }
 }
 

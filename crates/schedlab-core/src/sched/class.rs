@@ -204,7 +204,7 @@ impl Simulator {
             let server_runs = self.rqs[cpu].dl.server.as_ref().is_some_and(|s| s.running);
             let rt_waits = self.rt_runnable(cpu) && curr_class.is_none_or(|c| c > SchedClass::Rt) && !server_runs;
             let dl_waits = !self.rqs[cpu].dl.queued.is_empty() && curr_class != Some(SchedClass::Dl);
-            if (rt_waits || dl_waits) && !self.rqs[cpu].resched_pending && !self.rqs[cpu].curr.is_some_and(|c| self.tasks[c].blocking.is_some()) {
+            if (rt_waits || dl_waits) && !self.rqs[cpu].resched_pending && self.rqs[cpu].curr.is_none_or(|c| self.tasks[c].blocking.is_none()) {
                 return Err(format!(
                     "CPU {cpu}: a runnable {} task waits while {:?} runs and no reschedule is pending",
                     if dl_waits { "deadline" } else { "RT" },

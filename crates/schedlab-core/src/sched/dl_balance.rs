@@ -81,7 +81,7 @@ impl Simulator {
             return cpu;
         }
         let Some(curr) = self.rqs[cpu].curr else { return cpu };
-        let select = self.is_dl(curr) && (self.tasks[curr].nr_cpus_allowed < 2 || !(self.dl_deadline(p) < self.dl_deadline(curr))) && self.tasks[p].nr_cpus_allowed > 1;
+        let select = self.is_dl(curr) && (self.tasks[curr].nr_cpus_allowed < 2 || self.dl_deadline(p) >= self.dl_deadline(curr)) && self.tasks[p].nr_cpus_allowed > 1;
         if !select {
             return cpu;
         }
@@ -173,7 +173,7 @@ impl Simulator {
         if c == p || self.rqs[cpu].resched_pending || self.tasks[p].nr_cpus_allowed < 2 || !self.is_dl(c) {
             return;
         }
-        if self.tasks[c].nr_cpus_allowed < 2 || !(self.dl_deadline(p) < self.dl_deadline(c)) {
+        if self.tasks[c].nr_cpus_allowed < 2 || self.dl_deadline(p) >= self.dl_deadline(c) {
             self.push_dl_tasks(cpu);
         }
     }

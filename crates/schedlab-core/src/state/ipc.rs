@@ -104,7 +104,7 @@ impl Mutex {
 
     /// The lock word is written from `cpu`: returns the CPU it comes from, if another.
     pub fn write_word(&mut self, cpu: usize) -> Option<usize> {
-        std::mem::replace(&mut self.last_cpu, Some(cpu)).filter(|&from| from != cpu)
+        self.last_cpu.replace(cpu).filter(|&from| from != cpu)
     }
 }
 

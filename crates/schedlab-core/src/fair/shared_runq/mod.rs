@@ -25,6 +25,7 @@
 //!   everything unless rd->overload, then pulls ignoring avg_idle, then runs the regular
 //!   loop without the <= LLC domains (SD_SHARE_PKG_RESOURCES). Sharding was a separate
 //!   later patch: `SHARED_RUNQ_SHARDS` adds it with v3's layout.
+//!
 //! `SHARED_RUNQ_STEAL` (v1 only): the RFC's stated next step, other LLCs of the node.
 //! `SHARED_RUNQ_DISCARD` and `SHARED_RUNQ_SHARD_16`: the v3 review's proposals, a pop
 //! that drops entries whose task already runs, and shards of 16 CPUs.
