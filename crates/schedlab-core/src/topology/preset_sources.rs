@@ -33,18 +33,18 @@ pub enum CostFamily {
 }
 
 impl CostFamily {
-    /// The family of a machine's cost table.
+    /// The family of a machine's cost table: its record's (`presets::MachineRecord`), or
+    /// the generic table's for a synthetic or host machine.
     pub fn of(m: &Machine) -> CostFamily {
-        match m.name.as_str() {
-            "ryzen-7950x" => CostFamily::Zen4Desktop,
-            "bergamo" | "epyc-9654-2s" => CostFamily::Zen4Server,
-            "xeon-80" => CostFamily::SkylakeSp,
-            "pixel6" | "snapdragon-888" => CostFamily::DsuPhone,
-            "kunpeng-920-2s" => CostFamily::Kunpeng920,
-            _ => match m.arch {
-                Arch::X86_64 => CostFamily::Zen3Server,
-                Arch::Arm64 => CostFamily::Kunpeng920,
-            },
+        m.cost_family
+    }
+
+    /// The family of the generic tables of synthetic (`topo()`) and host machines: Zen 3
+    /// server figures on x86, Kunpeng 920's on arm64.
+    pub fn generic(arch: Arch) -> CostFamily {
+        match arch {
+            Arch::X86_64 => CostFamily::Zen3Server,
+            Arch::Arm64 => CostFamily::Kunpeng920,
         }
     }
 }
