@@ -6,8 +6,9 @@
 //! takes it), per microarchitecture family. A measured figure carries the spread its
 //! source shows; a derived one the range of its inputs; an estimate a wide band (at
 //! least a factor 2 either way unless its reasoning bounds it). The values themselves
-//! live in `preset_costs.rs`, whose comments cite the same sources (keys in brackets are
-//! that file's and `docs/hardware-sources.md`'s). A test fails if a leaf lacks an entry
+//! are built in `preset_costs.rs`; this is the one place their sources are written (keys
+//! in brackets are that file's source list and `docs/hardware-sources.md`'s). A machine's
+//! record names its family (`presets::MachineRecord::cost_family`). A test fails if a leaf lacks an entry
 //! or its value lies outside its band.
 
 use std::collections::BTreeMap;
