@@ -657,3 +657,95 @@ fn sysfs_reads_this_host_when_it_has_sysfs() {
     assert_eq!(m.domains.len(), m.nr_cpus());
     assert!(m.cpus.iter().all(|c| c.capacity >= 1 && c.freq_mhz >= 1));
 }
+
+// ---- machine records --------------------------------------------------------------
+
+/// A new machine is one record: registered, it is a preset a scenario names, and its
+/// cost figures cite its own family's sources (by name, an unlisted x86 machine got Zen
+/// 3's before records).
+#[test]
+fn a_new_machine_is_one_record() {
+    use schedlab_core::topology::preset_costs::zen4_desktop_costs;
+    use schedlab_core::topology::preset_idle::{amd_acpi_idle, AmdFirmware};
+    use schedlab_core::topology::preset_sources::{cost_sources, CostFamily};
+    use schedlab_core::topology::presets::{Layout, MachineRecord, Shape};
+    let record = MachineRecord {
+        name: "test-zen4-8".into(),
+        description: "test: one 4-core Zen 4 CCX with SMT2".into(),
+        arch: Arch::X86_64,
+        layout: Layout::Homogeneous {
+            shape: Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 1, cores_per_llc: 4, smt: 2 },
+            freq_mhz: 4500,
+            core_type: "zen4".into(),
+            cluster_cores: None,
+        },
+        cost: Some(zen4_desktop_costs()),
+        cost_family: Some(CostFamily::Zen4Desktop),
+        idle: vec![("zen4".into(), amd_acpi_idle(AmdFirmware::RyzenDesktop))],
+        energy: Vec::new(),
+        vendor_energy: None,
+    };
+    presets::register(record).unwrap();
+    let m = get("test-zen4-8");
+    assert_eq!((m.nr_cpus(), m.llc_span.len(), m.has_smt()), (8, 1, true));
+    assert_eq!(m.idle_drivers[0].states[2].exit_latency_ns, 18_000, "the Ryzen _CST's C2, as the record says");
+    assert!(cost_sources(&m)["cacheline.smt_sibling_ns"].source.contains("7950X"));
+    // A scenario runs on it by name.
+    let toml = "[machine]\npreset = \"test-zen4-8\"\n[[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n";
+    let s = schedlab_core::Scenario::from_toml_str(toml, "<test>").unwrap();
+    let out = schedlab_core::api::run(&s, 1, &Default::default()).unwrap();
+    let t = out.result.tasks.iter().find(|t| t.name == "t").unwrap();
+    assert!(t.exit_ns.is_some() && t.run_ns >= 1_000_000, "{t:?}");
+    // Names are unique.
+    let again = presets::record("xeon-80").unwrap();
+    assert_eq!(presets::register(again).unwrap_err(), "machine 'xeon-80': a preset of that name exists");
+}
+
+/// A record lacking a piece a consumer needs is refused, naming the machine and the
+/// piece, instead of lending it another machine's.
+#[test]
+fn a_record_missing_a_piece_is_refused_naming_it() {
+    let pixel6 = presets::record("pixel6").unwrap();
+    let refused = |edit: &dyn Fn(&mut presets::MachineRecord)| {
+        let mut r = pixel6.clone();
+        r.name = "test-partial".into();
+        edit(&mut r);
+        let e = r.build().unwrap_err();
+        assert_eq!(presets::register(r).unwrap_err(), e);
+        e
+    };
+    assert_eq!(
+        refused(&|r| r.idle.retain(|(t, _)| t != "cortex-x1")),
+        "machine 'test-partial': its record has no idle driver for core type 'cortex-x1' (idle)"
+    );
+    assert_eq!(
+        refused(&|r| r.energy.retain(|(t, _)| t != "cortex-a76")),
+        "machine 'test-partial': its record has no Energy Model domain for core type 'cortex-a76' (energy)"
+    );
+    assert_eq!(refused(&|r| r.cost = None), "machine 'test-partial': its record has no cost table (cost)");
+    assert_eq!(
+        refused(&|r| r.cost_family = None),
+        "machine 'test-partial': its record has no cost family (cost_family: where its cost figures' sources are filed)"
+    );
+    assert_eq!(
+        refused(&|r| r.layout = presets::Layout::Clusters(Vec::new())),
+        "machine 'test-partial': its record has no CPUs (layout)"
+    );
+    assert!(presets::preset("test-partial").is_none());
+}
+
+/// Every built-in record is complete and filed under its own name; the generic records
+/// of `topo()` name themselves as such.
+#[test]
+fn built_in_records_are_complete_and_named() {
+    for name in PRESET_NAMES {
+        let r = presets::record(name).unwrap();
+        assert_eq!(r.name, *name);
+        assert!(r.build().is_ok(), "{name}");
+    }
+    use schedlab_core::topology::preset_sources::CostFamily;
+    assert_eq!(presets::topo_arch(1, 1, 2, 1, Arch::Arm64).cost_family, CostFamily::Kunpeng920);
+    assert_eq!(presets::topo(1, 1, 2, 1).cost_family, CostFamily::Zen3Server);
+    assert_eq!(get("xeon-80").cost_family, CostFamily::SkylakeSp);
+    assert!(get("snapdragon-888").vendor_energy.is_some() && get("pixel6").vendor_energy.is_none());
+}

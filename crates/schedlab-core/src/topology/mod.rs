@@ -26,6 +26,10 @@ pub use crate::cost::Distance;
 use crate::cpumask::{CpuId, CpuMask};
 pub use domains::{DomainLevel, SchedDomain, SdFlags};
 
+/// A vendor kernel's Energy Model: the performance domain of a core type at a voltage
+/// band end (None for a core type it does not cover).
+pub type VendorEnergyModel = fn(&str, preset_energy::VoltageEnd) -> Option<crate::energy_model::EmPerfDomain>;
+
 /// Instruction-set family; decides how TLB shootdown and IPIs behave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,6 +81,12 @@ pub struct Machine {
     /// Energy Model performance domain of each core type, indexed like `idle_drivers`
     /// (None where the machine's firmware describes no power).
     pub perf_domains: Vec<Option<crate::energy_model::EmPerfDomain>>,
+    /// The family whose sources the cost table's figures cite (`preset_sources`).
+    #[serde(skip)]
+    pub cost_family: preset_sources::CostFamily,
+    /// The Energy Model the machine's vendor kernel registers, where its record has one.
+    #[serde(skip)]
+    pub vendor_energy: Option<VendorEnergyModel>,
     /// CPUs of each LLC, indexed by LLC.
     #[serde(skip)]
     pub llc_span: Vec<CpuMask>,
@@ -104,8 +114,29 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Builds a machine from its CPUs, deriving spans and sched domains.
+    /// Builds a synthetic or host machine from its CPUs, deriving spans and sched
+    /// domains: it takes the generic idle states and cost sources of its `arch`
+    /// (`preset_idle::generic_idle_driver`, `CostFamily::generic`) and no Energy Model.
+    /// Named machines are built from their records (`presets::MachineRecord`).
     pub fn from_cpus(name: &str, description: &str, arch: Arch, cpus: Vec<CpuTopo>, cost: CostTable) -> Machine {
+        let pieces = |t: &str| Ok((preset_idle::generic_idle_driver(t, arch), None));
+        Machine::assemble(name, description, arch, cpus, cost, preset_sources::CostFamily::generic(arch), None, pieces)
+            .expect("the generic pieces cover every core type")
+    }
+
+    /// Builds a machine from its CPUs and, per core type, its idle driver and Energy
+    /// Model domain (`pieces`, asked once per core type, in CPU order); an error of
+    /// `pieces` is the machine's.
+    pub(crate) fn assemble(
+        name: &str,
+        description: &str,
+        arch: Arch,
+        cpus: Vec<CpuTopo>,
+        cost: CostTable,
+        cost_family: preset_sources::CostFamily,
+        vendor_energy: Option<VendorEnergyModel>,
+        mut pieces: impl FnMut(&str) -> Result<(crate::cpuidle::IdleDriver, Option<crate::energy_model::EmPerfDomain>), String>,
+    ) -> Result<Machine, String> {
         let span = |key: fn(&CpuTopo) -> usize| {
             let n = cpus.iter().map(key).max().map_or(0, |m| m + 1);
             let mut v = vec![CpuMask::new(); n];
@@ -121,18 +152,20 @@ impl Machine {
         let mut idle_drivers: Vec<crate::cpuidle::IdleDriver> = Vec::new();
         let mut perf_domains = Vec::new();
         let mut types: Vec<&str> = Vec::new();
-        let cpu_idle_driver = cpus
-            .iter()
-            .map(|c| match types.iter().position(|t| *t == c.core_type) {
+        let mut cpu_idle_driver = Vec::with_capacity(cpus.len());
+        for c in &cpus {
+            let i = match types.iter().position(|t| *t == c.core_type) {
                 Some(i) => i,
                 None => {
                     types.push(&c.core_type);
-                    idle_drivers.push(preset_idle::idle_driver(name, &c.core_type, arch));
-                    perf_domains.push(preset_energy::perf_domain(name, &c.core_type));
+                    let (driver, pd) = pieces(&c.core_type)?;
+                    idle_drivers.push(driver);
+                    perf_domains.push(pd);
                     idle_drivers.len() - 1
                 }
-            })
-            .collect();
+            };
+            cpu_idle_driver.push(i);
+        }
         let mut m = Machine {
             name: name.to_string(),
             description: description.to_string(),
@@ -142,6 +175,8 @@ impl Machine {
             idle_drivers,
             cpu_idle_driver,
             perf_domains,
+            cost_family,
+            vendor_energy,
             llc_span,
             core_span,
             core_cpus,
@@ -153,7 +188,7 @@ impl Machine {
         m.places = m.cpus.iter().map(|c| [c.core as u32, c.llc as u32, c.socket as u32]).collect();
         m.cluster_span = m.cpus.iter().map(|c| m.core_span[c.core]).collect();
         m.domains = domains::build(&m);
-        m
+        Ok(m)
     }
 
     /// Groups the cores of each LLC into clusters of `cores` consecutive cores (the
@@ -196,16 +231,16 @@ impl Machine {
     /// has one modeled (mainline's sm8350.dtsi gives it none; Qualcomm's kernel builds it
     /// from the cpufreq hardware's LUT: `preset_energy::sd888_vendor_domain`).
     pub fn use_vendor_energy_model(&mut self, voltage: impl Fn(&str) -> preset_energy::VoltageEnd) -> Result<(), String> {
-        if self.name != "snapdragon-888" {
+        let Some(vendor) = self.vendor_energy else {
             return Err(format!(
                 "machine {} has no vendor kernel's Energy Model modeled (only snapdragon-888 does; pixel6's comes from mainline gs101.dtsi)",
                 self.name
             ));
-        }
+        };
         for cpu in 0..self.nr_cpus() {
             let d = self.cpu_idle_driver[cpu];
             let t = self.cpus[cpu].core_type.clone();
-            self.perf_domains[d] = preset_energy::sd888_vendor_domain(&t, voltage(&t));
+            self.perf_domains[d] = vendor(&t, voltage(&t));
         }
         Ok(())
     }

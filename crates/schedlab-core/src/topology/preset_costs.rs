@@ -1,5 +1,7 @@
-//! Cost tables of the preset machines, one per microarchitecture family, every figure
-//! with its source.
+//! Cost tables of the preset machines, one per microarchitecture family. Each figure's
+//! source, kind and band is its `Provenance` in `preset_sources.rs` (filed under the
+//! family the machine's record names), not repeated here; comments below keep only the
+//! reasoning a `Provenance` does not carry.
 //!
 //! Mirrors: nothing in the kernel; these are the hardware figures the kernel's mechanisms
 //! pay (see `cost.rs`).
@@ -213,14 +215,9 @@ pub fn zen4_desktop_costs() -> CostTable {
     let same_llc = 15.7;
     CostTable {
         cacheline: CachelineCosts {
-            // [amd] Zen 4 L2 load-to-use 14 cycles, at the 4.5 GHz base clock.
             same_core_ns: cycles_ns(14.0, mhz),
-            // [c2c] 7950X hyper-thread pairs: median 5.3 ns.
             smt_sibling_ns: 5.3,
-            // [c2c] results/AMD Ryzen 9 7950X.csv: same-CCX pairs 15.3-21 ns, mostly
-            // 15.7 ns; [at7950] 15-19 ns.
             same_llc_ns: same_llc,
-            // [c2c] same CSV: cross-CCD pairs 67.7-73 ns; [at7950] up to 79.5 ns.
             same_package_ns: 70.0,
             // Single socket: never used; kept equal to the farthest real distance.
             other_package_ns: 70.0,
@@ -229,24 +226,19 @@ pub fn zen4_desktop_costs() -> CostTable {
             // optimal for Ryzen 7000"). JEDEC DDR5-5200 setups are a few ns slower.
             dram_ns: 63.6,
         },
-        // [amd] 32 KiB L1D, 1 MiB L2 per core, 32 MiB L3 per CCX.
         cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: demand misses a Zen core overlaps; AMD documents 22-24 outstanding
         // L1D misses for Zen 2/3 (Software Optimization Guides), prefetch-free streams
         // of dependent work overlap fewer.
         miss_parallelism: 16.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
         context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
         // estimate: one x2APIC ICR write (WRMSR) plus the smp_call_function queueing.
         ipi_send_ns: 300.0,
         // estimate: interrupt entry, handler and exit on the target (~1 us; IPI round
         // trips of 1-3 us are the range usually quoted for x86).
         ipi_receive_ns: 1000.0,
-        // estimate, see migration_estimate(): 0.5 us of code + 4 lines at same-LLC.
         migration_ns: migration_estimate(500.0, same_llc),
         // estimate: fork+exit of a small process (lmbench lat_proc fork class), tens of us.
         fork_ns: 40_000.0,
@@ -260,35 +252,20 @@ pub fn zen3_server_costs(mhz: f64) -> CostTable {
     let same_llc = 23.0;
     CostTable {
         cacheline: CachelineCosts {
-            // [atrome]/[amd] Zen 2/3 L2 load-to-use 12 cycles.
             same_core_ns: cycles_ns(12.0, mhz),
-            // [c2c] EPYC 7R13 (Milan, AWS c6a.metal) hyper-threads: 9.8 ns.
             smt_sibling_ns: 9.8,
-            // [c2c] EPYC 7R13: 23 ns inside a CCX.
             same_llc_ns: same_llc,
-            // [c2c] EPYC 7R13: ~90-110 ns across CCX, median 107 ns.
             same_package_ns: 107.0,
-            // [c2c] dual EPYC 7R13: 197 ns socket to socket.
             other_package_ns: 197.0,
-            // [atrome] Rome DRAM full random ~122 ns in NPS1; Milan keeps Rome's IO die
-            // (same memory path), so the figure is carried over.
             dram_ns: 122.0,
         },
-        // [amd] 32 KiB L1D, 512 KiB L2 per core, 32 MiB L3 per CCX (one CCX per CCD).
         cache: CacheSizes { l1d_kib: 32, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
-        // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
         context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
-        // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
-        // estimate: as zen4_desktop_costs().
         ipi_receive_ns: 1000.0,
-        // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
         // estimate: fork+exit of a small process on a server core.
         fork_ns: 50_000.0,
@@ -303,41 +280,28 @@ pub fn zen4_server_costs(mhz: f64, llc_kib: u32) -> CostTable {
     let same_llc = 23.0;
     CostTable {
         cacheline: CachelineCosts {
-            // [amd] Zen 4 (and Zen 4c, same core design) L2 load-to-use 14 cycles.
             same_core_ns: cycles_ns(14.0, mhz),
-            // [c2c#132] EPYC 9274F: SMT siblings 9 ns.
             smt_sibling_ns: 9.0,
-            // [c2c#132] EPYC 9274F: 22-24 ns inside a CCX.
             same_llc_ns: same_llc,
             // [c2c#132] EPYC 9274F: 97-104 ns to another CCD of the same socket.
             // Bergamo: the two CCXs of one CCD share one link to the IO die, so
             // same-CCD/other-CCX behaves like another CCD (Chips and Cheese, "Testing
             // AMD's Bergamo: Zen 4c Spam"); one figure serves both.
             same_package_ns: 100.0,
-            // [c2c#132] EPYC 9274F dual socket: 193-202 ns to the other socket.
             other_package_ns: 196.0,
             // estimate: Chips and Cheese ("Genoa-X: Server V-Cache Round 2") measures
             // Genoa(-X) DRAM latency slightly above Milan-X's; [atrome]-class 122 ns +
             // DDR5's few extra ns.
             dram_ns: 125.0,
         },
-        // [amd] 32 KiB L1D, 1 MiB L2 per core.
         cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib, llc_flush_after_idle_us: LLC_KEPT },
-        // estimate: as zen4_desktop_costs().
         miss_parallelism: 16.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
         context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
-        // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
-        // estimate: as zen4_desktop_costs().
         ipi_receive_ns: 1000.0,
-        // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
-        // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
         tlb: tlb_x86(),
@@ -350,38 +314,26 @@ pub fn skylake_sp_costs(mhz: f64) -> CostTable {
     let same_llc = 47.0;
     CostTable {
         cacheline: CachelineCosts {
-            // [atrome] Xeon 8280 (Cascade Lake) L2 14 cycles.
             same_core_ns: cycles_ns(14.0, mhz),
-            // [c2c] Xeon Gold 6242: 7.4 ns, Platinum 8275CL: 7.6 ns (Cascade Lake).
             smt_sibling_ns: 7.5,
-            // [c2c] Xeon Gold 6242: 48 ns, Platinum 8275CL: 47 ns across the mesh.
             same_llc_ns: same_llc,
             // One LLC per socket: never used; kept equal to same_llc.
             same_package_ns: same_llc,
-            // [c2c] dual Xeon Gold 6242: 136 ns, dual 8275CL: 134 ns over UPI.
             other_package_ns: 135.0,
             // estimate: local DRAM on a 6-channel DDR4 Skylake-SP/Cascade Lake socket,
             // ~90 ns (below Rome's 122 ns [atrome], which pays for the IO die).
             dram_ns: 90.0,
         },
-        // Intel: 32 KiB L1D, 1 MiB L2 per core, 1.375 MiB of L3 per core (27.5 MiB).
         cache: CacheSizes { l1d_kib: 32, l2_kib: 1024, llc_kib: 20 * 1408, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: bounded by the 12 L1D fill buffers of Skylake (Intel Optimization
         // Reference Manual).
         miss_parallelism: 10.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
-        // derived: [ctxsw]'s thread switch less its system calls, wakeup and pick.
         context_switch_ns: cycles_ns(SWITCH_CYCLES, mhz),
-        // estimate: as zen4_desktop_costs().
         ipi_send_ns: 300.0,
-        // estimate: as zen4_desktop_costs().
         ipi_receive_ns: 1000.0,
-        // estimate, see migration_estimate().
         migration_ns: migration_estimate(700.0, same_llc),
-        // estimate: as zen3_server_costs().
         fork_ns: 50_000.0,
         kernel: kernel_paths_x86(mhz),
         tlb: tlb_x86(),
@@ -398,10 +350,7 @@ pub fn kunpeng920_costs() -> CostTable {
             same_core_ns: cycles_ns(10.0, 2600.0),
             // No SMT: never used; kept equal to same_core.
             smt_sibling_ns: cycles_ns(10.0, 2600.0),
-            // [c2c] results/HiSilicon Kunpeng 920-6426 @ 2.6GHz.csv: pairs in one die
-            // 30-38 ns (30 ns inside a 4-core cluster), typically ~35 ns.
             same_llc_ns: same_llc,
-            // [c2c] same CSV: pairs on the two dies of one socket 72-87 ns.
             same_package_ns: 80.0,
             // estimate: no published cross-socket measurement; the other die's 80 ns
             // plus one Hydra link hop, in line with the ~2x socket penalty [c2c] shows
@@ -410,13 +359,10 @@ pub fn kunpeng920_costs() -> CostTable {
             // estimate: DDR4-2933, 8 channels per socket; ~100 ns local.
             dram_ns: 100.0,
         },
-        // Huawei: 64 KiB L1D, 512 KiB L2 per core, 1 MiB L3 per core (32 MiB per die).
         cache: CacheSizes { l1d_kib: 64, l2_kib: 512, llc_kib: 32 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a 4-wide out-of-order Armv8.2 core; fewer outstanding misses than
         // the x86 parts.
         miss_parallelism: 8.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
         // derived as on x86 (the same cycle budget: estimate).
@@ -425,7 +371,6 @@ pub fn kunpeng920_costs() -> CostTable {
         ipi_send_ns: 200.0,
         // estimate: exception entry, handler and exit on the target.
         ipi_receive_ns: 1000.0,
-        // estimate, see migration_estimate().
         migration_ns: migration_estimate(900.0, same_llc),
         // estimate: fork+exit on a 2.6 GHz Arm server core.
         fork_ns: 80_000.0,
@@ -458,13 +403,10 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
             // estimate: LPDDR5 behind a system-level cache, ~120 ns on phone SoCs.
             dram_ns: 120.0,
         },
-        // Arm: Cortex-X1 64 KiB L1D; the DSU L3 is 4 MiB on both presets.
         cache: CacheSizes { l1d_kib: 64, l2_kib, llc_kib: 4 * 1024, llc_flush_after_idle_us: LLC_KEPT },
         // estimate: a mix of in-order A55s (few misses in flight) and out-of-order
         // A7x/X1 cores.
         miss_parallelism: 6.0,
-        // estimate: stores commit in order and each waits for its line's ownership;
-        // no published store (RFO) prefetch depth for these cores: one at a time.
         rfo_parallelism: 1.0,
         smt_slowdown: 1.0,
         // derived as on x86 (the same cycle budget at the big core's clock: estimate).
@@ -473,7 +415,6 @@ fn dsu_phone_costs(big_mhz: f64, l2_kib: u32) -> CostTable {
         ipi_send_ns: 200.0,
         // estimate: exception entry, handler and exit on the target.
         ipi_receive_ns: 1500.0,
-        // estimate, see migration_estimate().
         migration_ns: migration_estimate(1200.0, same_llc),
         // estimate: fork+exit on a phone.
         fork_ns: 150_000.0,

@@ -197,12 +197,9 @@ pub fn sd888_vendor_domain(core_type: &str, end: VoltageEnd) -> Option<EmPerfDom
     Some(pd)
 }
 
-/// Returns the performance domain of core type `core_type` on machine `machine`, if the
-/// machine's mainline device tree gives it an Energy Model.
-pub fn perf_domain(machine: &str, core_type: &str) -> Option<EmPerfDomain> {
-    if machine != "pixel6" {
-        return None;
-    }
+/// The Pixel 6's performance domain of `core_type` from mainline gs101.dtsi (None for a
+/// core type the SoC does not have).
+pub fn gs101_perf_domain(core_type: &str) -> Option<EmPerfDomain> {
     let (dpc, opps) = match core_type {
         "cortex-a55" => GS101_A55,
         "cortex-a76" => GS101_A76,
@@ -220,15 +217,18 @@ mod tests {
     fn gs101_top_opps_match_the_capacities_frequencies() {
         // The presets' capacities use the top OPPs 1803/2253/2802 MHz.
         for (t, mhz) in [("cortex-a55", 1803), ("cortex-a76", 2253), ("cortex-x1", 2802)] {
-            let pd = perf_domain("pixel6", t).unwrap();
+            let pd = gs101_perf_domain(t).unwrap();
             assert_eq!(pd.states.last().unwrap().frequency_khz, mhz * 1000);
             // Power rises with frequency (voltage never falls along the table).
             assert!(pd.states.windows(2).all(|w| w[0].power_uw < w[1].power_uw), "{t}");
         }
         // Little < mid < big at their top OPPs.
-        let p = |t| perf_domain("pixel6", t).unwrap().active_power_mw();
+        let p = |t| gs101_perf_domain(t).unwrap().active_power_mw();
         assert!(p("cortex-a55") < p("cortex-a76") && p("cortex-a76") < p("cortex-x1"));
-        assert!(perf_domain("epyc-9654-2s", "zen4").is_none());
+        // The preset's record gives each of its core types gs101's domain.
+        let m = crate::topology::presets::preset("pixel6").unwrap();
+        assert!(m.perf_domains.iter().all(|d| d.is_some()));
+        assert!(crate::topology::presets::preset("epyc-9654-2s").unwrap().perf_domains.iter().all(|d| d.is_none()));
     }
 
     const SD888: [&str; 3] = ["cortex-a55", "cortex-a78", "cortex-x1"];

@@ -96,32 +96,20 @@ fn no_flush_delay(source: &'static str) -> Provenance {
     Provenance::exact(Kind::Declared, 0.0, source)
 }
 
-/// Returns the idle driver of core type `core_type` on machine `machine`.
-pub fn idle_driver(machine: &str, core_type: &str, arch: Arch) -> IdleDriver {
-    if machine == "pixel6" {
-        return gs101(core_type);
-    }
-    if machine == "snapdragon-888" {
-        return sm8350(core_type);
-    }
-    if core_type == "skylake-sp" {
-        return skx_intel_idle();
-    }
-    if machine == "ryzen-7950x" {
-        return amd_acpi_idle(AmdFirmware::RyzenDesktop);
-    }
+/// The idle driver of a synthetic or host machine of `arch` (`topo()`, `Machine::from_cpus`):
+/// the model rule for machines without a record of their own, whose generic cost tables
+/// are a Zen 3 server's (x86) and Kunpeng 920's (arm64): acpi_idle as on EPYC for x86,
+/// WFI and a provisional PSCI power-down for arm64.
+pub fn generic_idle_driver(core_type: &str, arch: Arch) -> IdleDriver {
     match arch {
-        // EPYC presets, and synthetic topo() machines, whose generic x86 cost table is a
-        // Zen 3 server's.
         Arch::X86_64 => amd_acpi_idle(AmdFirmware::Epyc),
-        // Kunpeng 920 and synthetic arm64 machines (its costs serve both).
         Arch::Arm64 => arm_server_provisional(core_type),
     }
 }
 
 /// Intel Skylake-SP / Cascade Lake: intel_idle `skx_cstates` (declared), wake times
 /// from wult measurements.
-fn skx_intel_idle() -> IdleDriver {
+pub fn skx_intel_idle() -> IdleDriver {
     // MWAIT states poll their flags.
     let mut c1 = state(
         "C1",
@@ -176,7 +164,7 @@ fn skx_intel_idle() -> IdleDriver {
 
 /// Which AMD firmware's _CST a preset has.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum AmdFirmware {
+pub enum AmdFirmware {
     /// EPYC servers: C2 declared ~400 us.
     Epyc,
     /// Ryzen desktops: C2 declared 18 us.
@@ -187,7 +175,7 @@ enum AmdFirmware {
 /// firmware's _CST: POLL, then C1 (FFH: MWAIT, so it watches its flags) and C2 (an
 /// I/O-port read entering the core's CC6), with target_residency = latency x
 /// latency_factor (2).
-fn amd_acpi_idle(fw: AmdFirmware) -> IdleDriver {
+pub fn amd_acpi_idle(fw: AmdFirmware) -> IdleDriver {
     let mut c1 = state(
         "C1",
         1,
@@ -242,7 +230,7 @@ fn amd_acpi_idle(fw: AmdFirmware) -> IdleDriver {
 
 /// Kunpeng 920 and synthetic arm64 machines: WFI and one core power-down state with no
 /// source for either figure of the latter (Kunpeng's firmware describes it by ACPI _LPI).
-fn arm_server_provisional(core_type: &str) -> IdleDriver {
+pub fn arm_server_provisional(core_type: &str) -> IdleDriver {
     let mut off = state(
         "cpu-sleep",
         200,
@@ -293,16 +281,11 @@ fn dt_power_down(name: &str, entry: u64, exit: u64, residency: u64, source: &'st
     s
 }
 
-/// Google Tensor GS101 (Pixel 6): WFI plus one CPU power-down state per cluster, "c2"
-/// with (entry, exit, min-residency) us = ANANKE (A55) 70/160/2000, ENYO (A76)
-/// 150/190/2500, HERA (X1) 235/220/3500 [gs101]; psci-suspend-param 0x0010000: a
-/// power-down state (the core's caches are lost and it leaves coherency).
-fn gs101(core_type: &str) -> IdleDriver {
-    let (entry, exit, res) = match core_type {
-        "cortex-a55" => (70, 160, 2000),
-        "cortex-a76" => (150, 190, 2500),
-        _ => (235, 220, 3500),
-    };
+/// Google Tensor GS101 (Pixel 6): WFI plus the cluster's CPU power-down state "c2" at
+/// (entry, exit, min-residency) us as the record gives them from [gs101];
+/// psci-suspend-param 0x0010000: a power-down state (the core's caches are lost and it
+/// leaves coherency).
+pub fn gs101_psci_idle(entry: u64, exit: u64, res: u64) -> IdleDriver {
     IdleDriver {
         name: "psci_idle".into(),
         states: vec![wfi(), dt_power_down("c2", entry, exit, res, "[gs101] gs101.dtsi (declared only; wake = exit-latency-us)")],
@@ -314,11 +297,10 @@ fn gs101(core_type: &str) -> IdleDriver {
     }
 }
 
-/// Snapdragon 888 (SM8350): (entry, exit, min-residency) us = LITTLE_CPU_SLEEP_0 (A55)
-/// 360/531/3934 and BIG_CPU_SLEEP_0 (A78, X1) 702/1061/4488, both rail power collapse
-/// [sm8350]. The cluster's domain idle states (PSCI OS-initiated) are not modeled.
-fn sm8350(core_type: &str) -> IdleDriver {
-    let (entry, exit, res) = if core_type == "cortex-a55" { (360, 531, 3934) } else { (702, 1061, 4488) };
+/// Snapdragon 888 (SM8350): WFI plus the cluster's rail power collapse at (entry, exit,
+/// min-residency) us as the record gives them from [sm8350]. The cluster's domain idle
+/// states (PSCI OS-initiated) are not modeled.
+pub fn sm8350_psci_idle(entry: u64, exit: u64, res: u64) -> IdleDriver {
     IdleDriver {
         name: "psci_idle".into(),
         states: vec![wfi(), dt_power_down("rail-power-collapse", entry, exit, res, "[sm8350] sm8350.dtsi (declared only; wake = exit-latency-us)")],
@@ -338,14 +320,11 @@ mod tests {
     /// wake time it charges lies in its band.
     #[test]
     fn every_state_has_declared_and_wake_figures_with_sources() {
-        let drivers = [
-            idle_driver("xeon-80", "skylake-sp", Arch::X86_64),
-            idle_driver("epyc-9654-2s", "zen4", Arch::X86_64),
-            idle_driver("ryzen-7950x", "zen4", Arch::X86_64),
-            idle_driver("kunpeng-920-2s", "tsv110", Arch::Arm64),
-            idle_driver("pixel6", "cortex-a55", Arch::Arm64),
-            idle_driver("snapdragon-888", "cortex-x1", Arch::Arm64),
-        ];
+        // Every driver of every preset record, each core type's.
+        let drivers: Vec<IdleDriver> = crate::topology::presets::PRESET_NAMES
+            .iter()
+            .flat_map(|n| crate::topology::presets::preset(n).unwrap().idle_drivers)
+            .collect();
         for d in &drivers {
             assert!(d.core_flush_delay.contains(d.core_flush_delay_ns as f64), "{}", d.name);
             for s in &d.states {
@@ -360,10 +339,11 @@ mod tests {
     /// CC6 and Intel C6 wakes are measured, not the declared 400 / 133 us.
     #[test]
     fn measured_wakes_are_not_the_declared_bound() {
-        let epyc = idle_driver("epyc-9654-2s", "zen4", Arch::X86_64);
+        let driver = |n: &str| crate::topology::presets::preset(n).unwrap().idle_drivers.remove(0);
+        let epyc = driver("epyc-9654-2s");
         let c2 = &epyc.states[2];
         assert_eq!((c2.exit_latency_ns, c2.wake_ns, c2.wake.kind), (400_000, 10_000, Kind::Measured));
-        let skx = idle_driver("xeon-80", "skylake-sp", Arch::X86_64);
+        let skx = driver("xeon-80");
         assert!(skx.states[3].wake_ns < skx.states[3].exit_latency_ns / 2);
     }
 }

@@ -6,8 +6,9 @@
 //! takes it), per microarchitecture family. A measured figure carries the spread its
 //! source shows; a derived one the range of its inputs; an estimate a wide band (at
 //! least a factor 2 either way unless its reasoning bounds it). The values themselves
-//! live in `preset_costs.rs`, whose comments cite the same sources (keys in brackets are
-//! that file's and `docs/hardware-sources.md`'s). A test fails if a leaf lacks an entry
+//! are built in `preset_costs.rs`; this is the one place their sources are written (keys
+//! in brackets are that file's source list and `docs/hardware-sources.md`'s). A machine's
+//! record names its family (`presets::MachineRecord::cost_family`). A test fails if a leaf lacks an entry
 //! or its value lies outside its band.
 
 use std::collections::BTreeMap;
@@ -33,18 +34,18 @@ pub enum CostFamily {
 }
 
 impl CostFamily {
-    /// The family of a machine's cost table.
+    /// The family of a machine's cost table: its record's (`presets::MachineRecord`), or
+    /// the generic table's for a synthetic or host machine.
     pub fn of(m: &Machine) -> CostFamily {
-        match m.name.as_str() {
-            "ryzen-7950x" => CostFamily::Zen4Desktop,
-            "bergamo" | "epyc-9654-2s" => CostFamily::Zen4Server,
-            "xeon-80" => CostFamily::SkylakeSp,
-            "pixel6" | "snapdragon-888" => CostFamily::DsuPhone,
-            "kunpeng-920-2s" => CostFamily::Kunpeng920,
-            _ => match m.arch {
-                Arch::X86_64 => CostFamily::Zen3Server,
-                Arch::Arm64 => CostFamily::Kunpeng920,
-            },
+        m.cost_family
+    }
+
+    /// The family of the generic tables of synthetic (`topo()`) and host machines: Zen 3
+    /// server figures on x86, Kunpeng 920's on arm64.
+    pub fn generic(arch: Arch) -> CostFamily {
+        match arch {
+            Arch::X86_64 => CostFamily::Zen3Server,
+            Arch::Arm64 => CostFamily::Kunpeng920,
         }
     }
 }

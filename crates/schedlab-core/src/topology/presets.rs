@@ -5,8 +5,10 @@
 //! thread, then every core's second thread), so CPU i and i + cores are SMT siblings;
 //! Arm phones number their little cores first, as Android does (CPU 0-3 = Cortex-A55).
 //! Phone capacities are computed from the device tree as the kernel does
-//! ([`dt_capacities`]). Cost tables live in `preset_costs.rs`, every figure with its
-//! source; none is fitted to a seed's results. Each description states the shape and
+//! ([`dt_capacities`]). Each machine is one [`MachineRecord`], read by every consumer
+//! (topology, cost table and its sources' family, idle drivers, Energy Model); the cost
+//! tables' figures are built in `preset_costs.rs` and sourced in `preset_sources.rs`;
+//! none is fitted to a seed's results. Each description states the shape and
 //! every assumption made where the source machine was not fully described.
 //!
 //! ```text
@@ -22,7 +24,13 @@
 //! ```
 
 use super::preset_costs as costs;
-use super::{Arch, CpuTopo, Machine};
+use super::preset_energy as energy;
+use super::preset_idle::{self as idle, AmdFirmware};
+use super::preset_sources::CostFamily;
+use super::{Arch, CpuTopo, Machine, VendorEnergyModel};
+use crate::cost::CostTable;
+use crate::cpuidle::IdleDriver;
+use crate::energy_model::EmPerfDomain;
 
 /// Shape of a homogeneous machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,17 +85,31 @@ pub fn topo(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: u
 /// the x86 states (an I/O-port C2 where arm64 has WFI, which stays in the DVM domain).
 pub fn topo_arch(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, smt: usize, arch: Arch) -> Machine {
     let shape = Shape { sockets, nodes_per_socket: 1, llcs_per_node: llcs_per_socket, cores_per_llc, smt };
+    generic_record(&format!("topo({sockets},{llcs_per_socket},{cores_per_llc},{smt})"), shape, 3000, arch)
+        .build()
+        .expect("a generic record is complete")
+}
+
+/// The record of a synthetic homogeneous machine of `arch` called `name`: the generic
+/// cost table, the cost family of its figures' sources (`CostFamily::generic`) and the
+/// architecture's generic idle driver (`preset_idle::generic_idle_driver`); no Energy
+/// Model.
+pub fn generic_record(name: &str, shape: Shape, freq_mhz: u32, arch: Arch) -> MachineRecord {
     let (description, core_type) = match arch {
         Arch::X86_64 => ("synthetic homogeneous x86 machine with generic costs", "generic"),
         Arch::Arm64 => ("synthetic homogeneous arm64 machine with generic (x86 server) costs and PSCI idle states", "generic-arm64"),
     };
-    Machine::from_cpus(
-        &format!("topo({sockets},{llcs_per_socket},{cores_per_llc},{smt})"),
-        description,
+    MachineRecord {
+        name: name.into(),
+        description: description.into(),
         arch,
-        homogeneous_cpus(shape, 3000, core_type),
-        generic_x86_costs(),
-    )
+        layout: Layout::Homogeneous { shape, freq_mhz, core_type: core_type.into(), cluster_cores: None },
+        cost: Some(generic_x86_costs()),
+        cost_family: Some(CostFamily::generic(arch)),
+        idle: vec![(core_type.into(), idle::generic_idle_driver(core_type, arch))],
+        energy: Vec::new(),
+        vendor_energy: None,
+    }
 }
 
 /// One cluster of identical cores on a heterogeneous (big.LITTLE) SoC.
@@ -135,117 +157,330 @@ pub fn cluster_cpus(clusters: &[Cluster]) -> Vec<CpuTopo> {
     cpus
 }
 
-/// Names of every preset, in display order.
-pub const PRESET_NAMES: &[&str] =
-    &["ryzen-7950x", "milan-72", "bergamo", "epyc-9654-2s", "zen3-2s", "pixel6", "snapdragon-888", "kunpeng-920-2s", "xeon-80"];
+/// How a record lays its CPUs out.
+#[derive(Clone, Debug)]
+pub enum Layout {
+    /// A homogeneous machine, x86 numbering (siblings last), every CPU at `freq_mhz` of
+    /// core type `core_type`; with `cluster_cores`, the cores of each LLC grouped into
+    /// clusters of that many (the CLS level, `Machine::with_clusters`).
+    Homogeneous {
+        /// Sockets, nodes, LLCs, cores and threads.
+        shape: Shape,
+        /// Nominal clock of every CPU.
+        freq_mhz: u32,
+        /// Core type of every CPU.
+        core_type: String,
+        /// Cores per cluster (CLS level), if the LLCs are split into clusters.
+        cluster_cores: Option<usize>,
+    },
+    /// A one-socket phone SoC whose clusters share one LLC ([`cluster_cpus`]).
+    Clusters(Vec<Cluster>),
+}
+
+/// One machine: everything every consumer reads of it (topology, cost table and the
+/// family its figures' sources are filed under, idle driver of each core type, Energy
+/// Model). The figures' sources sit with the figures: the idle states' in their
+/// `Provenance`, the cost table's in `preset_sources` under `cost_family`. A piece a
+/// consumer needs and the record lacks is an error naming the machine and the piece
+/// ([`MachineRecord::build`]), never another machine's figures.
+#[derive(Clone, Debug)]
+pub struct MachineRecord {
+    /// Preset name (`[machine] preset`).
+    pub name: String,
+    /// One line on what the machine is and every assumption made about it.
+    pub description: String,
+    /// Instruction-set family.
+    pub arch: Arch,
+    /// Its CPUs.
+    pub layout: Layout,
+    /// Cache sizes, latencies and operation costs (`cost`).
+    pub cost: Option<CostTable>,
+    /// The family whose sources the cost table's figures cite (`cost_family`).
+    pub cost_family: Option<CostFamily>,
+    /// The cpuidle driver of each core type (`idle`).
+    pub idle: Vec<(String, IdleDriver)>,
+    /// The Energy Model domain of each core type, as the mainline device tree gives it
+    /// (`energy`); empty where the firmware describes no power (x86, ACPI servers).
+    pub energy: Vec<(String, EmPerfDomain)>,
+    /// The vendor kernel's Energy Model, opt-in per run (`[machine.energy_model] kernel
+    /// = "vendor"`).
+    pub vendor_energy: Option<VendorEnergyModel>,
+}
+
+impl MachineRecord {
+    /// Builds the machine, or names the piece the record lacks.
+    pub fn build(&self) -> Result<Machine, String> {
+        let name = &self.name;
+        let missing = |piece: &str| format!("machine '{name}': its record has no {piece}");
+        let cost = self.cost.clone().ok_or_else(|| missing("cost table (cost)"))?;
+        let family = self.cost_family.ok_or_else(|| missing("cost family (cost_family: where its cost figures' sources are filed)"))?;
+        let (cpus, cluster_cores) = match &self.layout {
+            Layout::Homogeneous { shape, freq_mhz, core_type, cluster_cores } => {
+                (homogeneous_cpus(*shape, *freq_mhz, core_type), *cluster_cores)
+            }
+            Layout::Clusters(clusters) => (cluster_cpus(clusters), None),
+        };
+        if cpus.is_empty() {
+            return Err(missing("CPUs (layout)"));
+        }
+        let pieces = |t: &str| {
+            let idle = self.idle.iter().find(|(ct, _)| ct == t).map(|(_, d)| d.clone());
+            let idle = idle.ok_or_else(|| missing(&format!("idle driver for core type '{t}' (idle)")))?;
+            let pd = if self.energy.is_empty() {
+                None
+            } else {
+                let pd = self.energy.iter().find(|(ct, _)| ct == t).map(|(_, d)| d.clone());
+                Some(pd.ok_or_else(|| missing(&format!("Energy Model domain for core type '{t}' (energy)")))?)
+            };
+            Ok((idle, pd))
+        };
+        let m = Machine::assemble(name, &self.description, self.arch, cpus, cost, family, self.vendor_energy, pieces)?;
+        Ok(match cluster_cores {
+            Some(n) => m.with_clusters(n),
+            None => m,
+        })
+    }
+}
+
+/// The built-in records, in display order, and their names (`PRESET_NAMES`): a new
+/// built-in machine is its record function and its line here.
+macro_rules! records {
+    ($($name:literal => $record:ident,)*) => {
+        /// Names of every preset, in display order.
+        pub const PRESET_NAMES: &[&str] = &[$($name),*];
+        const RECORDS: &[fn() -> MachineRecord] = &[$($record),*];
+    };
+}
+
+records! {
+    "ryzen-7950x" => ryzen_7950x,
+    "milan-72" => milan_72,
+    "bergamo" => bergamo,
+    "epyc-9654-2s" => epyc_9654_2s,
+    "zen3-2s" => zen3_2s,
+    "pixel6" => pixel6,
+    "snapdragon-888" => snapdragon_888,
+    "kunpeng-920-2s" => kunpeng_920_2s,
+    "xeon-80" => xeon_80,
+}
+
+/// Records added at run time ([`register`]).
+static REGISTERED: std::sync::RwLock<Vec<MachineRecord>> = std::sync::RwLock::new(Vec::new());
+
+/// Adds a machine as one record, so that `preset(name)` (and `[machine] preset`) builds
+/// it: refused if its name is taken or the record lacks a piece.
+pub fn register(record: MachineRecord) -> Result<(), String> {
+    if self::record(&record.name).is_some() {
+        return Err(format!("machine '{}': a preset of that name exists", record.name));
+    }
+    record.build()?;
+    REGISTERED.write().unwrap_or_else(|e| e.into_inner()).push(record);
+    Ok(())
+}
+
+/// The record of the preset called `name` (built-in or registered).
+pub fn record(name: &str) -> Option<MachineRecord> {
+    if let Some(r) = RECORDS.iter().map(|f| f()).find(|r| r.name == name) {
+        return Some(r);
+    }
+    REGISTERED.read().unwrap_or_else(|e| e.into_inner()).iter().find(|r| r.name == name).cloned()
+}
 
 /// Returns the preset called `name`.
 pub fn preset(name: &str) -> Option<Machine> {
-    let x86 =
-        |shape: Shape, mhz: u32, core: &str, desc: &str, cost| Machine::from_cpus(name, desc, Arch::X86_64, homogeneous_cpus(shape, mhz, core), cost);
-    let m = match name {
-        // AMD: 7950X has 2 CCDs, each one 8-core CCX with 32 MiB L3; base 4.5 GHz,
-        // boost 5.7 GHz (AMD product page).
-        "ryzen-7950x" => x86(
-            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 2, cores_per_llc: 8, smt: 2 },
-            4500,
-            "zen4",
-            "AMD Ryzen 9 7950X (Zen 4): 1 socket, 2 CCD x 8 cores x SMT2 = 32 CPUs, 32 MiB L3 \
-             per CCX; nominal clock = 4.5 GHz base (boost 5.7 GHz)",
-            costs::zen4_desktop_costs(),
-        ),
-        "milan-72" => x86(
-            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 6, cores_per_llc: 6, smt: 2 },
-            3245,
-            "zen3",
-            "AMD EPYC Milan (Zen 3), 1 socket, 1 node: ASSUMED 6 CCX x 6 cores x SMT2 = 72 CPUs \
-             (the source names 72 cores and 6 CCX; its 6488% peak CPU allows at most 72 \
-             logical CPUs), 32 MiB L3 per CCX, 3245 MHz (its CPU max MHz)",
-            costs::zen3_server_costs(3245.0),
-        ),
-        "bergamo" => x86(
-            Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 11, cores_per_llc: 8, smt: 2 },
-            2250,
-            "zen4c",
-            "AMD EPYC Bergamo (Zen 4c), 1 socket, 1 node: 11 CCX x 8 cores x SMT2 = 176 CPUs, \
-             16 MiB L3 per CCX; CCXs pair on CCDs (2 per CCD) but share one IO-die link, so \
-             a same-CCD CCX costs as another CCD and the pairing is not modeled; 2.25 GHz \
-             (EPYC 9754 base) assumed",
-            costs::zen4_server_costs(2250.0, 16 * 1024),
-        ),
-        "epyc-9654-2s" => x86(
-            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 12, cores_per_llc: 8, smt: 2 },
-            2400,
-            "zen4",
-            "2x AMD EPYC 9654 (Genoa, Zen 4): 2 sockets x 12 CCD x 8 cores x SMT2 = 384 CPUs, \
-             24 L3 of 32 MiB, NPS1 (one NUMA node per socket), 2.4 GHz base",
-            costs::zen4_server_costs(2400.0, 32 * 1024),
-        ),
-        "zen3-2s" => x86(
-            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 8, cores_per_llc: 8, smt: 2 },
-            2000,
-            "zen3",
-            "Zen 3 host of unstated size, ASSUMED 2x AMD EPYC 7713 (Milan): 2 sockets x 8 CCX \
-             x 8 cores x SMT2 = 256 CPUs, 32 MiB L3 per CCX, NPS1, 2.0 GHz base",
-            costs::zen3_server_costs(2000.0),
-        ),
-        // [gs101] capacity-dmips-mhz 250/620/1024 and top OPPs 1803/2253/2802 MHz.
-        "pixel6" => Machine::from_cpus(
-            name,
-            "Google Pixel 6 (Tensor GS101, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, capacity \
+    // Built-in records are complete (tests/topology.rs builds each) and registered ones
+    // were built once on registration, so a build error here is a bug.
+    record(name).map(|r| r.build().unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// A homogeneous x86 record with one core type and no Energy Model.
+fn x86(name: &str, description: &str, shape: Shape, freq_mhz: u32, core_type: &str, cost: CostTable, family: CostFamily, idle: IdleDriver) -> MachineRecord {
+    MachineRecord {
+        name: name.into(),
+        description: description.into(),
+        arch: Arch::X86_64,
+        layout: Layout::Homogeneous { shape, freq_mhz, core_type: core_type.into(), cluster_cores: None },
+        cost: Some(cost),
+        cost_family: Some(family),
+        idle: vec![(core_type.into(), idle)],
+        energy: Vec::new(),
+        vendor_energy: None,
+    }
+}
+
+/// AMD: 7950X has 2 CCDs, each one 8-core CCX with 32 MiB L3; base 4.5 GHz, boost 5.7
+/// GHz (AMD product page).
+fn ryzen_7950x() -> MachineRecord {
+    x86(
+        "ryzen-7950x",
+        "AMD Ryzen 9 7950X (Zen 4): 1 socket, 2 CCD x 8 cores x SMT2 = 32 CPUs, 32 MiB L3 \
+         per CCX; nominal clock = 4.5 GHz base (boost 5.7 GHz)",
+        Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 2, cores_per_llc: 8, smt: 2 },
+        4500,
+        "zen4",
+        costs::zen4_desktop_costs(),
+        CostFamily::Zen4Desktop,
+        idle::amd_acpi_idle(AmdFirmware::RyzenDesktop),
+    )
+}
+
+fn milan_72() -> MachineRecord {
+    x86(
+        "milan-72",
+        "AMD EPYC Milan (Zen 3), 1 socket, 1 node: ASSUMED 6 CCX x 6 cores x SMT2 = 72 CPUs \
+         (the source names 72 cores and 6 CCX; its 6488% peak CPU allows at most 72 \
+         logical CPUs), 32 MiB L3 per CCX, 3245 MHz (its CPU max MHz)",
+        Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 6, cores_per_llc: 6, smt: 2 },
+        3245,
+        "zen3",
+        costs::zen3_server_costs(3245.0),
+        CostFamily::Zen3Server,
+        idle::amd_acpi_idle(AmdFirmware::Epyc),
+    )
+}
+
+fn bergamo() -> MachineRecord {
+    x86(
+        "bergamo",
+        "AMD EPYC Bergamo (Zen 4c), 1 socket, 1 node: 11 CCX x 8 cores x SMT2 = 176 CPUs, \
+         16 MiB L3 per CCX; CCXs pair on CCDs (2 per CCD) but share one IO-die link, so \
+         a same-CCD CCX costs as another CCD and the pairing is not modeled; 2.25 GHz \
+         (EPYC 9754 base) assumed",
+        Shape { sockets: 1, nodes_per_socket: 1, llcs_per_node: 11, cores_per_llc: 8, smt: 2 },
+        2250,
+        "zen4c",
+        costs::zen4_server_costs(2250.0, 16 * 1024),
+        CostFamily::Zen4Server,
+        idle::amd_acpi_idle(AmdFirmware::Epyc),
+    )
+}
+
+fn epyc_9654_2s() -> MachineRecord {
+    x86(
+        "epyc-9654-2s",
+        "2x AMD EPYC 9654 (Genoa, Zen 4): 2 sockets x 12 CCD x 8 cores x SMT2 = 384 CPUs, \
+         24 L3 of 32 MiB, NPS1 (one NUMA node per socket), 2.4 GHz base",
+        Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 12, cores_per_llc: 8, smt: 2 },
+        2400,
+        "zen4",
+        costs::zen4_server_costs(2400.0, 32 * 1024),
+        CostFamily::Zen4Server,
+        idle::amd_acpi_idle(AmdFirmware::Epyc),
+    )
+}
+
+fn zen3_2s() -> MachineRecord {
+    x86(
+        "zen3-2s",
+        "Zen 3 host of unstated size, ASSUMED 2x AMD EPYC 7713 (Milan): 2 sockets x 8 CCX \
+         x 8 cores x SMT2 = 256 CPUs, 32 MiB L3 per CCX, NPS1, 2.0 GHz base",
+        Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 8, cores_per_llc: 8, smt: 2 },
+        2000,
+        "zen3",
+        costs::zen3_server_costs(2000.0),
+        CostFamily::Zen3Server,
+        idle::amd_acpi_idle(AmdFirmware::Epyc),
+    )
+}
+
+/// [gs101] capacity-dmips-mhz 250/620/1024 and top OPPs 1803/2253/2802 MHz; idle
+/// states "c2" (entry, exit, min-residency) us ANANKE (A55) 70/160/2000, ENYO (A76)
+/// 150/190/2500, HERA (X1) 235/220/3500; the EM of mainline gs101.dtsi.
+fn pixel6() -> MachineRecord {
+    let types = ["cortex-a55", "cortex-a76", "cortex-x1"];
+    MachineRecord {
+        name: "pixel6".into(),
+        description: "Google Pixel 6 (Tensor GS101, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, capacity \
              160) + 2x A76 2.25 GHz (4-5, 498) + 2x X1 2.80 GHz (6-7, 1024), one 4 MiB DSU \
-             L3; capacities computed from the mainline gs101 device tree",
-            Arch::Arm64,
-            cluster_cpus(&[
-                Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 250, max_khz: 1_803_000 },
-                Cluster { cores: 2, core_type: "cortex-a76", dmips_mhz: 620, max_khz: 2_253_000 },
-                Cluster { cores: 2, core_type: "cortex-x1", dmips_mhz: 1024, max_khz: 2_802_000 },
-            ]),
-            costs::gs101_costs(),
-        ),
-        // [lahaina] capacity-dmips-mhz 1024/1946/2048; top OPPs 1804.8/2419.2/2841.6 MHz
-        // (Qualcomm: 1.80/2.42/2.84 GHz, multiples of the 19.2 MHz XO). The Energy Model
-        // is the vendor kernel's, opt-in (preset_energy::sd888_vendor_domain).
-        "snapdragon-888" => Machine::from_cpus(
-            name,
-            "Qualcomm Snapdragon 888 (SM8350, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, \
+             L3; capacities computed from the mainline gs101 device tree"
+            .into(),
+        arch: Arch::Arm64,
+        layout: Layout::Clusters(vec![
+            Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 250, max_khz: 1_803_000 },
+            Cluster { cores: 2, core_type: "cortex-a76", dmips_mhz: 620, max_khz: 2_253_000 },
+            Cluster { cores: 2, core_type: "cortex-x1", dmips_mhz: 1024, max_khz: 2_802_000 },
+        ]),
+        cost: Some(costs::gs101_costs()),
+        cost_family: Some(CostFamily::DsuPhone),
+        idle: vec![
+            ("cortex-a55".into(), idle::gs101_psci_idle(70, 160, 2000)),
+            ("cortex-a76".into(), idle::gs101_psci_idle(150, 190, 2500)),
+            ("cortex-x1".into(), idle::gs101_psci_idle(235, 220, 3500)),
+        ],
+        energy: types.iter().filter_map(|t| Some((t.to_string(), energy::gs101_perf_domain(t)?))).collect(),
+        vendor_energy: None,
+    }
+}
+
+/// [lahaina] capacity-dmips-mhz 1024/1946/2048; top OPPs 1804.8/2419.2/2841.6 MHz
+/// (Qualcomm: 1.80/2.42/2.84 GHz, multiples of the 19.2 MHz XO). [sm8350] idle states
+/// (entry, exit, min-residency) us LITTLE_CPU_SLEEP_0 (A55) 360/531/3934 and
+/// BIG_CPU_SLEEP_0 (A78, X1) 702/1061/4488. No mainline EM; the vendor kernel's is
+/// opt-in (preset_energy::sd888_vendor_domain).
+fn snapdragon_888() -> MachineRecord {
+    MachineRecord {
+        name: "snapdragon-888".into(),
+        description: "Qualcomm Snapdragon 888 (SM8350, arm64): 4x Cortex-A55 1.80 GHz (CPU 0-3, \
              capacity 325) + 3x A78 2.42 GHz (4-6, 828) + 1x X1 2.84 GHz (7, 1024), one 4 MiB \
              L3; capacities computed from Qualcomm's lahaina device tree; no Energy Model under \
              mainline (sm8350.dtsi has none), the vendor kernel's with [machine.energy_model] \
-             kernel = \"vendor\"",
-            Arch::Arm64,
-            cluster_cpus(&[
-                Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 1024, max_khz: 1_804_800 },
-                Cluster { cores: 3, core_type: "cortex-a78", dmips_mhz: 1946, max_khz: 2_419_200 },
-                Cluster { cores: 1, core_type: "cortex-x1", dmips_mhz: 2048, max_khz: 2_841_600 },
-            ]),
-            costs::sd888_costs(),
-        ),
-        // Clusters (CCL) of 4 cores sharing L3 tags, 8 per die: the topology the CLS
-        // level was added for (778c558f49a2, "sched: Add cluster scheduler level in core
-        // and related Kconfig for ARM64"; the series' cover letters describe Kunpeng
-        // 920's 4-CPU clusters).
-        "kunpeng-920-2s" => Machine::from_cpus(
-            name,
-            "2x HiSilicon Kunpeng 920 (TaiShan v110, arm64, no SMT): 2 sockets x 2 dies \
+             kernel = \"vendor\""
+            .into(),
+        arch: Arch::Arm64,
+        layout: Layout::Clusters(vec![
+            Cluster { cores: 4, core_type: "cortex-a55", dmips_mhz: 1024, max_khz: 1_804_800 },
+            Cluster { cores: 3, core_type: "cortex-a78", dmips_mhz: 1946, max_khz: 2_419_200 },
+            Cluster { cores: 1, core_type: "cortex-x1", dmips_mhz: 2048, max_khz: 2_841_600 },
+        ]),
+        cost: Some(costs::sd888_costs()),
+        cost_family: Some(CostFamily::DsuPhone),
+        idle: vec![
+            ("cortex-a55".into(), idle::sm8350_psci_idle(360, 531, 3934)),
+            ("cortex-a78".into(), idle::sm8350_psci_idle(702, 1061, 4488)),
+            ("cortex-x1".into(), idle::sm8350_psci_idle(702, 1061, 4488)),
+        ],
+        energy: Vec::new(),
+        vendor_energy: Some(energy::sd888_vendor_domain),
+    }
+}
+
+/// Clusters (CCL) of 4 cores sharing L3 tags, 8 per die: the topology the CLS level was
+/// added for (778c558f49a2, "sched: Add cluster scheduler level in core and related
+/// Kconfig for ARM64"; the series' cover letters describe Kunpeng 920's 4-CPU clusters).
+fn kunpeng_920_2s() -> MachineRecord {
+    MachineRecord {
+        name: "kunpeng-920-2s".into(),
+        description: "2x HiSilicon Kunpeng 920 (TaiShan v110, arm64, no SMT): 2 sockets x 2 dies \
              (SCCL) x 8 clusters (CCL) x 4 cores = 128 CPUs, 32 MiB L3 per die, 4 NUMA nodes \
              (one per die), 2.6 GHz; the cluster level is a topology level only (no cost of \
-             its own in the cost table)",
-            Arch::Arm64,
-            homogeneous_cpus(Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 }, 2600, "taishan-v110"),
-            costs::kunpeng920_costs(),
-        )
-        .with_clusters(4),
-        "xeon-80" => x86(
-            Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 1, cores_per_llc: 20, smt: 2 },
-            2400,
-            "skylake-sp",
-            "80-CPU Intel Xeon server, ASSUMED 2 sockets x 20 cores x SMT2 (Skylake-SP / \
-             Cascade Lake class, e.g. Xeon Gold 6148), one 27.5 MiB LLC and one NUMA node per \
-             socket, 2.4 GHz assumed",
-            costs::skylake_sp_costs(2400.0),
-        ),
-        _ => return None,
-    };
-    Some(m)
+             its own in the cost table)"
+            .into(),
+        arch: Arch::Arm64,
+        layout: Layout::Homogeneous {
+            shape: Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 },
+            freq_mhz: 2600,
+            core_type: "taishan-v110".into(),
+            cluster_cores: Some(4),
+        },
+        cost: Some(costs::kunpeng920_costs()),
+        cost_family: Some(CostFamily::Kunpeng920),
+        idle: vec![("taishan-v110".into(), idle::arm_server_provisional("taishan-v110"))],
+        energy: Vec::new(),
+        vendor_energy: None,
+    }
+}
+
+fn xeon_80() -> MachineRecord {
+    x86(
+        "xeon-80",
+        "80-CPU Intel Xeon server, ASSUMED 2 sockets x 20 cores x SMT2 (Skylake-SP / \
+         Cascade Lake class, e.g. Xeon Gold 6148), one 27.5 MiB LLC and one NUMA node per \
+         socket, 2.4 GHz assumed",
+        Shape { sockets: 2, nodes_per_socket: 1, llcs_per_node: 1, cores_per_llc: 20, smt: 2 },
+        2400,
+        "skylake-sp",
+        costs::skylake_sp_costs(2400.0),
+        CostFamily::SkylakeSp,
+        idle::skx_intel_idle(),
+    )
 }
