@@ -7,8 +7,10 @@
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     if let Some(flag) = args.iter().find(|a| a.starts_with("--") && *a != "--json" && *a != "--no-elision" && *a != "--quick") {
-        eprintln!("usage: cargo bench -p schedlab-core -- [CASE ...] [--json] [--no-elision] [--quick]  (unknown flag {flag}; cases: {})",
-            schedlab_core::bench::CASES.iter().map(|c| c.name).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "usage: cargo bench -p schedlab-core -- [CASE ...] [--json] [--no-elision] [--quick]  (unknown flag {flag}; cases: {})",
+            schedlab_core::bench::CASES.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+        );
         std::process::exit(if flag == "--help" { 0 } else { 2 });
     }
     let json = args.iter().any(|a| a == "--json");

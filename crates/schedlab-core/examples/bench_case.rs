@@ -60,11 +60,5 @@ fn main() {
     });
     let wall = start.elapsed().as_secs_f64();
     let e = &out.result.engine;
-    println!(
-        "case={name} events={} sim_ns={} wall_s={wall:.3} loop_s={:.3} stopped_by={}",
-        e.events,
-        e.sim_ns,
-        e.wall_ns as f64 / 1e9,
-        e.stopped_by
-    );
+    println!("case={name} events={} sim_ns={} wall_s={wall:.3} loop_s={:.3} stopped_by={}", e.events, e.sim_ns, e.wall_ns as f64 / 1e9, e.stopped_by);
 }

@@ -727,10 +727,7 @@ fn a_record_missing_a_piece_is_refused_naming_it() {
         refused(&|r| r.cost_family = None),
         "machine 'test-partial': its record has no cost family (cost_family: where its cost figures' sources are filed)"
     );
-    assert_eq!(
-        refused(&|r| r.layout = presets::Layout::Clusters(Vec::new())),
-        "machine 'test-partial': its record has no CPUs (layout)"
-    );
+    assert_eq!(refused(&|r| r.layout = presets::Layout::Clusters(Vec::new())), "machine 'test-partial': its record has no CPUs (layout)");
     assert!(presets::preset("test-partial").is_none());
 }
 

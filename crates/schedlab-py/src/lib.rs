@@ -13,11 +13,11 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use schedlab_core::api::{self, RunOptions};
+use schedlab_core::interchange::task_timelines::{self, Timelines};
+use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::kernel::{KernelConfig, KernelVersion};
 use schedlab_core::scenario::MachineSpec;
 use schedlab_core::topology::{presets, Arch, Machine};
-use schedlab_core::interchange::task_timelines::{self, Timelines};
-use schedlab_core::interchange::{replay, trace_text};
 use schedlab_core::trace::TraceFormat;
 use schedlab_core::{Scenario, ScenarioError as CoreScenarioError};
 
@@ -231,9 +231,7 @@ fn run(
     let Some(format) = TraceFormat::parse(trace_format) else {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
     };
-    let scenario = no_panic("run", || {
-        Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e))
-    })?;
+    let scenario = no_panic("run", || Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e)))?;
     let limits: api::Limits = match limits {
         Some(text) => serde_json::from_str(text).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?,
         None => api::Limits::default(),
@@ -290,9 +288,7 @@ fn run(
         }
         Outcome::Sim(e) => Err(sim_error(&e)),
         Outcome::Io(msg) => Err(PyOSError::new_err(msg)),
-        Outcome::Panic(msg) => {
-            Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}")))
-        }
+        Outcome::Panic(msg) => Err(errors::InternalError::new_err(format!("internal error (a schedlab bug, please report it): {msg}"))),
     }
 }
 
@@ -337,7 +333,6 @@ fn machines() -> PyResult<String> {
         to_json(&list)
     })
 }
-
 
 /// machine(name) -> str: JSON of the full machine (a preset or "topo(S,L,C,T)"), with
 /// its LLC/core/node spans and CPU 0's sched domains. Raises ValueError if unknown.
@@ -403,8 +398,7 @@ fn kernel_profile(release: &str) -> Option<String> {
 }
 
 fn parse_arch(arch: &str) -> PyResult<Arch> {
-    serde_json::from_value(serde_json::json!(arch))
-        .map_err(|_| PyValueError::new_err(format!("unknown arch '{arch}': expected x86_64 or arm64")))
+    serde_json::from_value(serde_json::json!(arch)).map_err(|_| PyValueError::new_err(format!("unknown arch '{arch}': expected x86_64 or arm64")))
 }
 
 fn parse_version(profile: &str) -> PyResult<KernelVersion> {
@@ -427,8 +421,7 @@ fn features(profile: &str, arch: &str) -> PyResult<String> {
 #[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
 fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
     no_panic("kernel", || {
-        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
-            .map_err(PyValueError::new_err)?;
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default()).map_err(PyValueError::new_err)?;
         to_json(&k)
     })
 }
@@ -439,8 +432,7 @@ fn kernel(profile: &str, nr_cpus: usize) -> PyResult<String> {
 #[pyo3(signature = (profile = "6.6", nr_cpus = 8))]
 fn tunables(profile: &str, nr_cpus: usize) -> PyResult<String> {
     no_panic("tunables", || {
-        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default())
-            .map_err(PyValueError::new_err)?;
+        let k = KernelConfig::resolve(parse_version(profile)?, nr_cpus.max(1), &Default::default()).map_err(PyValueError::new_err)?;
         let defaults = serde_json::to_value(&k.tunables).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let list: Vec<serde_json::Value> = schedlab_core::kernel::TUNABLE_TABLE
             .iter()
@@ -476,10 +468,8 @@ fn workloads() -> PyResult<String> {
 #[pyfunction]
 fn bench_cases() -> PyResult<String> {
     no_panic("bench_cases", || {
-        let list: Vec<serde_json::Value> = schedlab_core::bench::CASES
-            .iter()
-            .map(|c| serde_json::json!({"name": c.name, "what": c.what, "quick_ms": c.quick_ms}))
-            .collect();
+        let list: Vec<serde_json::Value> =
+            schedlab_core::bench::CASES.iter().map(|c| serde_json::json!({"name": c.name, "what": c.what, "quick_ms": c.quick_ms})).collect();
         to_json(&list)
     })
 }
@@ -525,7 +515,6 @@ mod _core {
     #[pymodule_export]
     use super::{
         available_memory, bench_case, bench_cases, bench_heap, features, host_kernel, interrupt_runs, kernel, kernel_profile, load_scenario, machine,
-        machines, rt_app_export,
-        machine_spec, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
+        machine_spec, machines, rt_app_export, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

@@ -96,9 +96,9 @@
 //! validation's job).
 
 mod runtime;
-mod timers;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 use crate::cpumask::CpuId;
 use crate::features::{Feature, Features};
@@ -140,13 +140,41 @@ pub struct BandwidthMode {
 
 impl BandwidthMode {
     /// (a)/(c): <= 3.15 and 4.18-5.3, slices expire at the period boundary.
-    pub const EXPIRING: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: false, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
+    pub const EXPIRING: BandwidthMode = BandwidthMode {
+        slice_expiry: true,
+        expiry_inverted: false,
+        burst: false,
+        nonempty_throttle_time: false,
+        async_unthrottle: false,
+        task_throttle: false,
+    };
     /// (b): 3.16-4.17, the inverted test extends leftovers instead of expiring them.
-    pub const INVERTED: BandwidthMode = BandwidthMode { slice_expiry: true, expiry_inverted: true, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
+    pub const INVERTED: BandwidthMode = BandwidthMode {
+        slice_expiry: true,
+        expiry_inverted: true,
+        burst: false,
+        nonempty_throttle_time: false,
+        async_unthrottle: false,
+        task_throttle: false,
+    };
     /// (d): 5.4-5.13, no expiry.
-    pub const NO_EXPIRY: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: false, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
+    pub const NO_EXPIRY: BandwidthMode = BandwidthMode {
+        slice_expiry: false,
+        expiry_inverted: false,
+        burst: false,
+        nonempty_throttle_time: false,
+        async_unthrottle: false,
+        task_throttle: false,
+    };
     /// (e): 5.14+, no expiry and cpu.cfs_burst_us.
-    pub const BURST: BandwidthMode = BandwidthMode { slice_expiry: false, expiry_inverted: false, burst: true, nonempty_throttle_time: false, async_unthrottle: false, task_throttle: false };
+    pub const BURST: BandwidthMode = BandwidthMode {
+        slice_expiry: false,
+        expiry_inverted: false,
+        burst: true,
+        nonempty_throttle_time: false,
+        async_unthrottle: false,
+        task_throttle: false,
+    };
 
     /// Reads the bandwidth features of a run.
     pub fn from_features(f: &Features) -> BandwidthMode {
@@ -398,7 +426,14 @@ impl CfsBandwidthControl {
     /// whose runtime is exhausted and returns the highest one newly throttled.
     /// `has_tasks(level)`: whether that level's cfs_rq on `cpu` holds tasks (a task that
     /// just went to sleep has left it).
-    pub fn check_throttle(&mut self, g: GroupId, cpu: CpuId, now: Ns, timers: &mut Vec<BwTimerRequest>, has_tasks: impl Fn(GroupId) -> bool) -> Option<GroupId> {
+    pub fn check_throttle(
+        &mut self,
+        g: GroupId,
+        cpu: CpuId,
+        now: Ns,
+        timers: &mut Vec<BwTimerRequest>,
+        has_tasks: impl Fn(GroupId) -> bool,
+    ) -> Option<GroupId> {
         let mut top = None;
         for x in self.levels(g) {
             let rq = *self.rq(x, cpu);
@@ -567,4 +602,3 @@ impl CfsBandwidthControl {
 }
 
 pub use crate::scenario::BandwidthSpec;
-

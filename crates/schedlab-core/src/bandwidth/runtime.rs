@@ -133,8 +133,7 @@ impl CfsBandwidthControl {
         }
         let slack = slack as Ns;
         self.lock_log.push((g, cpu)); // raw_spin_lock(&cfs_b->lock)
-        let credit =
-            !self.mode.tracks_expiry() || (!rq.extended && rq.runtime_expires == self.groups[g].runtime_expires);
+        let credit = !self.mode.tracks_expiry() || (!rq.extended && rq.runtime_expires == self.groups[g].runtime_expires);
         let b = &mut self.groups[g];
         if credit {
             b.runtime += slack;

@@ -7,9 +7,7 @@
 //! Model: the period timer keeps its expiry while inactive, as an hrtimer does, so the
 //! period boundaries of a group stay on one grid (multiples of the period from time 0).
 
-use super::{
-    BwTimerKind, BwTimerRequest, CfsBandwidthControl, GroupId, CFS_BANDWIDTH_SLACK_PERIOD, MIN_BANDWIDTH_EXPIRATION,
-};
+use super::{BwTimerKind, BwTimerRequest, CfsBandwidthControl, GroupId, CFS_BANDWIDTH_SLACK_PERIOD, MIN_BANDWIDTH_EXPIRATION};
 use crate::cpumask::CpuId;
 use crate::time::Ns;
 

@@ -13,14 +13,14 @@ use crate::cpumask::CpuMask;
 use crate::error::{ScenarioError, SimError};
 use crate::features::Features;
 use crate::kernel::{KernelConfig, KernelVersion};
-use crate::state::rq::{DomainState, Rq};
+use crate::rng::Stream;
 use crate::scenario::{GroupSpec, KernelTimerSpec, Scenario, TaskSpec};
+use crate::state::events::{EventClass, EventKind, EventQueue};
+use crate::state::rq::{DomainState, Rq};
 use crate::state::task::{nice_to_weight, Names, Program, SchedEntity, Task, TaskState};
 use crate::time::{tick_nsec, NSEC_PER_SEC};
 use crate::topology::Machine;
 use crate::trace::{TraceMeta, Tracer};
-use crate::state::events::{EventClass, EventKind, EventQueue};
-use crate::rng::Stream;
 
 /// Builds a run tracing into `sink`; with `memory`, first refuses one whose estimated
 /// size exceeds it. Validates the scenario first (Rust callers may hand it one they
@@ -31,7 +31,12 @@ pub(super) fn build(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::
 }
 
 /// [`build`] of a scenario already validated (by `Scenario::from_*_str` or `api::load`).
-pub(super) fn build_checked(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulator, SimError> {
+pub(super) fn build_checked(
+    s: &Scenario,
+    seed: u64,
+    sink: Option<Box<dyn crate::trace::TraceSink>>,
+    memory: Option<u64>,
+) -> Result<Simulator, SimError> {
     let (m, k, feat) = machine_and_kernel(s)?;
     let mut specs = WorkloadSpecs::of(s, &m, seed)?;
     if let Some(limit) = memory {
@@ -61,8 +66,7 @@ pub(super) fn build_checked(s: &Scenario, seed: u64, sink: Option<Box<dyn crate:
 fn machine_and_kernel(s: &Scenario) -> Result<(Machine, KernelConfig, Features), SimError> {
     let mut m = s.machine.build()?;
     let version = KernelVersion::parse(&s.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
-    let k = KernelConfig::resolve(version, m.nr_cpus(), &s.kernel.tunables)
-        .map_err(|e| ScenarioError::new("kernel.tunables", e))?;
+    let k = KernelConfig::resolve(version, m.nr_cpus(), &s.kernel.tunables).map_err(|e| ScenarioError::new("kernel.tunables", e))?;
     let mut feat = Features::defaults(version, m.arch);
     for (name, on) in &s.kernel.features {
         let f = Features::lookup(name).ok_or_else(|| ScenarioError::new(format!("kernel.features.{name}"), "unknown feature"))?;
@@ -89,12 +93,22 @@ impl WorkloadSpecs {
     fn of(s: &Scenario, m: &Machine, seed: u64) -> Result<WorkloadSpecs, SimError> {
         let generated = match &s.workload {
             Some(w) if w.rt_app.is_some() => {
-                return Err(ScenarioError::new("workload.rt_app", "the rt-app file is read when the scenario is loaded (interchange::rt_app::expand_workload)").into())
+                return Err(ScenarioError::new(
+                    "workload.rt_app",
+                    "the rt-app file is read when the scenario is loaded (interchange::rt_app::expand_workload)",
+                )
+                .into())
             }
             Some(w) => Some(crate::workload::generate(w, m, seed)?),
             None => None,
         };
-        let mut specs = WorkloadSpecs { groups: s.groups.clone(), tasks: s.tasks.clone(), templates: s.templates.clone(), timers: s.timers.clone(), reporter: None };
+        let mut specs = WorkloadSpecs {
+            groups: s.groups.clone(),
+            tasks: s.tasks.clone(),
+            templates: s.templates.clone(),
+            timers: s.timers.clone(),
+            reporter: None,
+        };
         if let Some(g) = generated {
             specs.groups.extend(g.groups);
             specs.tasks.extend(g.tasks);
@@ -138,7 +152,11 @@ impl GroupTree {
 
 /// The templates' programs (what fork steps create), compiled first so that programs can
 /// fork templates defined after them.
-fn compile_templates(specs: &[TaskSpec], names: &mut Names, group_index: &BTreeMap<String, usize>) -> Result<(Vec<Program>, Vec<Template>), SimError> {
+fn compile_templates(
+    specs: &[TaskSpec],
+    names: &mut Names,
+    group_index: &BTreeMap<String, usize>,
+) -> Result<(Vec<Program>, Vec<Template>), SimError> {
     for (i, t) in specs.iter().enumerate() {
         names.templates.insert(t.name.clone(), i);
     }
@@ -172,7 +190,13 @@ fn runqueues(m: &Machine, k: &KernelConfig) -> Vec<Rq> {
             sd: m.domains[cpu]
                 .iter()
                 // sd_init() starts NI_RANDOM's statistics at a 50 % success rate.
-                .map(|d| DomainState { balance_interval_ms: d.min_interval_ms, newidle_call: 512, newidle_success: 256, newidle_ratio: 512, ..Default::default() })
+                .map(|d| DomainState {
+                    balance_interval_ms: d.min_interval_ms,
+                    newidle_call: 512,
+                    newidle_success: 256,
+                    newidle_ratio: 512,
+                    ..Default::default()
+                })
                 .collect(),
             stats: crate::metrics::CpuStats { cpu, ..Default::default() },
             idle: crate::cpuidle::CpuIdleDevice::new(m.cpu_idle_driver[cpu], &m.idle_drivers[m.cpu_idle_driver[cpu]], k.tunables.cpuidle_governor),
@@ -186,9 +210,7 @@ fn runqueues(m: &Machine, k: &KernelConfig) -> Vec<Rq> {
 fn tick_state(m: &Machine, k: &KernelConfig, seed: u64) -> Result<crate::state::TickState, SimError> {
     let tick_ns = tick_nsec(k.tunables.hz);
     let nohz_full = match &k.tunables.nohz_full {
-        Some(list) => CpuMask::parse_list(list)
-            .map_err(|e| ScenarioError::new("kernel.tunables.nohz_full", e))?
-            .and(&m.all_cpus()),
+        Some(list) => CpuMask::parse_list(list).map_err(|e| ScenarioError::new("kernel.tunables.nohz_full", e))?.and(&m.all_cpus()),
         None => CpuMask::new(),
     };
     Ok(crate::state::TickState {
@@ -263,7 +285,11 @@ fn simulator(
         liveness: None,
         measure: crate::state::measure::Measurement::default(),
         has_smt: m.has_smt(),
-        balance: crate::state::BalanceState { asym_capacity: m.is_asymmetric(), llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(), ..Default::default() },
+        balance: crate::state::BalanceState {
+            asym_capacity: m.is_asymmetric(),
+            llc_nr_idle_scan: m.llc_span.iter().map(|s| s.weight()).collect(),
+            ..Default::default()
+        },
         now: 0,
         end: s.run.duration_s.map(|d| (d * NSEC_PER_SEC as f64).round() as u64),
         until_done: s.run.until.is_some(),
@@ -290,14 +316,27 @@ fn simulator(
         trace,
         reporter: specs.reporter.take(),
         mm: Default::default(),
-        timers: crate::timers::Timers::new(&node_of, m.node_span.len(), k.tunables.hz, feat.has(crate::features::Feature::TIMER_PULL), k.tunables.timer_migration),
+        timers: crate::timers::Timers::new(
+            &node_of,
+            m.node_span.len(),
+            k.tunables.hz,
+            feat.has(crate::features::Feature::TIMER_PULL),
+            k.tunables.timer_migration,
+        ),
         idle_hw: crate::state::idle::IdleHardware::new(&m),
         timer_base_writer: (0..nr).collect(),
         task_timers: Default::default(),
         scratch_hr: Vec::new(),
         scratch_timers: Vec::new(),
-        fg: crate::state::cfs_rq::FairGroups::new(&groups.parents, &groups.shares, nr, feat.has(crate::features::Feature::FAIR_GROUP_SCHED), crate::fair::VRUNTIME_BASE),
-        swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz).map_err(|e| ScenarioError::new("kernel.features", e))?,
+        fg: crate::state::cfs_rq::FairGroups::new(
+            &groups.parents,
+            &groups.shares,
+            nr,
+            feat.has(crate::features::Feature::FAIR_GROUP_SCHED),
+            crate::fair::VRUNTIME_BASE,
+        ),
+        swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz)
+            .map_err(|e| ScenarioError::new("kernel.features", e))?,
         spinlocks: crate::lock::Locks::new(nr, groups.parents.len()),
         sched_rng: Vec::new(),
         queue_index: Default::default(),
@@ -350,7 +389,11 @@ impl Simulator {
                 None => all,
             };
             if affinity.is_empty() {
-                return Err(ScenarioError::new(format!("tasks[{i}].affinity"), format!("no CPU of '{}' exists on this machine", t.affinity.as_deref().unwrap_or(""))).into());
+                return Err(ScenarioError::new(
+                    format!("tasks[{i}].affinity"),
+                    format!("no CPU of '{}' exists on this machine", t.affinity.as_deref().unwrap_or("")),
+                )
+                .into());
             }
             let pins: Vec<usize> = affinity.iter().collect();
             for copy in 0..t.count {
@@ -365,7 +408,16 @@ impl Simulator {
     /// Copy `copy` of task spec `i`: created, its attributes set as sched_setattr()
     /// and prctl() would, then woken (or its start scheduled).
     #[allow(clippy::too_many_arguments)]
-    fn create_declared_task(&mut self, i: usize, t: &TaskSpec, copy: usize, program: usize, mask: CpuMask, group: usize, names: &mut Names) -> Result<(), SimError> {
+    fn create_declared_task(
+        &mut self,
+        i: usize,
+        t: &TaskSpec,
+        copy: usize,
+        program: usize,
+        mask: CpuMask,
+        group: usize,
+        names: &mut Names,
+    ) -> Result<(), SimError> {
         let name = if t.count > 1 { format!("{}-{copy}", t.name) } else { t.name.clone() };
         self.pids.wanted = t.pid;
         let tid = self.create_task(name, program, t.nice, mask, group, t.process.as_deref(), t.footprint_kib * 1024, None);
@@ -379,7 +431,8 @@ impl Simulator {
         }
         if let Some(a) = &t.sched_attr {
             self.set_task_uclamp(tid, a.util_min, a.util_max);
-            self.set_sched_attr(tid, a).map_err(|e| ScenarioError::new(format!("tasks[{i}].sched_attr"), format!("task '{}': {e}", self.tasks[tid].stats.name)))?;
+            self.set_sched_attr(tid, a)
+                .map_err(|e| ScenarioError::new(format!("tasks[{i}].sched_attr"), format!("task '{}': {e}", self.tasks[tid].stats.name)))?;
         }
         // __setparam_fair(): slice_us, or an rt-app thread's sched_runtime (ignored
         // by kernels before 6.12, which have no custom slice).
@@ -431,7 +484,14 @@ impl Simulator {
             self.ipc.chans[ch].wake_at = wake_at;
         }
         self.ipc.chan_capacity = names.capacities.iter().map(|(&c, &v)| (c, v)).collect();
-        self.stats.user_hists = names.histograms.iter().map(|(n, &i)| (i, n.clone())).collect::<BTreeMap<_, _>>().into_values().map(|n| (n, Default::default())).collect();
+        self.stats.user_hists = names
+            .histograms
+            .iter()
+            .map(|(n, &i)| (i, n.clone()))
+            .collect::<BTreeMap<_, _>>()
+            .into_values()
+            .map(|n| (n, Default::default()))
+            .collect();
         for h in self.tasks.iter().filter_map(|t| t.timer_hist) {
             self.stats.user_hists[h].1.us_bins = true;
         }
@@ -444,7 +504,8 @@ impl Simulator {
         self.ipc.barriers = vec![Barrier::default(); names.barriers.len()];
         for (i, t) in tasks.iter().enumerate() {
             let p = &self.programs[nr_templates + i];
-            let mut used: Vec<usize> = p.insns.iter().filter_map(|x| if let crate::state::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
+            let mut used: Vec<usize> =
+                p.insns.iter().filter_map(|x| if let crate::state::task::Insn::Barrier(b) = x { Some(*b) } else { None }).collect();
             used.sort_unstable();
             used.dedup();
             for b in used {
@@ -465,9 +526,8 @@ impl Simulator {
             self.masks.push(mask);
         }
         for g in &names.groups {
-            let gi = if g.is_empty() { 0 } else {
-                *group_index.get(g).ok_or_else(|| ScenarioError::new("set_group", format!("unknown group '{g}'")))?
-            };
+            let gi =
+                if g.is_empty() { 0 } else { *group_index.get(g).ok_or_else(|| ScenarioError::new("set_group", format!("unknown group '{g}'")))? };
             self.group_steps.push(gi);
         }
         self.ipc.chan_names = vec![String::new(); names.channels.len()];
@@ -562,13 +622,7 @@ impl Simulator {
             t.task(self.now, pid, mm, parent.map_or(0, |p| self.pids.of_task.get(p).copied().unwrap_or(p + 1)), &name, nice);
         }
         self.tasks.push(Task {
-            stats: crate::metrics::TaskStats {
-                pid,
-                name,
-                group: self.groups[group].name.clone(),
-                start_ns: self.now,
-                ..Default::default()
-            },
+            stats: crate::metrics::TaskStats { pid, name, group: self.groups[group].name.clone(), start_ns: self.now, ..Default::default() },
             program,
             pc: 0,
             loops: Vec::new(),
@@ -649,7 +703,12 @@ fn check_memory(s: &Scenario, specs: &[TaskSpec], cpus: usize, groups: usize, li
 /// A `wait` on a channel that no program's `signal` and no timer's expiry ever signals can
 /// only block forever: it is a scenario error (most often a misspelt name), reported
 /// before anything runs. `programs` holds the templates' programs, then the tasks'.
-fn check_waits_are_signalled(programs: &[Program], names: &Names, nr_templates: usize, tasks: &[crate::scenario::TaskSpec]) -> Result<(), ScenarioError> {
+fn check_waits_are_signalled(
+    programs: &[Program],
+    names: &Names,
+    nr_templates: usize,
+    tasks: &[crate::scenario::TaskSpec],
+) -> Result<(), ScenarioError> {
     use crate::state::task::Insn;
     let mut signalled = vec![false; names.channels.len()];
     for insn in programs.iter().flat_map(|p| &p.insns) {
@@ -698,7 +757,8 @@ impl Simulator {
         use crate::state::task::SchedPolicy;
         let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
         let slack_before = self.tasks[tid].timer_slack_ns;
-        let policy = [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
+        let policy =
+            [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
         let s = &mut self.tasks[tid].sched;
         s.policy = policy;
         s.rt_priority = ca.rt_priority;

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::Simulator;
 use super::options::RunOutput;
+use super::Simulator;
 use crate::metrics::{EngineStats, GroupStats, RunResult, SCHEMA_VERSION};
 use crate::time::Ns;
 use crate::topology::Distance;
@@ -214,7 +214,11 @@ impl Simulator {
             nr_cpus: self.m.nr_cpus(),
             kernel: self.k.clone(),
             features: self.feat.to_map(),
-            engine: EngineStats { events: self.events, sim_ns: self.now, wall_ns, stopped_by: stopped_by.to_string(),
+            engine: EngineStats {
+                events: self.events,
+                sim_ns: self.now,
+                wall_ns,
+                stopped_by: stopped_by.to_string(),
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
                 deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),

@@ -7,8 +7,8 @@
 //! scenario implies (`tests/common::liveness_bound`).
 
 use super::Simulator;
+use crate::state::liveness::Liveness;
 use crate::state::task::TaskState;
-use crate::state::liveness::{Liveness};
 impl Simulator {
     /// After every event of a checked run: opens and closes each task's stall.
     pub(super) fn track_liveness(&mut self) {

@@ -12,19 +12,18 @@
 mod build;
 mod finish;
 mod invariants;
-pub mod liveness;
-pub(crate) mod warmup;
 pub mod limits;
+pub mod liveness;
 pub mod options;
 mod simulation;
+pub(crate) mod warmup;
 pub use simulation::{drive, Simulation};
 
-
-use options::{RunOptions, RunOutput};
 use crate::error::SimError;
 use crate::scenario::Scenario;
-use crate::time::Ns;
 use crate::state::events::EventKind;
+use crate::time::Ns;
+use options::{RunOptions, RunOutput};
 
 pub use crate::state::Simulator;
 
@@ -41,12 +40,7 @@ impl Simulator {
 
     /// Builds a run tracing into `sink`, refusing first one whose estimated memory
     /// exceeds `memory` bytes (see [`limits::estimate`]).
-    pub fn build_with(
-        s: &Scenario,
-        seed: u64,
-        sink: Option<Box<dyn crate::trace::TraceSink>>,
-        memory: Option<u64>,
-    ) -> Result<Simulator, SimError> {
+    pub fn build_with(s: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulator, SimError> {
         build::build(s, seed, sink, memory)
     }
 

@@ -12,8 +12,8 @@ use crate::scenario::Scenario;
 use crate::time::Ns;
 
 use super::options::{RunOptions, RunOutput};
-use crate::state::events::{EventClass, EventKind};
 use super::{limits, Simulator};
+use crate::state::events::{EventClass, EventKind};
 
 /// A run being advanced.
 pub struct Simulation {
@@ -25,12 +25,7 @@ pub struct Simulation {
 impl Simulation {
     /// Builds the run of `scenario` with `seed`, tracing into `sink` if given, refused
     /// first if its estimated memory exceeds `memory` bytes.
-    pub fn new(
-        scenario: &Scenario,
-        seed: u64,
-        sink: Option<Box<dyn crate::trace::TraceSink>>,
-        memory: Option<u64>,
-    ) -> Result<Simulation, SimError> {
+    pub fn new(scenario: &Scenario, seed: u64, sink: Option<Box<dyn crate::trace::TraceSink>>, memory: Option<u64>) -> Result<Simulation, SimError> {
         Ok(Simulation::from_simulator(Simulator::build_with(scenario, seed, sink, memory)?))
     }
 
@@ -118,9 +113,9 @@ impl Simulation {
 
     /// Checks every invariant of the state now and tracks each task's longest stall.
     pub fn check_invariants(&mut self) -> Result<(), SimError> {
-        self.sim.check_invariants().map_err(|e| {
-            SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.sim.now, self.sim.events))
-        })?;
+        self.sim
+            .check_invariants()
+            .map_err(|e| SimError::Internal(format!("invariant broken at t={} ns after {} events: {e}", self.sim.now, self.sim.events)))?;
         self.sim.track_liveness();
         Ok(())
     }

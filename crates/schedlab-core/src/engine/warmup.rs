@@ -18,9 +18,9 @@
 //! differences), and by more than `STATIONARITY_FLOOR` of its scale, gets a warning.
 
 use super::Simulator;
+use crate::state::measure::{Baseline, Sample, BLOCKS, STATIONARITY_FLOOR};
 use crate::state::task::TaskState;
 use crate::time::Ns;
-use crate::state::measure::{BLOCKS, Baseline, STATIONARITY_FLOOR, Sample};
 impl Simulator {
     /// Before the event at `next` is handled: the warm-up's end and the block
     /// boundaries that fall before it are taken at their own instants (nothing changed

@@ -15,9 +15,9 @@
 //! (find_energy_efficient_cpu) is fair/energy.rs, under schedutil only.
 
 use crate::cpumask::CpuId;
-use crate::state::Simulator;
 use crate::features::Feature;
 use crate::state::task::TaskId;
+use crate::state::Simulator;
 use crate::topology::SdFlags;
 
 /// capacity_margin: a task fits a CPU when util x 1280 < capacity x 1024 (fits_capacity).
@@ -116,11 +116,7 @@ impl Simulator {
             return;
         }
         let load = match p {
-            Some(p)
-                if self.tasks[p].nr_cpus_allowed > 1
-                    && self.capacity(cpu) != self.max_allowed_capacity(p)
-                    && !self.task_fits_cpu(p, cpu) =>
-            {
+            Some(p) if self.tasks[p].nr_cpus_allowed > 1 && self.capacity(cpu) != self.max_allowed_capacity(p) && !self.task_fits_cpu(p, cpu) => {
                 self.task_h_load(p).max(1)
             }
             _ => 0,
@@ -262,8 +258,8 @@ impl AsymFit {
 
 #[cfg(test)]
 mod tests {
-    use crate::state::Simulator;
     use crate::scenario::Scenario;
+    use crate::state::Simulator;
 
     /// Kunpeng 920, cluster 0 = CPUs 0-3: hogs busy on CPUs 2 and 3, the rest idle. A wakeup targeting CPU 2 scans from CPU 3: the plain LLC scan finds
     /// CPU 4 (another cluster), the 6.7 scan the target's cluster first and finds CPU 0.

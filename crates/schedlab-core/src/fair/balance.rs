@@ -20,11 +20,11 @@
 //! source's lock and lines (`sched/locks.rs`); that work is charged to the balancing
 //! CPU and is what max_newidle_lb_cost measures.
 
-use crate::state::load_sums::{GroupSums, TreePick};
 use crate::cpumask::{CpuId, CpuMask};
-use crate::state::Simulator;
 use crate::features::Feature;
+use crate::state::load_sums::{GroupSums, TreePick};
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::{Ns, NSEC_PER_MSEC, NSEC_PER_SEC};
 use crate::topology::SdFlags;
 
@@ -223,11 +223,7 @@ impl Simulator {
                 over.iter().max_by_key(|&c| self.rqs[c].nr_running)
             }
         } else {
-            group
-                .and(&self.queue_index.nonempty)
-                .iter()
-                .filter(|&c| c != cpu)
-                .max_by_key(|&c| self.cpu_load_avg(c) * 1024 / self.capacity(c))
+            group.and(&self.queue_index.nonempty).iter().filter(|&c| c != cpu).max_by_key(|&c| self.cpu_load_avg(c) * 1024 / self.capacity(c))
         }?;
         Some(Plan { src, imbalance, by_tasks, misfit: false })
     }
@@ -265,7 +261,15 @@ impl Simulator {
     /// other than the local one (update_sd_pick_busiest(): the highest type, then
     /// avg_load or a misfit's load, the first of equals), with the domain's load and
     /// capacity sums.
-    fn scan_busiest(&self, cpu: CpuId, gids: &[u32], local_group: usize, local: &SgLbStats, pct: u64, asym: bool) -> (u64, u64, Option<(u32, SgLbStats)>) {
+    fn scan_busiest(
+        &self,
+        cpu: CpuId,
+        gids: &[u32],
+        local_group: usize,
+        local: &SgLbStats,
+        pct: u64,
+        asym: bool,
+    ) -> (u64, u64, Option<(u32, SgLbStats)>) {
         let (mut total_load, mut total_cap) = (local.load, local.capacity);
         // The busiest so far, with its rank (kept: the rank divides).
         let mut best: Option<(u32, SgLbStats, (GroupType, u64))> = None;
@@ -583,11 +587,7 @@ impl Simulator {
             return;
         }
         let kick = self.rqs[cpu].nr_running >= 2
-            || if self.balance.asym_capacity {
-                self.check_misfit_status(cpu)
-            } else {
-                self.load_sums.llc_busy_cpus(self.m.cpus[cpu].llc) > 1
-            };
+            || if self.balance.asym_capacity { self.check_misfit_status(cpu) } else { self.load_sums.llc_busy_cpus(self.m.cpus[cpu].llc) > 1 };
         if !kick {
             stats_only(self);
             return;
@@ -775,8 +775,8 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::api::RunOptions;
-    use crate::state::Simulator;
     use crate::scenario::Scenario;
+    use crate::state::Simulator;
 
     /// A run's figures as JSON, its wall time left out.
     fn figures(toml: &str, seed: u64, tree_min_groups: usize) -> (serde_json::Value, u64) {

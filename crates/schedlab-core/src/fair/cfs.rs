@@ -14,9 +14,9 @@
 //! level by the entity's share of its cfs_rq's load.
 
 use super::calc_delta_fair;
+use crate::features::Feature;
 use crate::state::timeline::EntityId;
 use crate::state::Simulator;
-use crate::features::Feature;
 use crate::time::Ns;
 
 impl Simulator {

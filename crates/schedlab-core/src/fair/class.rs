@@ -21,7 +21,6 @@ use crate::time::Ns;
 pub(crate) struct FairSchedClass;
 
 impl SchedClassOps for FairSchedClass {
-
     fn enqueue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: EnqueueFlags) {
         if flags.delayed {
             // requeue_delayed_entity(): still queued, runnable again.
@@ -80,7 +79,12 @@ impl SchedClassOps for FairSchedClass {
         }
         // NEXT_BUDDY before the 6.18.35 / 6.19 rework: any wakeup but a fork's (6.12+: not
         // of a delayed task), ahead of every other test.
-        if sim.policy() == FairPolicy::Eevdf && sim.feat.has(Feature::NEXT_BUDDY) && !sim.fg.wf_fork && !sim.tasks[p].sched_delayed && !sim.next_buddy_rework() {
+        if sim.policy() == FairPolicy::Eevdf
+            && sim.feat.has(Feature::NEXT_BUDDY)
+            && !sim.fg.wf_fork
+            && !sim.tasks[p].sched_delayed
+            && !sim.next_buddy_rework()
+        {
             sim.set_next_buddy(p, cpu);
         }
         // SCHED_IDLE and SCHED_BATCH (sched/fair_policy.rs).

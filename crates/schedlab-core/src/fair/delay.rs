@@ -17,11 +17,11 @@
 //! the CPU still counts it for idle_cpu(), rd->overload, sum_nr_running and the nohz
 //! kick until the pick dequeues it (read at 6.18.35, dequeue_entities()).
 
-use crate::state::timeline::EntityId;
-use crate::state::Simulator;
 use crate::features::Feature;
 use crate::kernel::FairPolicy;
 use crate::state::task::{TaskId, TaskState};
+use crate::state::timeline::EntityId;
+use crate::state::Simulator;
 
 impl Simulator {
     /// dequeue_entity(DEQUEUE_SLEEP) with DELAY_DEQUEUE: whether the running task `p`,
@@ -96,9 +96,9 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use crate::state::Simulator;
     use crate::scenario::Scenario;
     use crate::state::task::TaskState;
+    use crate::state::Simulator;
 
     fn one_cpu(features: &str) -> Simulator {
         let text = format!(

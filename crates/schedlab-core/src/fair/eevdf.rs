@@ -11,9 +11,9 @@
 //! Every function works on one cfs_rq `c` (a CPU's root or a group's).
 
 use super::calc_delta_fair;
+use crate::features::Feature;
 use crate::state::timeline::EntityId;
 use crate::state::Simulator;
-use crate::features::Feature;
 
 impl Simulator {
     /// entity_eligible(): lag >= 0, i.e. vruntime <= V, computed without division.

@@ -50,12 +50,7 @@ impl Simulator {
             })
             .collect();
         // The domains' cost tables move into the snapshot and back (no copy per wakeup).
-        let snap = EasSnapshot {
-            cpus,
-            pds: std::mem::take(&mut self.eas.pds),
-            util_est_on: self.eas.util_est_on,
-            uclamp_used: self.eas.uclamp_used,
-        };
+        let snap = EasSnapshot { cpus, pds: std::mem::take(&mut self.eas.pds), util_est_on: self.eas.util_est_on, uclamp_used: self.eas.uclamp_used };
         let rules = self.eas.rules.expect("set with feec");
         let cpu = snap.find_energy_efficient_cpu(&task, false, rules);
         if let (Some(c), Some(rec)) = (cpu, self.eas.check.as_mut()) {
@@ -224,7 +219,8 @@ impl Simulator {
         self.eas.nohz_has_blocked = blocked;
         // msecs_to_jiffies(LOAD_AVG_PERIOD): 32 ms in whole jiffies.
         let j = self.tick.period_ns.max(1);
-        self.eas.nohz_next_blocked = self.now + LOAD_AVG_PERIOD_MS * 1_000_000 / j * j + if !(LOAD_AVG_PERIOD_MS * 1_000_000).is_multiple_of(j) { j } else { 0 };
+        self.eas.nohz_next_blocked =
+            self.now + LOAD_AVG_PERIOD_MS * 1_000_000 / j * j + if !(LOAD_AVG_PERIOD_MS * 1_000_000).is_multiple_of(j) { j } else { 0 };
     }
 }
 

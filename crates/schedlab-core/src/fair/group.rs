@@ -14,10 +14,10 @@
 //! (`fair::pelt`), else the queued weights (the kernel's pre-PELT rule, 2.6.x).
 //! With the feature FAIR_GROUP_SCHED off every task sits on its CPU's root cfs_rq.
 
+use crate::state::cfs_rq::{is_group, MIN_SHARES};
+use crate::state::task::{SchedEntity, TaskId, TaskState};
 use crate::state::timeline::{EntityId, GROUP_SE};
 use crate::state::Simulator;
-use crate::state::task::{SchedEntity, TaskId, TaskState};
-use crate::state::cfs_rq::{MIN_SHARES, is_group};
 impl Simulator {
     /// The group whose cfs_rq holds task `p` (the root when group scheduling is off).
     #[inline]

@@ -51,9 +51,7 @@ impl Simulator {
             if rq.queue.len() != nr {
                 return Err(format!("CPU {cpu}: the list does not hold the queued tasks"));
             }
-            if !self.fg.enabled
-                && self.cfs_leftmost(root) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t))
-            {
+            if !self.fg.enabled && self.cfs_leftmost(root) != rq.queue.iter().copied().min_by_key(|&t| (self.tasks[t].se.vruntime, t)) {
                 return Err(format!("CPU {cpu}: the timeline does not hold the queued tasks"));
             }
             for &p in &rq.throttled {

@@ -11,25 +11,25 @@
 //! running task and its group entities are each their cfs_rq's `curr`, off the tree.
 
 pub mod asym;
-pub(crate) mod class;
-mod invariants;
+pub mod balance;
 mod cfs;
+pub(crate) mod class;
 mod delay;
 mod eevdf;
 mod energy;
-pub mod balance;
 pub mod group;
+mod invariants;
 pub mod pelt;
 pub mod placement;
 pub mod shared_runq;
 
-use crate::state::Simulator;
 use crate::kernel::FairPolicy;
-use crate::state::task::{TaskId, TaskState};
-use crate::time::Ns;
 use crate::state::cfs_rq::is_group;
-use crate::state::timeline::{EntityId, GROUP_SE};
 pub(crate) use crate::state::cfs_rq::{calc_delta_fair, VRUNTIME_BASE};
+use crate::state::task::{TaskId, TaskState};
+use crate::state::timeline::{EntityId, GROUP_SE};
+use crate::state::Simulator;
+use crate::time::Ns;
 
 impl Simulator {
     #[inline]
@@ -208,11 +208,7 @@ impl Simulator {
             se.deadline = (v + scale(se.deadline as i128 - v)).max(0) as u64;
             // 6.17+: a protection short of the deadline keeps its distance, rescaled.
             if se.vprot != u64::MAX {
-                se.vprot = if se.vprot == d0 {
-                    se.deadline
-                } else {
-                    (se.vruntime as i128 + scale(se.vprot as i128 - v0 as i128)).max(0) as u64
-                };
+                se.vprot = if se.vprot == d0 { se.deadline } else { (se.vruntime as i128 + scale(se.vprot as i128 - v0 as i128)).max(0) as u64 };
             }
         }
         se.weight = weight;

@@ -17,12 +17,12 @@
 //! the same amount, load as the group entity's weight times the change in the fraction
 //! of time its cfs_rq had tasks (update_tg_cfs_load()). util_est is sched/cpufreq.rs's.
 
+use crate::features::Feature;
 use crate::state::cfs_rq::is_group;
+use crate::state::pelt::{SchedAvg, CAP_SHIFT};
+use crate::state::task::TaskId;
 use crate::state::timeline::{EntityId, GROUP_SE};
 use crate::state::Simulator;
-use crate::features::Feature;
-use crate::state::task::TaskId;
-use crate::state::pelt::{CAP_SHIFT, SchedAvg};
 impl Simulator {
     /// Whether PELT averages drive load balance, wake_affine and group shares (feature
     /// PELT); off, the instantaneous queued weights do (pre-3.8).
@@ -63,11 +63,7 @@ impl Simulator {
     fn update_se_avg(&mut self, c: usize, e: EntityId, cpu: usize) {
         let cap = self.pelt_capacity(cpu);
         let on_rq = self.on_rq(e);
-        let runnable = if is_group(e) {
-            self.fg.cfs[e & !GROUP_SE].h_nr_running as u64
-        } else {
-            (on_rq && !self.tasks[e].sched_delayed) as u64
-        };
+        let runnable = if is_group(e) { self.fg.cfs[e & !GROUP_SE].h_nr_running as u64 } else { (on_rq && !self.tasks[e].sched_delayed) as u64 };
         let running = self.fg.cfs[c].curr == Some(e);
         let now = self.now;
         let se = self.se_mut(e);

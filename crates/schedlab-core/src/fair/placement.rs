@@ -20,9 +20,9 @@
 //! core: the hint can be stale either way.
 
 use crate::cpumask::{CpuId, CpuMask};
-use crate::state::Simulator;
 use crate::features::Feature;
 use crate::state::task::TaskId;
+use crate::state::Simulator;
 use crate::topology::SdFlags;
 
 /// derived: available_idle_cpu() -> idle_rq() reads rq->curr (with rq->idle) and
@@ -97,15 +97,7 @@ enum ScanEnd {
 
 impl Simulator {
     /// Returns the CPU a waking (or, with `fork`, new) task should be queued on.
-    pub(crate) fn select_task_rq_fair(
-        &mut self,
-        p: TaskId,
-        prev: CpuId,
-        this_cpu: CpuId,
-        waker: Option<TaskId>,
-        sync: bool,
-        fork: bool,
-    ) -> CpuId {
+    pub(crate) fn select_task_rq_fair(&mut self, p: TaskId, prev: CpuId, this_cpu: CpuId, waker: Option<TaskId>, sync: bool, fork: bool) -> CpuId {
         // Read in place: cloning the shared mask costs two atomic operations a wakeup.
         let first_allowed = |s: &Self| s.tasks[p].cpus_allowed.first().expect("non-empty affinity");
         if self.tasks[p].nr_cpus_allowed == 1 {
@@ -121,10 +113,8 @@ impl Simulator {
         let want_affine = waker.is_some_and(|w| !self.wake_wide(w, p)) && self.tasks[p].cpus_allowed.test(this_cpu);
         let mut new_cpu = prev;
         if want_affine {
-            let affine_sd = self.m.domains[this_cpu]
-                .iter()
-                .find(|sd| sd.flags.has(SdFlags::WAKE_AFFINE) && sd.span.test(prev))
-                .map(|sd| sd.imbalance_pct);
+            let affine_sd =
+                self.m.domains[this_cpu].iter().find(|sd| sd.flags.has(SdFlags::WAKE_AFFINE) && sd.span.test(prev)).map(|sd| sd.imbalance_pct);
             if let Some(pct) = affine_sd {
                 new_cpu = if this_cpu == prev { prev } else { self.wake_affine(p, this_cpu, prev, sync, pct) };
             }
@@ -371,7 +361,16 @@ impl Simulator {
     /// a CPU-by-CPU loop: one CPU at a time, or, where the costs are whole nanoseconds
     /// (so every sum is exact), all the word's CPUs up to the stop in one addition.
     #[allow(clippy::too_many_arguments)]
-    fn scan_for_idle_cpu(&self, cpus: &CpuMask, target: CpuId, reader: CpuId, read: &ReadSet, nr: &mut usize, examined: &mut u64, pass: &mut ReadPass) -> ScanEnd {
+    fn scan_for_idle_cpu(
+        &self,
+        cpus: &CpuMask,
+        target: CpuId,
+        reader: CpuId,
+        read: &ReadSet,
+        nr: &mut usize,
+        examined: &mut u64,
+        pass: &mut ReadPass,
+    ) -> ScanEnd {
         debug_assert!(*nr > 0, "a scan starts with a limit left");
         // The distance most of `cpus` is at from the reader, and the CPUs at another.
         let first = cpus.first().unwrap_or(target);
@@ -456,7 +455,16 @@ impl Simulator {
     /// core too, to remember the first as the scan's fallback). Each read costs `reader`
     /// the runqueue's lines at their distance (nothing if already read).
     #[allow(clippy::too_many_arguments)]
-    fn select_idle_core(&self, core: CpuId, cpus: &CpuMask, reader: CpuId, read: &ReadSet, idle_cpu: &mut Option<CpuId>, examined: &mut u64, pass: &mut ReadPass) -> bool {
+    fn select_idle_core(
+        &self,
+        core: CpuId,
+        cpus: &CpuMask,
+        reader: CpuId,
+        read: &ReadSet,
+        idle_cpu: &mut Option<CpuId>,
+        examined: &mut u64,
+        pass: &mut ReadPass,
+    ) -> bool {
         let mut idle = true;
         for &s in self.m.smt_siblings(core) {
             *examined += 1;
@@ -594,8 +602,8 @@ impl Simulator {
 #[cfg(test)]
 mod tests {
     use crate::cpumask::CpuMask;
-    use crate::state::Simulator;
     use crate::scenario::Scenario;
+    use crate::state::Simulator;
 
     /// One LLC of three SMT-2 cores, numbered as x86 numbers them (siblings 0-3, 1-4,
     /// 2-5), with a task pinned to CPU 0 and one to CPU 1: cores {0,3} and {1,4} are
@@ -663,8 +671,16 @@ mod tests {
             let busy_share = rng.below(101);
             for c in 0..n {
                 let (busy, queued) = (rng.below(100) < busy_share, rng.below(100) < busy_share / 4);
-                if busy { s.running.set(c) } else { s.running.clear(c) }
-                if queued { s.queue_index.nonempty.set(c) } else { s.queue_index.nonempty.clear(c) }
+                if busy {
+                    s.running.set(c)
+                } else {
+                    s.running.clear(c)
+                }
+                if queued {
+                    s.queue_index.nonempty.set(c)
+                } else {
+                    s.queue_index.nonempty.clear(c)
+                }
                 s.rqs[c].resched_pending = rng.below(10) == 0;
             }
             let target = rng.below(n as u64) as usize;
@@ -716,7 +732,8 @@ mod tests {
     /// Two LLCs of four CPUs (no SMT), each CPU running a task pinned to it: every scan
     /// walks its whole span. Returns the simulator, "w" and the task on each CPU.
     fn two_busy_llcs() -> (Simulator, usize, Vec<usize>) {
-        let mut toml = String::from("[machine]\ntopo = { sockets = 1, llcs = 2, cores = 4 }\n[kernel]\nprofile = \"6.6\"\nfeatures = { SIS_UTIL = false }\n");
+        let mut toml =
+            String::from("[machine]\ntopo = { sockets = 1, llcs = 2, cores = 4 }\n[kernel]\nprofile = \"6.6\"\nfeatures = { SIS_UTIL = false }\n");
         for c in 0..8 {
             toml += &format!("[[tasks]]\nname = \"c{c}\"\naffinity = \"{c}\"\nprogram = [{{ run = \"1s\" }}]\n");
         }

@@ -58,10 +58,7 @@ impl DlParams {
         }
         let period = if self.period == 0 { self.deadline } else { self.period };
         if !(self.runtime <= self.deadline && self.deadline <= period) {
-            return Err(format!(
-                "expected dl-runtime <= dl-deadline <= dl-period, got {} / {} / {} ns",
-                self.runtime, self.deadline, period
-            ));
+            return Err(format!("expected dl-runtime <= dl-deadline <= dl-period, got {} / {} / {} ns", self.runtime, self.deadline, period));
         }
         if !(DL_PERIOD_MIN_NS..=DL_PERIOD_MAX_NS).contains(&period) {
             return Err(format!("dl-period {period} ns: expected {DL_PERIOD_MIN_NS}..{DL_PERIOD_MAX_NS} ns"));
@@ -209,11 +206,7 @@ impl GrubRq {
     /// / Umax, so bandwidth nobody uses is reclaimed, up to Umax.
     pub fn reclaim(&self, delta: u64, dl_bw: u64) -> u64 {
         let u_inact = self.this_bw.saturating_sub(self.running_bw);
-        let u_act = if u_inact + self.extra_bw > self.max_bw.saturating_sub(dl_bw) {
-            dl_bw
-        } else {
-            self.max_bw - u_inact - self.extra_bw
-        };
+        let u_act = if u_inact + self.extra_bw > self.max_bw.saturating_sub(dl_bw) { dl_bw } else { self.max_bw - u_inact - self.extra_bw };
         let u_act = (u_act as u128 * self.bw_ratio() as u128) >> RATIO_SHIFT;
         ((delta as u128 * u_act) >> BW_SHIFT) as u64
     }

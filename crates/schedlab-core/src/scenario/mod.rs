@@ -23,19 +23,19 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
-pub mod rt_app_spec;
 pub mod energy_model_spec;
+pub mod rt_app_spec;
 pub use energy_model_spec::{EnergyModelSpec, VoltageSpec};
 pub mod topo_spec;
-pub use topo_spec::TopoSpec;
 use topo_spec::one;
+pub use topo_spec::TopoSpec;
 mod schedutil_spec;
-pub use schedutil_spec::{GovernorSpec, PerPolicy, SchedutilSpec, MAX_RATE_LIMIT_US};
-pub use rt_app_spec::{MemSpec, SchedAttrSpec};
 use crate::kernel::TunableOverrides;
-use crate::time::Ns;
 pub use crate::time::Duration;
+use crate::time::Ns;
 use crate::topology::presets;
+pub use rt_app_spec::{MemSpec, SchedAttrSpec};
+pub use schedutil_spec::{GovernorSpec, PerPolicy, SchedutilSpec, MAX_RATE_LIMIT_US};
 
 /// The largest pid (include/linux/threads.h PID_MAX_LIMIT on 64-bit: 4 x 1024 x 1024).
 pub const PID_MAX_LIMIT: usize = 4 * 1024 * 1024;
@@ -68,16 +68,12 @@ impl MachineSpec {
         let spec = self;
         let mut m = if let Some(name) = &spec.preset {
             presets::preset(name).ok_or_else(|| {
-                ScenarioError::new(
-                    "machine.preset",
-                    format!("unknown preset '{name}': expected one of {}", presets::PRESET_NAMES.join(", ")),
-                )
+                ScenarioError::new("machine.preset", format!("unknown preset '{name}': expected one of {}", presets::PRESET_NAMES.join(", ")))
             })?
         } else if let Some(t) = &spec.topo {
             presets::topo_arch(t.sockets, t.llcs, t.cores, t.smt, t.arch.unwrap_or(crate::topology::Arch::X86_64))
         } else {
-            crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu"))
-                .map_err(|e| ScenarioError::new("machine.host", e))?
+            crate::topology::sysfs::read_host(std::path::Path::new("/sys/devices/system/cpu")).map_err(|e| ScenarioError::new("machine.host", e))?
         };
         if let Some(em) = &spec.energy_model {
             em.apply(&mut m)?;
@@ -100,7 +96,10 @@ impl MachineSpec {
         if !(m.cost.smt_slowdown >= 1.0) {
             return Err(ScenarioError::new(
                 "machine.cost",
-                format!("smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}", crate::cost::shown(m.cost.smt_slowdown)),
+                format!(
+                    "smt_slowdown must be at least 1 (a thread never gains from a busy sibling), got {}",
+                    crate::cost::shown(m.cost.smt_slowdown)
+                ),
             ));
         }
         Ok(m)
@@ -131,7 +130,6 @@ pub struct KernelSpec {
     pub schedutil: Option<SchedutilSpec>,
 }
 
-
 fn default_profile() -> String {
     "6.6".to_string()
 }
@@ -146,7 +144,13 @@ impl KernelSpec {
 
 impl Default for KernelSpec {
     fn default() -> Self {
-        Self { profile: default_profile(), features: BTreeMap::new(), tunables: TunableOverrides::default(), governor: GovernorSpec::Performance, schedutil: None }
+        Self {
+            profile: default_profile(),
+            features: BTreeMap::new(),
+            tunables: TunableOverrides::default(),
+            governor: GovernorSpec::Performance,
+            schedutil: None,
+        }
     }
 }
 
@@ -757,17 +761,17 @@ impl Scenario {
         parse(&self.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
         for name in self.kernel.features.keys() {
             if crate::features::Features::lookup(name).is_none() {
-                return Err(ScenarioError::new(
-                    format!("kernel.features.{name}"),
-                    "unknown feature: `schedlab features` lists them",
-                ));
+                return Err(ScenarioError::new(format!("kernel.features.{name}"), "unknown feature: `schedlab features` lists them"));
             }
         }
         if let Some(w) = &self.workload {
             match (&w.rt_app, w.kind.is_empty()) {
                 (Some(_), false) => return Err(ScenarioError::new("workload", "give kind (a generator) or rt_app (a file), not both")),
                 (None, true) => {
-                    return Err(ScenarioError::new("workload.kind", "expected a generator name (`schedlab workloads` lists them) or rt_app = \"file.json\""))
+                    return Err(ScenarioError::new(
+                        "workload.kind",
+                        "expected a generator name (`schedlab workloads` lists them) or rt_app = \"file.json\"",
+                    ))
                 }
                 _ => {}
             }
@@ -783,12 +787,14 @@ impl Scenario {
             Some(d) if d * crate::time::NSEC_PER_SEC as f64 > crate::time::MAX_DURATION_NS as f64 => {
                 return Err(ScenarioError::new(
                     "run.duration_s",
-                    format!("{} s is longer than the {} s a run may be", crate::cost::shown(d), crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC),
+                    format!(
+                        "{} s is longer than the {} s a run may be",
+                        crate::cost::shown(d),
+                        crate::time::MAX_DURATION_NS / crate::time::NSEC_PER_SEC
+                    ),
                 ))
             }
-            None if r.until.is_none() => {
-                return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\""))
-            }
+            None if r.until.is_none() => return Err(ScenarioError::new("run", "expected duration_s or until = \"workload_done\"")),
             _ => {}
         }
         if r.seeds.is_empty() {
@@ -799,9 +805,7 @@ impl Scenario {
                 return Err(ScenarioError::new("run.warmup_s", format!("expected a number of seconds >= 0, got {w}")));
             }
             match r.duration_s {
-                Some(d) if w >= d => {
-                    return Err(ScenarioError::new("run.warmup_s", format!("expected less than duration_s ({d} s), got {w}")))
-                }
+                Some(d) if w >= d => return Err(ScenarioError::new("run.warmup_s", format!("expected less than duration_s ({d} s), got {w}"))),
                 None => return Err(ScenarioError::new("run.warmup_s", "needs duration_s (a run until workload_done has no fixed window)")),
                 _ => {}
             }
@@ -897,12 +901,7 @@ fn toml_error(text: &str, origin: &str, e: &toml::de::Error) -> ScenarioError {
             format!(":{line}:{col}")
         })
         .unwrap_or_default();
-    ScenarioError {
-        origin: origin.to_string(),
-        location,
-        field: String::new(),
-        message: crate::error::printable(e.message().trim()),
-    }
+    ScenarioError { origin: origin.to_string(), location, field: String::new(), message: crate::error::printable(e.message().trim()) }
 }
 
 /// A group's bandwidth limits as the scenario wrote them.

@@ -5,10 +5,10 @@
 //! Model: util_avg follows PELT's geometric decay per 1024 µs period using the
 //! kernel's y^n table; partial periods are rounded down.
 
-use crate::state::Simulator;
-use crate::state::task::TaskId;
-use crate::time::Ns;
 pub(crate) use crate::state::pelt::decay_load;
+use crate::state::task::TaskId;
+use crate::state::Simulator;
+use crate::time::Ns;
 
 impl Simulator {
     /// Advances the running task through its overhead and work up to now, without the

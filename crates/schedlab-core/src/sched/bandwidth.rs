@@ -21,8 +21,8 @@
 
 use crate::bandwidth::{BwTimerKind, BwTimerRequest, GroupId};
 use crate::state::events::{EventClass, EventKind};
-use crate::state::Simulator;
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 
 impl Simulator {

@@ -127,11 +127,7 @@ impl Simulator {
 
     /// Places and starts a newly created task (wake_up_new_task with fork balancing).
     pub(crate) fn wake_up_new_task(&mut self, p: TaskId, this_cpu: usize, parent: Option<TaskId>) {
-        let cpu = if self.tasks[p].start_on {
-            self.tasks[p].cpu
-        } else {
-            self.select_task_rq(p, self.tasks[p].cpu, this_cpu, parent, false, true)
-        };
+        let cpu = if self.tasks[p].start_on { self.tasks[p].cpu } else { self.select_task_rq(p, self.tasks[p].cpu, this_cpu, parent, false, true) };
         self.tasks[p].cpu = cpu;
         self.tasks[p].data_cpu = cpu;
         self.tasks[p].recent_used_cpu = cpu;
@@ -323,9 +319,7 @@ impl Simulator {
         // (switch_mm too when the address space changes), and the rest of the system
         // call this task blocked in, with the shared data its waker wrote.
         let debt = std::mem::replace(&mut self.rqs[cpu].irq_until, now).saturating_sub(now);
-        let data = self.tasks[n].woken_from.take().map_or(0.0, |w| {
-            cost!(self, kernel.wake_data_lines) * self.line_latency(w, cpu)
-        });
+        let data = self.tasks[n].woken_from.take().map_or(0.0, |w| cost!(self, kernel.wake_data_lines) * self.line_latency(w, cpu));
         let mm = self.tasks[n].mm;
         let mm_switch = if self.rqs[cpu].active_mm.replace(mm) == Some(mm) { 0.0 } else { cost!(self, kernel.mm_switch_ns) };
         let pick = if pick_paid { 0.0 } else { cost!(self, kernel.schedule_ns) };

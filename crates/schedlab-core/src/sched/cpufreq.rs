@@ -104,7 +104,11 @@ impl Simulator {
     /// max (cpu_util_update_eff()); `groups[i]` is task group i + 1, parents before
     /// children. Recorded on every run that keeps uclamp.
     pub(crate) fn set_group_uclamps(&mut self, groups: &[(Option<(u64, u64)>, usize)]) {
-        if !self.eas.tracked || !self.feat.has(Feature::UCLAMP) || self.k.version < crate::kernel::KernelVersion::new(5, 4) || groups.iter().all(|g| g.0.is_none()) {
+        if !self.eas.tracked
+            || !self.feat.has(Feature::UCLAMP)
+            || self.k.version < crate::kernel::KernelVersion::new(5, 4)
+            || groups.iter().all(|g| g.0.is_none())
+        {
             return;
         }
         // The root group's clamps are both SCHED_CAPACITY_SCALE (init_uclamp()): no cap.
@@ -250,12 +254,11 @@ impl Simulator {
         let pd = self.eas.pd_of_cpu[cpu];
         self.account_opp(pd, &[cpu]);
         let busy: Ns = self.eas.opp_busy[cpu].iter().sum();
-        let at_opps: f64 = self.eas.opp_busy[cpu]
-            .iter()
-            .zip(&self.eas.pds[pd].states)
-            .map(|(&ns, s)| s.power_uw as f64 / 1000.0 * ns as f64 / 1000.0)
-            .sum();
-        Some(if busy > 0 { at_opps * awake as f64 / busy as f64 } else {
+        let at_opps: f64 =
+            self.eas.opp_busy[cpu].iter().zip(&self.eas.pds[pd].states).map(|(&ns, s)| s.power_uw as f64 / 1000.0 * ns as f64 / 1000.0).sum();
+        Some(if busy > 0 {
+            at_opps * awake as f64 / busy as f64
+        } else {
             // Awake without running a task: at the OPP the cluster is at.
             let cur = self.eas.policies[pd].cur_khz;
             let p = self.eas.pds[pd].states.iter().find(|s| s.frequency_khz == cur).map_or(0, |s| s.power_uw);

@@ -43,7 +43,8 @@ impl Simulator {
     /// `on` if given (pick_next_pushable_dl_task(), pick_earliest_pushable_dl_task()).
     fn dl_pushable(&self, cpu: usize, on: Option<usize>) -> Option<TaskId> {
         let curr = self.rqs[cpu].curr;
-        self.rqs[cpu].dl
+        self.rqs[cpu]
+            .dl
             .queued
             .iter()
             .copied()
@@ -81,7 +82,9 @@ impl Simulator {
             return cpu;
         }
         let Some(curr) = self.rqs[cpu].curr else { return cpu };
-        let select = self.is_dl(curr) && (self.tasks[curr].nr_cpus_allowed < 2 || self.dl_deadline(p) >= self.dl_deadline(curr)) && self.tasks[p].nr_cpus_allowed > 1;
+        let select = self.is_dl(curr)
+            && (self.tasks[curr].nr_cpus_allowed < 2 || self.dl_deadline(p) >= self.dl_deadline(curr))
+            && self.tasks[p].nr_cpus_allowed > 1;
         if !select {
             return cpu;
         }

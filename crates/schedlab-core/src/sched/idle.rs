@@ -21,11 +21,11 @@
 use crate::cpuidle::core_state::{core_state, effective_state, power_down_at};
 use crate::cpuidle::{IdlePhase, SelectInput};
 use crate::state::events::{EventClass, EventKind};
+use crate::state::idle::NextEvent;
 use crate::state::Simulator;
 use crate::time::Ns;
 use crate::timers::{BaseKind, TmigrCost, KTIME_MAX};
 use crate::trace::TraceEvent;
-use crate::state::idle::NextEvent;
 impl Simulator {
     /// Returns jiffies at time `t`: the number of ticks of the run's tick grid that
     /// have passed.

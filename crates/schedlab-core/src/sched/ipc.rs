@@ -9,8 +9,8 @@
 //! blocks the caller and wakes whom the object names, from the caller's CPU.
 
 use super::program::Flow;
-use crate::state::Simulator;
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 
 impl Simulator {

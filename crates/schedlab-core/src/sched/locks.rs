@@ -14,11 +14,11 @@
 //! is charged by `charge_sched`: the running task when there is one, otherwise what
 //! the CPU does next (the task it switches to, or its idle entry).
 
-use crate::state::Simulator;
 use crate::features::Feature;
 use crate::kernel::KernelVersion;
 use crate::lock::{LockClass, LockClassStats, LockStats};
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 
 /// derived: __ttwu_queue_wakelist() writes two lines of the target CPU: its
@@ -126,11 +126,7 @@ impl Simulator {
             self.charge_sched(cpu, target);
             return lines as i64 - activate as i64;
         }
-        let rq_lines = if cpu == this_cpu {
-            0
-        } else {
-            (cost!(self, kernel.ttwu_rq_lines) * self.line_latency(this_cpu, cpu)) as Ns
-        };
+        let rq_lines = if cpu == this_cpu { 0 } else { (cost!(self, kernel.ttwu_rq_lines) * self.line_latency(this_cpu, cpu)) as Ns };
         let spin = self.rq_lock(cpu, this_cpu, activate + rq_lines);
         (spin + rq_lines) as i64
     }

@@ -7,17 +7,16 @@
 //! the kernel does and turns their costs into CPU time (system time of the task).
 //! mm_cpumask is the set of CPUs each process has run on (x86 never shrinks it here).
 
-
 use crate::cpumask::CpuMask;
-use crate::state::Simulator;
 use crate::features::Feature;
 use crate::mm::cid::{CidPolicy, MmCidState};
 use crate::mm::cid_cache::{CacheParams, CidCache};
 use crate::mm::reclaim::{DeferPolicy, Mapper, ReclaimModel, ReclaimPath, ZramPayload};
 use crate::mm::tlb::IdleCpus;
+use crate::state::mm::{blocked_load_lifetime, Region, PELT_HALF_LIFE_NS};
 use crate::state::task::TaskId;
+use crate::state::Simulator;
 use crate::time::Ns;
-use crate::state::mm::{PELT_HALF_LIFE_NS, Region, blocked_load_lifetime};
 impl Simulator {
     /// Registers a new thread of a named process with the mm_cid allocator.
     pub(crate) fn mm_register_thread(&mut self, p: TaskId) {
@@ -83,7 +82,11 @@ impl Simulator {
                 if let (Some(n), Some(tr)) = (n, self.trace.as_mut()) {
                     let now_cid = cid.cid_of(n);
                     if tr.cid_changed(n + 1, now_cid) {
-                        tr.record(crate::trace::TraceRecord { ts: self.now, cpu, event: crate::trace::TraceEvent::MmCid { pid: n + 1, cid: now_cid } });
+                        tr.record(crate::trace::TraceRecord {
+                            ts: self.now,
+                            cpu,
+                            event: crate::trace::TraceEvent::MmCid { pid: n + 1, cid: now_cid },
+                        });
                     }
                 }
             }
@@ -158,8 +161,14 @@ impl Simulator {
             *self.mm.counts.entry("touch_area_instr_ns").or_default() += cost.instr_ns;
             *self.mm.counts.entry("touch_area_miss_ns").or_default() += cost.miss_ns + cow;
             *self.mm.counts.entry("touch_area_cow_faults").or_default() += cost.cow_faults as u64;
-            const LINES: [&str; 6] = ["touch_area_lines_own_core", "touch_area_lines_smt_sibling", "touch_area_lines_same_llc",
-                "touch_area_lines_other_llc", "touch_area_lines_other_socket", "touch_area_lines_dram"];
+            const LINES: [&str; 6] = [
+                "touch_area_lines_own_core",
+                "touch_area_lines_smt_sibling",
+                "touch_area_lines_same_llc",
+                "touch_area_lines_other_llc",
+                "touch_area_lines_other_socket",
+                "touch_area_lines_dram",
+            ];
             for (name, n) in LINES.iter().zip(cost.lines_by_distance) {
                 *self.mm.counts.entry(name).or_default() += n;
             }
@@ -290,10 +299,7 @@ impl Simulator {
         order.sort_by_key(|&mm| mm != me);
         let mut mappers: Vec<Mapper> = order
             .iter()
-            .map(|mm| Mapper {
-                mm_cpumask: self.mm.mm_cpumask.get(mm).copied().unwrap_or(CpuMask::single(cpu)),
-                pte_dirty: r.maps[mm].1,
-            })
+            .map(|mm| Mapper { mm_cpumask: self.mm.mm_cpumask.get(mm).copied().unwrap_or(CpuMask::single(cpu)), pte_dirty: r.maps[mm].1 })
             .collect();
         if !lru && order.first() != Some(&me) {
             // MADV_PAGEOUT walks the caller's page tables: pages it does not map are not

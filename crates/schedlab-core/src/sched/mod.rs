@@ -5,9 +5,9 @@
 
 mod account;
 mod bandwidth;
-mod cpufreq;
 pub(crate) mod class;
 mod core;
+mod cpufreq;
 pub(crate) mod deadline;
 mod dl_balance;
 mod fair_policy;
@@ -15,10 +15,9 @@ pub(crate) use fair_policy::WEIGHT_IDLEPRIO;
 mod idle;
 mod ipc;
 mod locks;
+pub(crate) mod mm;
 mod pi;
 mod pricing;
-pub(crate) mod mm;
 pub(crate) mod program;
 pub(crate) mod rt;
 mod timer;
-

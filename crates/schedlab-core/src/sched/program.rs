@@ -13,12 +13,12 @@
 //! pays the call's exit when it runs again.
 
 use super::class::{for_class, DequeueFlags, EnqueueFlags, SchedClassOps};
-use crate::state::Simulator;
 use crate::error::SimError;
+use crate::state::named_timers::select_estimate_accuracy;
 use crate::state::task::{Insn, TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 use crate::timers::{TimerFlags, TimerFn};
-use crate::state::named_timers::select_estimate_accuracy;
 /// Instantaneous steps allowed in a row before a program is declared a busy loop.
 const MAX_INSTANT_STEPS: u32 = 1_000_000;
 
@@ -284,7 +284,6 @@ impl Simulator {
         Flow::Next
     }
 
-
     /// Moves the running task `c` off `cpu` and queues it again on `dst`, in group
     /// `group` if given (sched_setaffinity's migration_cpu_stop, sched_move_task); the
     /// caller then schedules `cpu`.
@@ -455,7 +454,16 @@ impl Simulator {
         let n = self.tasks[parent].live_children;
         let mask = tpl.affinity.map_or(self.m.all_cpus(), |a| a.and(&self.m.all_cpus()));
         let mask = if mask.is_empty() { self.m.all_cpus() } else { mask };
-        let child = self.create_task(format!("{}-{n}", tpl.name), tpl.program, tpl.nice, mask, tpl.group, tpl.process.as_deref(), tpl.footprint, Some(parent));
+        let child = self.create_task(
+            format!("{}-{n}", tpl.name),
+            tpl.program,
+            tpl.nice,
+            mask,
+            tpl.group,
+            tpl.process.as_deref(),
+            tpl.footprint,
+            Some(parent),
+        );
         if let Some(slack) = tpl.timer_slack_ns {
             self.tasks[child].timer_slack_ns = slack;
         }

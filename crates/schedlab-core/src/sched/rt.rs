@@ -249,7 +249,11 @@ impl Simulator {
             return cpu;
         }
         match self.find_lowest_rq(p) {
-            Some(target) if (self.tasks[p].sched.rt_prio() as i32) < self.rt_highest_prio(target).min(self.curr_prio(target).max(0) as usize) as i32 => target,
+            Some(target)
+                if (self.tasks[p].sched.rt_prio() as i32) < self.rt_highest_prio(target).min(self.curr_prio(target).max(0) as usize) as i32 =>
+            {
+                target
+            }
             _ => cpu,
         }
     }

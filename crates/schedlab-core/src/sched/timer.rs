@@ -16,8 +16,8 @@
 //! or in the pull model the migrator that pulled it.
 
 use crate::state::events::{EventClass, EventKind};
-use crate::state::Simulator;
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 use crate::timers::{BaseKind, HrtimerFn, HrtimerKey, TimerFlags, TimerFn, TimerId, TmigrCost, KTIME_MAX};
 use crate::trace::TraceEvent;
@@ -61,10 +61,7 @@ impl Simulator {
         }
         let fallback = default.unwrap_or_else(|| {
             // housekeeping_any_cpu(): the closest housekeeping CPU.
-            (0..self.m.nr_cpus())
-                .filter(|&i| self.housekeeping_timer(i))
-                .min_by_key(|&i| (self.m.distance(cpu, i), i))
-                .unwrap_or(cpu)
+            (0..self.m.nr_cpus()).filter(|&i| self.housekeeping_timer(i)).min_by_key(|&i| (self.m.distance(cpu, i), i)).unwrap_or(cpu)
         });
         (fallback, examined)
     }
@@ -272,7 +269,15 @@ impl Simulator {
     fn tmigr_handle_remote(&mut self, cpu: usize) {
         let j = self.jiffies_at(self.now);
         let (tick, off) = (self.tick.period_ns, self.tick.offset);
-        let to_time = |jj: u64| if jj == u64::MAX { KTIME_MAX } else if jj == 0 { 0 } else { off + (jj - 1) * tick };
+        let to_time = |jj: u64| {
+            if jj == u64::MAX {
+                KTIME_MAX
+            } else if jj == 0 {
+                0
+            } else {
+                off + (jj - 1) * tick
+            }
+        };
         let now = to_time(j);
         let mut tm = self.timers.tmigr.take().expect("pull model with migration");
         let mut cost = TmigrCost::default();
@@ -289,8 +294,7 @@ impl Simulator {
         self.charge_tmigr(cpu, &cost);
         for (owner, t) in pulled {
             let lock = self.base_lock_ns(cpu, owner);
-            let ns = self.path_ns(cpu, cost!(self, kernel.timer_expire_ns)) + lock as Ns
-                + self.line_latency(cpu, owner) as Ns;
+            let ns = self.path_ns(cpu, cost!(self, kernel.timer_expire_ns)) + lock as Ns + self.line_latency(cpu, owner) as Ns;
             self.charge_kernel(cpu, ns);
             self.stats.counters.timer_expiries += 1;
             self.stats.counters.timer_remote_expiries += 1;
@@ -343,7 +347,8 @@ impl Simulator {
     pub(crate) fn mod_timer_from(&mut self, cpu: usize, t: TimerId, delay_jiffies: u64, in_idle: bool) -> Ns {
         let j = self.jiffies_at(self.now);
         let expires = j + delay_jiffies;
-        let (path, per_cpu, switch) = (cost!(self, kernel.mod_timer_ns), cost!(self, kernel.nohz_target_per_cpu_ns), cost!(self, kernel.timer_base_switch_ns));
+        let (path, per_cpu, switch) =
+            (cost!(self, kernel.mod_timer_ns), cost!(self, kernel.nohz_target_per_cpu_ns), cost!(self, kernel.timer_base_switch_ns));
         let home = self.timers.list[t].cpu;
         let mut ns = self.path_ns(cpu, path) as f64 + self.base_lock_ns(cpu, home);
         if self.timers.try_same_bucket(t, expires, j).is_some() {
@@ -520,8 +525,8 @@ impl Simulator {
 
 #[cfg(test)]
 mod tests {
-    use crate::state::Simulator;
     use crate::scenario::Scenario;
+    use crate::state::Simulator;
     use crate::timers::{TimerFlags, TimerFn};
 
     /// Two arm64 CPUs (no MWAIT: waking an idle CPU takes an IPI): a hog on CPU 0,

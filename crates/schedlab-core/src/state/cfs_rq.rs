@@ -3,9 +3,9 @@
 //! Mirrors: kernel/sched/sched.h `struct cfs_rq`, `struct task_group` (tg->cfs_rq[cpu],
 //! tg->se[cpu], tg->shares); the behaviour over it is `fair::group`.
 
+use crate::state::task::SchedEntity;
 use crate::state::timeline::{EntityId, TimelineRoot, GROUP_SE};
 use crate::time::Ns;
-use crate::state::task::SchedEntity;
 
 /// The smallest weight a group entity gets (MIN_SHARES, in unscaled load units).
 pub(crate) const MIN_SHARES: u64 = 2;

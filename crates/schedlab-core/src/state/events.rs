@@ -106,8 +106,19 @@ impl EventKind {
     /// The last, `inline`, counts the events popped from the queue's head slot (exact
     /// elision: no list or tree operation), already counted under their kind.
     pub const NAMES: [&'static str; 14] = [
-        "segment_end", "hrtimer", "timer_irq", "task_start", "tick", "bandwidth_timer", "bandwidth_csd", "resched",
-        "end", "segment_end_stale", "tick_stale", "hrtimer_stale", "inline",
+        "segment_end",
+        "hrtimer",
+        "timer_irq",
+        "task_start",
+        "tick",
+        "bandwidth_timer",
+        "bandwidth_csd",
+        "resched",
+        "end",
+        "segment_end_stale",
+        "tick_stale",
+        "hrtimer_stale",
+        "inline",
         "rt_push_ipi",
     ];
     /// Index of `inline` in [`EventKind::NAMES`].

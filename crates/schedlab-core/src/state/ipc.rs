@@ -49,11 +49,7 @@ impl Channel {
     pub fn take(&mut self, now: Ns) -> (Ns, Vec<TaskId>) {
         self.tokens -= 1;
         let stamp = self.stamps.pop_front().unwrap_or(now);
-        let writers = if !self.writers.is_empty() && self.tokens <= self.wake_at {
-            std::mem::take(&mut self.writers).into()
-        } else {
-            Vec::new()
-        };
+        let writers = if !self.writers.is_empty() && self.tokens <= self.wake_at { std::mem::take(&mut self.writers).into() } else { Vec::new() };
         (stamp, writers)
     }
 

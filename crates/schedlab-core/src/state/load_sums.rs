@@ -11,8 +11,8 @@
 //! of many groups also keeps a busiest-group tree (`busiest_tree.rs`), so its pass
 //! re-ranks only the groups that changed since the last one.
 
-use crate::state::busiest_tree::{BusiestTree, Rank};
 use crate::cpumask::CpuId;
+use crate::state::busiest_tree::{BusiestTree, Rank};
 use crate::time::Ns;
 use crate::topology::Machine;
 
@@ -299,12 +299,8 @@ impl LoadSums {
         }
         if self.trees[id].is_none() {
             let sum = |f: fn(&GroupSums) -> u64| list.iter().map(|&g| f(&self.groups[g as usize])).sum::<u64>();
-            let lt = ListTree {
-                tree: BusiestTree::new(list.len()),
-                load: sum(|g| g.load),
-                load_avg: sum(|g| g.load_avg),
-                capacity: sum(|g| g.capacity),
-            };
+            let lt =
+                ListTree { tree: BusiestTree::new(list.len()), load: sum(|g| g.load), load_avg: sum(|g| g.load_avg), capacity: sum(|g| g.capacity) };
             for (leaf, &g) in list.iter().enumerate() {
                 self.group_leaves[g as usize].push((id as u32, leaf as u32));
             }

@@ -4,7 +4,6 @@
 //! Mirrors: include/linux/mm_types.h (`struct mm_struct`'s mm_cid and TLB parts); the
 //! behaviour is `sched::mm`.
 
-use std::collections::BTreeMap;
 use crate::cpumask::CpuMask;
 use crate::metrics::LatencyHistogram;
 use crate::mm::cid::{MmCidState, MmId};
@@ -12,6 +11,7 @@ use crate::mm::cid_cache::CidCache;
 use crate::mm::reclaim::ReclaimModel;
 use crate::state::task::TaskId;
 use crate::time::Ns;
+use std::collections::BTreeMap;
 
 /// A shared anonymous region (MAP_SHARED|MAP_ANONYMOUS, shmem-backed), mapped by every
 /// process that touches it (one shmem object, one page cache).

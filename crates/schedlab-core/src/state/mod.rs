@@ -340,4 +340,3 @@ pub(crate) struct PidTable {
     /// The pid the scenario gives the next task created.
     pub(crate) wanted: Option<usize>,
 }
-

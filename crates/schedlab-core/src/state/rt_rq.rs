@@ -102,9 +102,6 @@ pub struct ClassState {
 impl ClassState {
     /// Empty state for `nr` CPUs.
     pub fn new(nr: usize) -> ClassState {
-        ClassState {
-            h_nr_idle: vec![0; nr],
-            ..Default::default()
-        }
+        ClassState { h_nr_idle: vec![0; nr], ..Default::default() }
     }
 }

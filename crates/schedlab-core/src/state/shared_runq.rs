@@ -3,13 +3,13 @@
 //! Mirrors: the shared_runq patch set's `struct shared_runq` / `shared_runq_shard`; the
 //! behaviour (enqueue at wakeup, pull at newidle, versions v1-v4) is `fair::shared_runq`.
 
-use std::collections::VecDeque;
-pub use crate::lock::LockStats;
-use crate::lock::LineLock;
 use crate::cpumask::CpuId;
 use crate::features::{Feature, Features};
+use crate::lock::LineLock;
+pub use crate::lock::LockStats;
 use crate::state::task::{TaskId, TaskState};
 use crate::topology::Machine;
+use std::collections::VecDeque;
 
 /// Which published form is in force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

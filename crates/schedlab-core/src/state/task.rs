@@ -298,23 +298,16 @@ impl Program {
                 OpSpec::SetSchedAttr(_) => continue, // kept for export only
                 OpSpec::WaitChildren => Insn::WaitChildren,
                 OpSpec::Exit => Insn::Exit,
-                OpSpec::TouchArea(a) => Insn::TouchArea {
-                    bytes: a.bytes,
-                    by_cid: a.index == crate::scenario::AreaIndex::MmCid,
-                    record: a.record,
-                },
-                OpSpec::TouchPages(t) => {
-                    Insn::TouchPages { region: intern(&mut names.regions, &t.region), pages: t.pages, write: t.write }
+                OpSpec::TouchArea(a) => Insn::TouchArea { bytes: a.bytes, by_cid: a.index == crate::scenario::AreaIndex::MmCid, record: a.record },
+                OpSpec::TouchPages(t) => Insn::TouchPages { region: intern(&mut names.regions, &t.region), pages: t.pages, write: t.write },
+                OpSpec::PageOut(o) => {
+                    Insn::PageOut { region: intern(&mut names.regions, &o.region), extra_mappers: o.extra_mappers, kswapd: o.kswapd }
                 }
-                OpSpec::PageOut(o) => Insn::PageOut {
-                    region: intern(&mut names.regions, &o.region),
-                    extra_mappers: o.extra_mappers,
-                    kswapd: o.kswapd,
-                },
                 OpSpec::Fork(f) => {
-                    let template = *names.templates.get(&f.template).ok_or_else(|| {
-                        ScenarioError::new(format!("{field}[{i}].fork.template"), format!("unknown template '{}'", f.template))
-                    })?;
+                    let template = *names
+                        .templates
+                        .get(&f.template)
+                        .ok_or_else(|| ScenarioError::new(format!("{field}[{i}].fork.template"), format!("unknown template '{}'", f.template)))?;
                     Insn::Fork { template, count: f.count }
                 }
                 OpSpec::Loop(l) => {
@@ -326,7 +319,10 @@ impl Program {
                     self.emit(&l.body, names, &format!("{field}[{i}].loop.body"))?;
                     let end = self.insns.len();
                     if end == start + 1 {
-                        return Err(ScenarioError::new(format!("{field}[{i}].loop.body"), "expected a step that does something (set_sched_attr alone is kept for export only)"));
+                        return Err(ScenarioError::new(
+                            format!("{field}[{i}].loop.body"),
+                            "expected a step that does something (set_sched_attr alone is kept for export only)",
+                        ));
                     }
                     self.insns.push(Insn::LoopEnd { start });
                     self.insns[start] = Insn::LoopStart { count: l.count, end };
@@ -594,8 +590,8 @@ impl SchedParams {
 
 /// The CFS nice-to-weight table (sched_prio_to_weight, kernel/sched/core.c), nice -20..19.
 pub const PRIO_TO_WEIGHT: [u64; 40] = [
-    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501,
-    1991, 1586, 1277, 1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+    88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916, 9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277, 1024, 820, 655,
+    526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
 ];
 
 /// Returns the load weight of a nice value.

@@ -321,10 +321,8 @@ mod tests {
     #[test]
     fn every_state_has_declared_and_wake_figures_with_sources() {
         // Every driver of every preset record, each core type's.
-        let drivers: Vec<IdleDriver> = crate::topology::presets::PRESET_NAMES
-            .iter()
-            .flat_map(|n| crate::topology::presets::preset(n).unwrap().idle_drivers)
-            .collect();
+        let drivers: Vec<IdleDriver> =
+            crate::topology::presets::PRESET_NAMES.iter().flat_map(|n| crate::topology::presets::preset(n).unwrap().idle_drivers).collect();
         for d in &drivers {
             assert!(d.core_flush_delay.contains(d.core_flush_delay_ns as f64), "{}", d.name);
             for s in &d.states {

@@ -215,9 +215,7 @@ impl MachineRecord {
         let cost = self.cost.clone().ok_or_else(|| missing("cost table (cost)"))?;
         let family = self.cost_family.ok_or_else(|| missing("cost family (cost_family: where its cost figures' sources are filed)"))?;
         let (cpus, cluster_cores) = match &self.layout {
-            Layout::Homogeneous { shape, freq_mhz, core_type, cluster_cores } => {
-                (homogeneous_cpus(*shape, *freq_mhz, core_type), *cluster_cores)
-            }
+            Layout::Homogeneous { shape, freq_mhz, core_type, cluster_cores } => (homogeneous_cpus(*shape, *freq_mhz, core_type), *cluster_cores),
             Layout::Clusters(clusters) => (cluster_cpus(clusters), None),
         };
         if cpus.is_empty() {
@@ -294,7 +292,16 @@ pub fn preset(name: &str) -> Option<Machine> {
 }
 
 /// A homogeneous x86 record with one core type and no Energy Model.
-fn x86(name: &str, description: &str, shape: Shape, freq_mhz: u32, core_type: &str, cost: CostTable, family: CostFamily, idle: IdleDriver) -> MachineRecord {
+fn x86(
+    name: &str,
+    description: &str,
+    shape: Shape,
+    freq_mhz: u32,
+    core_type: &str,
+    cost: CostTable,
+    family: CostFamily,
+    idle: IdleDriver,
+) -> MachineRecord {
     MachineRecord {
         name: name.into(),
         description: description.into(),

@@ -280,7 +280,7 @@ impl<W: Write + Send> TraceDat<W> {
         }
         h.extend_from_slice(&0u32.to_le_bytes()); // kallsyms
         h.extend_from_slice(&0u32.to_le_bytes()); // printk formats
-        // saved_cmdlines: `PID COMM` lines.
+                                                  // saved_cmdlines: `PID COMM` lines.
         let mut cmdlines = String::new();
         for (pid, (comm, _)) in self.names.iter().enumerate().skip(1) {
             if !comm.is_empty() {
@@ -308,10 +308,7 @@ fn comm16(p: &mut Vec<u8>, comm: &str) {
 impl<W: Write + Send> TraceSink for TraceDat<W> {
     fn begin(&mut self, meta: &TraceMeta) -> io::Result<()> {
         self.staging = Some(match &self.side_path {
-            Some(p) => Staging::File(
-                p.clone(),
-                std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(p)?,
-            ),
+            Some(p) => Staging::File(p.clone(), std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(p)?),
             None => Staging::Memory(Vec::new()),
         });
         self.pages = vec![Vec::new(); meta.nr_cpus];

@@ -50,16 +50,15 @@
 #[cfg(test)]
 mod tests;
 
-
 pub use crate::lock::LockStats;
 
 use crate::cpumask::CpuId;
-use crate::state::Simulator;
 use crate::features::Feature;
+use crate::state::shared_runq::Version;
 use crate::state::task::{TaskId, TaskState};
+use crate::state::Simulator;
 use crate::time::Ns;
 use crate::topology::SdFlags;
-use crate::state::shared_runq::Version;
 /// estimate: a list_add_tail() / list_del_init() on lines already held, a few ns.
 pub(crate) const CRITICAL_SECTION_NS: Ns = 5;
 /// derived: list_add_tail() writes the old tail's node (a line of the task queued last,
@@ -269,9 +268,7 @@ impl Simulator {
         let mut order = vec![own];
         if self.swq.steal {
             let node = self.m.cpus[cpu].node;
-            order.extend((0..self.m.llc_span.len()).filter(|&l| {
-                l != own && self.m.llc_span[l].first().is_some_and(|c| self.m.cpus[c].node == node)
-            }));
+            order.extend((0..self.m.llc_span.len()).filter(|&l| l != own && self.m.llc_span[l].first().is_some_and(|c| self.m.cpus[c].node == node)));
         }
         for llc in order {
             let (s, _) = self.swq.llc_shards[llc];

@@ -1,8 +1,8 @@
 //! The shared runqueue's rules, driven directly on a small machine.
 
-use crate::state::Simulator;
 use crate::scenario::Scenario;
 use crate::state::task::TaskState;
+use crate::state::Simulator;
 
 /// A 4-CPU, 1-LLC machine (or `topo`) with `n` always-running tasks started on CPU 0,
 /// and `extra` task tables.
@@ -69,7 +69,9 @@ fn pinned_and_disallowed_tasks_are_never_pulled() {
 
 #[test]
 fn with_all_a_preempted_task_is_queued_in_its_shard() {
-    for (features, expect) in [("SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", true), ("SHARED_RUNQ_V2 = true", false), ("SHARED_RUNQ_V4 = true", true)] {
+    for (features, expect) in
+        [("SHARED_RUNQ_V2 = true, SHARED_RUNQ_ALL = true", true), ("SHARED_RUNQ_V2 = true", false), ("SHARED_RUNQ_V4 = true", true)]
+    {
         let mut s = sim(features, SMALL, 2, "");
         while s.rqs[0].curr.is_none() {
             assert!(s.step());
@@ -96,7 +98,11 @@ fn a_cpu_about_to_idle_pulls_from_the_shard_before_any_regular_balance() {
         let before = (s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips);
         assert!(s.sched_balance_newidle(5), "{features}");
         assert_eq!(s.rqs[5].stats.shared_runq_pulls, 1);
-        assert_eq!((s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips), before, "{features}: no load_balance() ran");
+        assert_eq!(
+            (s.stats.counters.newidle_lb_llc, s.stats.counters.newidle_lb_above_llc, s.rqs[5].stats.newidle_skips),
+            before,
+            "{features}: no load_balance() ran"
+        );
     }
     // v1: in pick_next_task_fair, ahead of newidle balance.
     let mut s = sim("SHARED_RUNQ = true", SMALL, 3, "");
