@@ -127,6 +127,7 @@ impl Machine {
     /// Builds a machine from its CPUs and, per core type, its idle driver and Energy
     /// Model domain (`pieces`, asked once per core type, in CPU order); an error of
     /// `pieces` is the machine's.
+    #[allow(clippy::too_many_arguments)] // the pieces of a machine, each its own argument
     pub(crate) fn assemble(
         name: &str,
         description: &str,

@@ -292,6 +292,7 @@ pub fn preset(name: &str) -> Option<Machine> {
 }
 
 /// A homogeneous x86 record with one core type and no Energy Model.
+#[allow(clippy::too_many_arguments)] // one argument per field of the record it fills
 fn x86(
     name: &str,
     description: &str,
