@@ -4,7 +4,7 @@ what ``schedlab compare`` tests and what ``schedlab run`` prints.
 Names, in this order:
 
 - ``workload.X``: the workload generator's own figures;
-- ``group.NAME.X``: cpu.stat of every group with a quota (:func:`schedlab.results.bandwidth_figures`);
+- ``group.NAME.X``: cpu.stat of every group with a quota (:func:`bandwidth_figures`);
 - ``latency.HIST.X``: each latency histogram's ``count``, ``mean_us``, ``p50_us``,
   ``p90_us``, ``p99_us``, ``p999_us``, ``max_us`` (``HIST`` is e.g. ``wakeup_latency``:
   from a task's wakeup to its first instruction on a CPU, throttled time included);
@@ -22,8 +22,6 @@ import math
 import re
 from typing import Any
 
-from .results import bandwidth_figures
-
 __all__ = ["figures", "figure_sort_key", "latency_figures", "rate_figures", "LATENCY_FIELDS", "RATE_FIELDS", "RATE_SUFFIX"]
 
 # (histogram summary field, figure name, divisor to the figure's unit)
@@ -33,6 +31,43 @@ LATENCY_FIELDS = (("count", "count", 1.0), ("mean_ns", "mean_us", 1e3), ("p50_ns
 
 
 _PERCENTILE = re.compile(r"(?<![A-Za-z0-9])p(\d+)(?![0-9])")
+
+
+def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """cpu.stat figures of every group with a quota, by group name, plus two derived ones
+    an SRE reads off a Kubernetes dashboard:
+
+    - ``usage_of_quota``: CPU time used / (quota x elapsed periods), the elapsed periods
+      being the simulated time (after the warm-up) over the period (cpuacct usage rate /
+      CPU limit);
+    - ``throttled_share``: nr_throttled / nr_periods (container_cpu_cfs_throttled_periods
+      / container_cpu_cfs_periods; 0 when no period was counted).
+
+    Also ``usage_ms``, ``nr_periods``, ``nr_throttled``, ``throttled_time_s`` (summed over
+    the group's per-CPU runqueues, as cpu.stat does, so it can exceed wall time),
+    ``nr_bursts`` and ``burst_time_s``.
+    """
+    sim_ns = float(raw.get("engine", {}).get("sim_ns") or 0)
+    # After a [run] warmup_s the figures cover the measured window only.
+    sim_ns -= float(raw.get("summary", {}).get("warmup_seconds") or 0) * 1e9
+    out: dict[str, dict[str, float]] = {}
+    for g in raw.get("groups", []):
+        quota, period = g.get("quota_ns"), g.get("period_ns") or 0
+        if quota is None or not period:
+            continue
+        periods = sim_ns / period
+        nr_periods = float(g.get("nr_periods", 0))
+        out[g["name"]] = {
+            "usage_ms": g.get("usage_ns", 0) / 1e6,
+            "usage_of_quota": g.get("usage_ns", 0) / (quota * periods) if periods > 0 else math.nan,
+            "nr_periods": nr_periods,
+            "nr_throttled": float(g.get("nr_throttled", 0)),
+            "throttled_share": g.get("nr_throttled", 0) / nr_periods if nr_periods > 0 else 0.0,
+            "throttled_time_s": g.get("throttled_time", 0) / 1e9,
+            "nr_bursts": float(g.get("nr_bursts", 0)),
+            "burst_time_s": g.get("burst_time", 0) / 1e9,
+        }
+    return out
 
 
 def figure_sort_key(name: str) -> tuple:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import UnknownNameError
+from .figures import bandwidth_figures, figures
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -66,43 +67,6 @@ def summary_row(raw: dict[str, Any]) -> dict[str, Any]:
     for k, v in kernel.get("tunables", {}).items():
         row[f"tunable.{k}"] = v
     return row
-
-
-def bandwidth_figures(raw: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """cpu.stat figures of every group with a quota, by group name, plus two derived ones
-    an SRE reads off a Kubernetes dashboard:
-
-    - ``usage_of_quota``: CPU time used / (quota x elapsed periods), the elapsed periods
-      being the simulated time (after the warm-up) over the period (cpuacct usage rate /
-      CPU limit);
-    - ``throttled_share``: nr_throttled / nr_periods (container_cpu_cfs_throttled_periods
-      / container_cpu_cfs_periods; 0 when no period was counted).
-
-    Also ``usage_ms``, ``nr_periods``, ``nr_throttled``, ``throttled_time_s`` (summed over
-    the group's per-CPU runqueues, as cpu.stat does, so it can exceed wall time),
-    ``nr_bursts`` and ``burst_time_s``.
-    """
-    sim_ns = float(raw.get("engine", {}).get("sim_ns") or 0)
-    # After a [run] warmup_s the figures cover the measured window only.
-    sim_ns -= float(raw.get("summary", {}).get("warmup_seconds") or 0) * 1e9
-    out: dict[str, dict[str, float]] = {}
-    for g in raw.get("groups", []):
-        quota, period = g.get("quota_ns"), g.get("period_ns") or 0
-        if quota is None or not period:
-            continue
-        periods = sim_ns / period
-        nr_periods = float(g.get("nr_periods", 0))
-        out[g["name"]] = {
-            "usage_ms": g.get("usage_ns", 0) / 1e6,
-            "usage_of_quota": g.get("usage_ns", 0) / (quota * periods) if periods > 0 else math.nan,
-            "nr_periods": nr_periods,
-            "nr_throttled": float(g.get("nr_throttled", 0)),
-            "throttled_share": g.get("nr_throttled", 0) / nr_periods if nr_periods > 0 else 0.0,
-            "throttled_time_s": g.get("throttled_time", 0) / 1e9,
-            "nr_bursts": float(g.get("nr_bursts", 0)),
-            "burst_time_s": g.get("burst_time", 0) / 1e9,
-        }
-    return out
 
 
 def _num(v: Any) -> Any:
@@ -279,8 +243,6 @@ def figure(raw: dict[str, Any], name: str) -> float:
     if key and section in ("workload", "summary", "engine"):
         value = raw.get(section, {}).get(key)
     elif key and section in ("latency", "rate", "group"):
-        from .figures import figures
-
         value = figures(raw).get(name)
     else:
         value = raw.get("workload", {}).get(name, raw.get("summary", {}).get(name))

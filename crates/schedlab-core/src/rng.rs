@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 /// A named random stream.
+#[derive(Clone, Debug)]
 pub struct Stream(Pcg64Mcg);
 
 fn splitmix64(mut z: u64) -> u64 {

@@ -338,7 +338,6 @@ fn simulator(
         swq: crate::state::shared_runq::SharedRunq::new(&m, &feat, k.tunables.shared_runq_shard_sz)
             .map_err(|e| ScenarioError::new("kernel.features", e))?,
         spinlocks: crate::lock::Locks::new(nr, groups.parents.len()),
-        sched_rng: Vec::new(),
         queue_index: Default::default(),
         error: None,
         eas: Default::default(),

@@ -735,11 +735,9 @@ impl Simulator {
         if !self.feat.has(Feature::NI_RANDOM) {
             return Some(1);
         }
-        if self.sched_rng.is_empty() {
-            let seed = self.seed;
-            self.sched_rng = (0..self.m.nr_cpus()).map(|c| crate::rng::Stream::new(seed, &format!("sched_rng:{c}"))).collect();
-        }
-        let d1k = self.sched_rng[cpu].below(1024) as u32;
+        let seed = self.seed;
+        let rng = self.rqs[cpu].sched_rng.get_or_insert_with(|| crate::rng::Stream::new(seed, &format!("sched_rng:{cpu}")));
+        let d1k = rng.below(1024) as u32;
         let weight = 1 + self.rqs[cpu].sd[level].newidle_ratio;
         if d1k > weight {
             self.update_newidle_stats(cpu, level, 0);

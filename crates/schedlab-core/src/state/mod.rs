@@ -217,8 +217,6 @@ pub struct Simulator {
     pub(crate) spinlocks: crate::lock::Locks,
     /// Every cfs_rq (root and groups, per CPU) and group entity (state/cfs_rq.rs; the behaviour is fair/group.rs).
     pub(crate) fg: crate::state::cfs_rq::FairGroups,
-    /// Per-CPU sched_rng() state (NI_RANDOM), created on first use.
-    pub(crate) sched_rng: Vec<Stream>,
     /// Positions and timeline nodes of queued tasks (state/cfs_rq.rs).
     pub(crate) queue_index: crate::state::cfs_rq::QueueIndex,
     pub(crate) reporter: Option<Reporter>,

@@ -141,6 +141,9 @@ pub struct Rq {
     /// The CPU's cpuidle device (governor memory, residency counters; rq->idle's
     /// cpuidle_device).
     pub idle: crate::cpuidle::CpuIdleDevice,
+    /// sched_rng()'s per-CPU state (NI_RANDOM), a stream keyed by the run's seed and the
+    /// CPU, created on its first draw.
+    pub sched_rng: Option<crate::rng::Stream>,
     /// The RT class's runqueue (rq->rt).
     pub rt: crate::state::rt_rq::RtRq,
     /// The deadline class's runqueue, with the fair server (rq->dl, rq->fair_server).
