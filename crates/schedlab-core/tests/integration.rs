@@ -10,6 +10,7 @@ mod asym;
 mod balance;
 mod bandwidth;
 mod bandwidth_engine;
+mod bench_suite;
 mod constants_read;
 mod core;
 mod cputime_poll;
