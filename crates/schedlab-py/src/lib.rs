@@ -229,7 +229,7 @@ fn run(
     eas_check: bool,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
-        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace or perf")));
+        return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace, perf or trace-cmd")));
     };
     let scenario = no_panic("run", || Scenario::from_json_str(scenario_json, "<json>").map_err(|e| scenario_error(&e)))?;
     let limits: api::Limits = match limits {
@@ -402,7 +402,7 @@ fn parse_arch(arch: &str) -> PyResult<Arch> {
 }
 
 fn parse_version(profile: &str) -> PyResult<KernelVersion> {
-    KernelVersion::parse(profile).map_err(PyValueError::new_err)
+    KernelVersion::parse_profile(profile).map_err(PyValueError::new_err)
 }
 
 /// features(profile="6.6", arch="x86_64") -> str: JSON list of {name, default, reason}.
