@@ -426,6 +426,44 @@ impl Tracer {
     }
 }
 
+/// The comm and prio of every pid a text sink has seen (pid 0 the idle task, the
+/// swapper), as the tracepoints print them.
+#[derive(Debug)]
+pub(crate) struct TaskNames(Vec<(String, i32)>);
+
+impl TaskNames {
+    /// Only the swapper known.
+    pub(crate) fn new() -> TaskNames {
+        TaskNames(vec![("swapper".into(), 120)])
+    }
+
+    /// Records a task's printable comm and prio (TraceSink::task).
+    pub(crate) fn set(&mut self, info: &TaskInfo) {
+        if self.0.len() <= info.pid {
+            self.0.resize(info.pid + 1, (String::new(), 120));
+        }
+        self.0[info.pid] = (printable_comm(&info.comm), info.prio);
+    }
+
+    /// The comm printed for `pid` running on `cpu` (`swapper/CPU` for the idle task).
+    pub(crate) fn comm(&self, pid: usize, cpu: usize) -> String {
+        if pid == 0 {
+            return format!("swapper/{cpu}");
+        }
+        self.0.get(pid).map_or_else(|| format!("task{pid}"), |n| n.0.clone())
+    }
+
+    /// The prio printed for `pid` (120, nice 0, if unknown).
+    pub(crate) fn prio(&self, pid: usize) -> i32 {
+        self.0.get(pid).map_or(120, |n| n.1)
+    }
+
+    /// (pid, comm) of every task recorded, the swapper left out.
+    pub(crate) fn tasks(&self) -> impl Iterator<Item = (usize, &str)> {
+        self.0.iter().enumerate().skip(1).map(|(pid, (comm, _))| (pid, comm.as_str()))
+    }
+}
+
 /// The comm a trace prints for `pid` (spaces would break the `key=value` layout).
 pub(crate) fn printable_comm(comm: &str) -> String {
     comm.replace(char::is_whitespace, "_")

@@ -10,7 +10,7 @@
 
 use std::io::{self, Write};
 
-use super::{printable_comm, PrevState, TaskInfo, TraceEvent, TraceMeta, TraceRecord, TraceSink};
+use super::{PrevState, TaskInfo, TraceEvent, TraceMeta, TraceRecord, TraceSink};
 use crate::time::Ns;
 
 /// Which text layout.
@@ -29,14 +29,14 @@ pub struct TextTrace<W: Write> {
     /// Running pid per CPU (the context of each line).
     current: Vec<usize>,
     /// comm and prio by pid.
-    names: Vec<(String, i32)>,
+    names: super::TaskNames,
     groups: Vec<String>,
 }
 
 impl<W: Write + Send> TextTrace<W> {
     /// A writer of `style` text into `out`.
     pub fn new(out: W, style: Style) -> Self {
-        TextTrace { out, style, current: Vec::new(), names: vec![("swapper".into(), 120)], groups: Vec::new() }
+        TextTrace { out, style, current: Vec::new(), names: super::TaskNames::new(), groups: Vec::new() }
     }
 
     /// The writer (to take an in-memory buffer back).
@@ -45,14 +45,11 @@ impl<W: Write + Send> TextTrace<W> {
     }
 
     fn comm(&self, pid: usize, cpu: usize) -> String {
-        if pid == 0 {
-            return format!("swapper/{cpu}");
-        }
-        self.names.get(pid).map_or_else(|| format!("task{pid}"), |n| n.0.clone())
+        self.names.comm(pid, cpu)
     }
 
     fn prio(&self, pid: usize) -> i32 {
-        self.names.get(pid).map_or(120, |n| n.1)
+        self.names.prio(pid)
     }
 
     /// The tracepoint's name and its printed arguments.
@@ -128,10 +125,7 @@ impl<W: Write + Send> TraceSink for TextTrace<W> {
     }
 
     fn task(&mut self, _ts: Ns, info: &TaskInfo) -> io::Result<()> {
-        if self.names.len() <= info.pid {
-            self.names.resize(info.pid + 1, (String::new(), 120));
-        }
-        self.names[info.pid] = (printable_comm(&info.comm), info.prio);
+        self.names.set(info);
         Ok(())
     }
 

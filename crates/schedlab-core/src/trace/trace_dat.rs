@@ -141,7 +141,7 @@ pub struct TraceDat<W: Write> {
     /// Running pid per CPU (each event's common_pid).
     current: Vec<usize>,
     /// comm and prio by pid.
-    names: Vec<(String, i32)>,
+    names: super::TaskNames,
 }
 
 impl<W: Write + Send> TraceDat<W> {
@@ -156,19 +156,16 @@ impl<W: Write + Send> TraceDat<W> {
             staged: 0,
             open: Vec::new(),
             current: Vec::new(),
-            names: vec![("swapper".into(), 120)],
+            names: super::TaskNames::new(),
         }
     }
 
     fn comm(&self, pid: usize, cpu: usize) -> String {
-        if pid == 0 {
-            return format!("swapper/{cpu}");
-        }
-        self.names.get(pid).map_or_else(|| format!("task{pid}"), |n| n.0.clone())
+        self.names.comm(pid, cpu)
     }
 
     fn prio(&self, pid: usize) -> i32 {
-        self.names.get(pid).map_or(120, |n| n.1)
+        self.names.prio(pid)
     }
 
     /// The event's id and payload after the common fields, or None for events this
@@ -282,7 +279,7 @@ impl<W: Write + Send> TraceDat<W> {
         h.extend_from_slice(&0u32.to_le_bytes()); // printk formats
                                                   // saved_cmdlines: `PID COMM` lines.
         let mut cmdlines = String::new();
-        for (pid, (comm, _)) in self.names.iter().enumerate().skip(1) {
+        for (pid, comm) in self.names.tasks() {
             if !comm.is_empty() {
                 cmdlines.push_str(&format!("{pid} {comm}\n"));
             }
@@ -318,10 +315,7 @@ impl<W: Write + Send> TraceSink for TraceDat<W> {
     }
 
     fn task(&mut self, _ts: Ns, info: &TaskInfo) -> io::Result<()> {
-        if self.names.len() <= info.pid {
-            self.names.resize(info.pid + 1, (String::new(), 120));
-        }
-        self.names[info.pid] = (super::printable_comm(&info.comm), info.prio);
+        self.names.set(info);
         Ok(())
     }
 
