@@ -370,7 +370,7 @@ CATALOGUE = [
          file_name="bad.trace", expected="error: bad.trace:2: cpu: CPU 99999 is beyond the 2048 CPUs schedlab models"),
     Case("trace: .gz file that is not gzip", args=("trace-info", "bad.trace.gz"), scenario="# tracer: nop\n",
          file_name="bad.trace.gz",
-         expected="error: bad.trace.gz: not gzip-compressed or cut short: expected a .gz file whole (name a plain-text trace without .gz)"),
+         expected="error: bad.trace.gz: not gzip-compressed or cut short: expected a .gz file whole (name a plain-text file without .gz)"),
     Case("sweep output outside its directory", args=("sweep", "sweep.toml"),
          scenario='base = "scenario.toml"\nout = "../../elsewhere"\n[parameters]\n"kernel.profile" = ["6.5", "6.6"]\n',
          file_name="sweep.toml",

@@ -330,7 +330,7 @@ def test_a_gz_trace_that_is_not_gzip_is_one_line(cli, tmp_path):
     r = cli("trace-info", str(p))
     assert r.exit_code == 2, r.output
     assert r.output.strip() == (f"error: {p}: not gzip-compressed or cut short: expected a .gz file whole "
-                                "(name a plain-text trace without .gz)")
+                                "(name a plain-text file without .gz)")
 
 
 def test_sched_latency_prints_perf_sched_latencys_table_from_a_trace_and_a_run(cli):

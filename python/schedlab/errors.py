@@ -30,8 +30,11 @@ partial results the interrupted runs had (``engine.stopped_by == "interrupted"``
 from __future__ import annotations
 
 import contextlib
+import gzip
+import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from ._core import InternalError, ScenarioError, SchedlabError, SimulationLimitError
 
@@ -195,3 +198,28 @@ def scenario_error(origin: str, field: str, message: str, location: str = "") ->
     err.field = field
     err.message = message
     return err
+
+
+def read_input_file(path: str | os.PathLike, expected: str, *, trace: bool = False) -> str:
+    """The text of a file the user named, or a :class:`ScenarioError` naming the file and
+    what is wrong with it (missing, a directory, unreadable, not UTF-8, a broken .gz).
+    ``expected`` says what the file should be ("a .toml or .json file"). A ``trace``
+    whose name ends in ``.gz`` is decompressed, and its bytes that are not UTF-8 are
+    replaced (a task's name may hold any byte) instead of refusing the file."""
+    origin = os.fspath(path)
+    errors = "replace" if trace else "strict"
+    try:
+        if trace and origin.endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8", errors=errors) as f:
+                return f.read()
+        return Path(path).read_text(encoding="utf-8", errors=errors)
+    except (gzip.BadGzipFile, EOFError):
+        raise scenario_error(origin, "", "not gzip-compressed or cut short: expected a .gz file whole (name a plain-text file without .gz)") from None
+    except FileNotFoundError:
+        raise scenario_error(origin, "", "no such file") from None
+    except IsADirectoryError:
+        raise scenario_error(origin, "", f"is a directory, expected {expected}") from None
+    except UnicodeDecodeError as e:
+        raise scenario_error(origin, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None

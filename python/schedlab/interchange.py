@@ -8,7 +8,6 @@ module reads files and shapes the answers. rt-app JSON *in* is
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _core
-from .errors import ScenarioError, scenario_error
+from .errors import ScenarioError, read_input_file, scenario_error
 from .scenario import Scenario, ScenarioLike, load_scenario, machine_spec
 
 __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines", "LatencyRow", "sched_latency",
@@ -24,21 +23,8 @@ __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines", "Latency
 
 
 def _read(path: str | os.PathLike) -> str:
-    origin = os.fspath(path)
-    try:
-        if origin.endswith(".gz"):
-            # Recorded traces are kept compressed (perf script text packs ~30:1).
-            with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
-                return f.read()
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except (gzip.BadGzipFile, EOFError):
-        raise scenario_error(origin, "", "not gzip-compressed or cut short: expected a .gz file whole (name a plain-text trace without .gz)") from None
-    except FileNotFoundError:
-        raise scenario_error(origin, "", "no such file") from None
-    except IsADirectoryError:
-        raise scenario_error(origin, "", "is a directory, expected a file") from None
-    except OSError as e:
-        raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None
+    # Recorded traces are kept compressed (perf script text packs ~30:1).
+    return read_input_file(path, "a trace (perf script or ftrace text, .gz allowed)", trace=True)
 
 
 def to_rt_app(scenario: ScenarioLike, seed: int | None = None) -> tuple[dict[str, Any], list[str]]:

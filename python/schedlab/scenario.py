@@ -13,11 +13,10 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from . import _core
-from .errors import ScenarioError, core_input, plain_error, scenario_error
+from .errors import ScenarioError, core_input, plain_error, read_input_file, scenario_error
 from .machine_names import machine_spec
 
 __all__ = ["Scenario", "load_scenario", "ScenarioLike", "machine_spec"]
@@ -97,16 +96,7 @@ class Scenario:
         if origin.lower().endswith((".yaml", ".yml")):
             raise scenario_error(origin, "", YAML_REFUSED) from None
         check_input_memory(origin, max_memory)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise scenario_error(origin, "", "no such file") from None
-        except IsADirectoryError:
-            raise scenario_error(origin, "", "is a directory, expected a .toml or .json file") from None
-        except UnicodeDecodeError as e:
-            raise scenario_error(origin, "", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-        except OSError as e:
-            raise scenario_error(origin, "", f"cannot read: {e.strerror or e}") from None
+        text = read_input_file(path, "a .toml or .json file")
         if origin.lower().endswith(".json"):
             return cls.from_json(text, origin, machine)
         return cls._from_toml_not_yaml(text, origin, machine)

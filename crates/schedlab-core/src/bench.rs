@@ -256,7 +256,7 @@ pub struct BenchRow {
     pub tasks: usize,
     /// Events the engine processed.
     pub events: u64,
-    /// Of those, by kind (`EventKind::NAMES`; stale generations apart).
+    /// Of those, by kind (`EventCount`'s names; stale generations apart).
     pub events_by_kind: std::collections::BTreeMap<String, u64>,
     /// Wakeups the run modeled (try_to_wake_up of a sleeping task).
     pub wakeups: u64,

@@ -519,11 +519,11 @@ impl CostReads {
     #[inline]
     pub fn note_line(&self, d: Distance) {
         self.note(match d {
-            Distance::SameCpu => key_index("cacheline.same_core_ns"),
-            Distance::SmtSibling => key_index("cacheline.smt_sibling_ns"),
-            Distance::SameLlc => key_index("cacheline.same_llc_ns"),
-            Distance::SamePackage => key_index("cacheline.same_package_ns"),
-            Distance::OtherPackage => key_index("cacheline.other_package_ns"),
+            Distance::SameCpu => const { key_index("cacheline.same_core_ns") },
+            Distance::SmtSibling => const { key_index("cacheline.smt_sibling_ns") },
+            Distance::SameLlc => const { key_index("cacheline.same_llc_ns") },
+            Distance::SamePackage => const { key_index("cacheline.same_package_ns") },
+            Distance::OtherPackage => const { key_index("cacheline.other_package_ns") },
         });
     }
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError, UnknownNameError, scenario_error
+from ..errors import ScenarioError, UnknownNameError, read_input_file, scenario_error
 from ..scenario import Scenario, load_scenario
 
 if sys.version_info >= (3, 11):
@@ -188,14 +188,7 @@ def load_spec(path: str | os.PathLike, *, out: str | os.PathLike | None = None) 
     spec file and the field (the base scenario's own errors name the base file)."""
     origin = os.fspath(path)
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _err(origin, "", "no such file") from None
-    except IsADirectoryError:
-        raise _err(origin, "", "is a directory, expected a sweep spec (.toml)") from None
-    except OSError as e:
-        raise _err(origin, "", f"cannot read: {e.strerror or e}") from None
+    text = read_input_file(path, "a sweep spec (.toml)")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

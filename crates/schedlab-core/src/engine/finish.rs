@@ -205,7 +205,7 @@ impl Simulator {
             histograms.insert("touch_area".to_string(), touch);
         }
         let warnings = self.stationarity_warnings();
-        self.stats.events_by_kind[crate::state::events::EventKind::INLINE] = self.q.inline_pops();
+        self.stats.events_by_kind[crate::state::events::EventCount::Inline] = self.q.inline_pops();
         let mut result = RunResult {
             schema_version: SCHEMA_VERSION,
             scenario: self.scenario_name.clone(),
@@ -222,12 +222,7 @@ impl Simulator {
                 partial: !matches!(stopped_by, "duration" | "workload_done"),
                 blocked: if stopped_by == "deadlock" { self.blocked_tasks() } else { Vec::new() },
                 deadlock_ns: (stopped_by == "deadlock").then(|| self.deadlock_start()),
-                events_by_kind: crate::state::events::EventKind::NAMES
-                    .iter()
-                    .zip(self.stats.events_by_kind)
-                    .filter(|&(_, n)| n > 0)
-                    .map(|(name, n)| (name.to_string(), n))
-                    .collect(),
+                events_by_kind: self.stats.events_by_kind.named().map(|(name, n)| (name.to_string(), n)).collect(),
                 constants_read: self.constants_read(),
             },
             summary,

@@ -21,7 +21,7 @@ pub use simulation::{drive, Simulation};
 
 use crate::error::SimError;
 use crate::scenario::Scenario;
-use crate::state::events::EventKind;
+use crate::state::events::{EventCount, EventKind};
 use crate::time::Ns;
 use options::{RunOptions, RunOutput};
 
@@ -77,7 +77,7 @@ impl Simulator {
         self.measurement_tick(t);
         self.now = t;
         self.events += 1;
-        self.stats.events_by_kind[ev.index()] += 1;
+        self.stats.events_by_kind[ev.counter()] += 1;
         if ev == EventKind::End {
             return Ok(Some("duration"));
         }
@@ -114,7 +114,7 @@ impl Simulator {
                 if self.rqs[cpu].seg_gen == gen {
                     self.segment_end(cpu);
                 } else {
-                    self.count_stale(ev, 9);
+                    self.count_stale(ev, EventCount::SegmentEndStale);
                 }
             }
             EventKind::Hrtimer { cpu, seq } => self.hrtimer_event(cpu as usize, seq),
@@ -129,7 +129,7 @@ impl Simulator {
                 if self.rqs[cpu].tick_gen == gen {
                     self.scheduler_tick(cpu);
                 } else {
-                    self.count_stale(ev, 10);
+                    self.count_stale(ev, EventCount::TickStale);
                 }
             }
             EventKind::Resched { cpu } => {
@@ -149,8 +149,8 @@ impl Simulator {
 
     /// Counts a popped event whose generation was stale under `stale` instead of its kind.
     #[inline]
-    pub(crate) fn count_stale(&mut self, ev: EventKind, stale: usize) {
-        self.stats.events_by_kind[ev.index()] -= 1;
+    pub(crate) fn count_stale(&mut self, ev: EventKind, stale: EventCount) {
+        self.stats.events_by_kind[ev.counter()] -= 1;
         self.stats.events_by_kind[stale] += 1;
     }
 

@@ -8,8 +8,8 @@
 //! select_idle_sibling(), in each version's form (see [`AsymFit`]).
 //! Model: a task's utilization is task_util_est(): its PELT util_avg (synced to now for
 //! wakeups, as sync_entity_load_avg() does) or its util_est if larger, with its
-//! effective uclamp_min/max; util_est and the clamps are kept on every run with PELT
-//! (state/cpufreq.rs), as the kernel keeps them whatever the governor. Without PELT there
+//! effective uclamp_min/max; util_est and the clamps are kept on these runs (with PELT on
+//! an asymmetric machine) and under schedutil (sched/cpufreq.rs). Without PELT there
 //! is no utilization and every task fits. No thermal pressure: capacity_of() and
 //! get_actual_cpu_capacity() are the original capacity. Energy-aware placement
 //! (find_energy_efficient_cpu) is fair/energy.rs, under schedutil only.

@@ -21,7 +21,7 @@ impl Simulator {
     /// The cfs util of `cpu` as cpu_util(cpu, NULL, -1) with util_est.
     pub(crate) fn eas_cpu_util(&self, cpu: usize) -> u64 {
         let util_avg = self.fg.cfs[self.root_cfs(cpu)].avg.util_avg;
-        let est = self.eas.rq_util_est[cpu].enqueued;
+        let est = self.rqs[cpu].util_est.enqueued;
         cpu_util(cpu, util_avg, est, self.capacity(cpu), None, None, self.eas.util_est_on)
     }
 
@@ -44,19 +44,20 @@ impl Simulator {
             .map(|c| CpuSnap {
                 capacity: self.capacity(c),
                 util_avg: self.fg.cfs[self.root_cfs(c)].avg.util_avg,
-                util_est: self.eas.rq_util_est[c].enqueued,
-                uclamp: if self.eas.uclamp_used { self.eas.rq_uclamp(c) } else { None },
-                pd: self.eas.pd_of_cpu[c],
+                util_est: self.rqs[c].util_est.enqueued,
+                uclamp: if self.eas.uclamp_used { self.rqs[c].uclamp_aggregate() } else { None },
+                pd: self.rd.pd.of_cpu[c],
             })
             .collect();
         // The domains' cost tables move into the snapshot and back (no copy per wakeup).
-        let snap = EasSnapshot { cpus, pds: std::mem::take(&mut self.eas.pds), util_est_on: self.eas.util_est_on, uclamp_used: self.eas.uclamp_used };
+        let snap =
+            EasSnapshot { cpus, pds: std::mem::take(&mut self.rd.pd.costs), util_est_on: self.eas.util_est_on, uclamp_used: self.eas.uclamp_used };
         let rules = self.eas.rules.expect("set with feec");
         let cpu = snap.find_energy_efficient_cpu(&task, false, rules);
         if let (Some(c), Some(rec)) = (cpu, self.eas.check.as_mut()) {
             rec.push(snap.judge_feec(&task, p, c, rules, self.now));
         }
-        self.eas.pds = snap.pds;
+        self.rd.pd.costs = snap.pds;
         if cpu.is_some() {
             self.eas.feec_placements += 1;
         }
@@ -94,7 +95,7 @@ impl Simulator {
 
     /// cpu_overutilized() of `cpu` now.
     fn eas_cpu_overutilized(&self, cpu: usize) -> bool {
-        let cl = if self.eas.uclamp_used { self.eas.rq_uclamp(cpu).unwrap_or_default() } else { Default::default() };
+        let cl = if self.eas.uclamp_used { self.rqs[cpu].uclamp_aggregate().unwrap_or_default() } else { Default::default() };
         crate::eas::energy::cpu_overutilized(self.eas_cpu_util(cpu), self.capacity(cpu), cl, self.eas.uclamp_used)
     }
 

@@ -13,8 +13,9 @@
 
 use std::collections::BTreeMap;
 
-use super::trace_text::{LeaveState, ParsedTrace, SchedEvent};
+use super::trace_text::ParsedTrace;
 use crate::time::Ns;
+use crate::trace::{PrevState, TraceEvent};
 
 /// One run of a task on a CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,13 +140,13 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
             cpu_start.resize(l.cpu + 1, None);
         }
         cpu_start[l.cpu].get_or_insert(l.ts);
-        match &l.event {
-            SchedEvent::Switch { prev_pid, prev_comm, prev_state, next_pid, next_comm } => {
+        match l.event {
+            TraceEvent::Switch { prev, prev_state, next } => {
                 let believed = current[l.cpu];
                 let consistent = match believed {
                     OnCpu::Unknown => true,
-                    OnCpu::Idle => *prev_pid == 0,
-                    OnCpu::Task(c) => c == *prev_pid,
+                    OnCpu::Idle => prev == 0,
+                    OnCpu::Task(c) => c == prev,
                 };
                 if !consistent {
                     tl.warnings.inconsistent_switches += 1;
@@ -159,20 +160,20 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
                         }
                     }
                 }
-                if *prev_pid != 0 {
-                    let t = task(&mut tl, *prev_pid, prev_comm, l.ts);
-                    if let Some(State::Running(s, cpu)) = state.get(prev_pid).copied() {
+                if prev != 0 {
+                    let t = task(&mut tl, prev, l.comm(prev), l.ts);
+                    if let Some(State::Running(s, cpu)) = state.get(&prev).copied() {
                         if cpu != l.cpu {
                             // Believed running on another CPU (its switch-out there
                             // was lost): it stopped there by now at the latest.
                             t.runs.push(RunInterval { cpu, start: s, end: l.ts });
-                            if current[cpu] == OnCpu::Task(*prev_pid) {
+                            if current[cpu] == OnCpu::Task(prev) {
                                 current[cpu] = OnCpu::Idle;
                             }
                         }
                     }
                     let mut cut = false;
-                    let since = match (believed, state.get(prev_pid).copied()) {
+                    let since = match (believed, state.get(&prev).copied()) {
                         (OnCpu::Task(_), Some(State::Running(s, cpu))) if consistent && cpu == l.cpu => Some(s),
                         (OnCpu::Unknown, _) => {
                             // Running since before this CPU's first event, and since it
@@ -189,27 +190,27 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
                         t.first_seen = t.first_seen.min(start);
                     }
                     let s = match prev_state {
-                        LeaveState::Runnable => State::Runnable(l.ts),
-                        LeaveState::Blocked => {
+                        PrevState::Runnable => State::Runnable(l.ts),
+                        PrevState::Sleeping => {
                             t.sleeps.push(SleepInterval { start: l.ts, end: None, woken_by: None });
                             State::Sleeping
                         }
-                        LeaveState::Dead => {
+                        PrevState::Dead => {
                             t.exit.get_or_insert(l.ts);
                             State::Dead
                         }
                     };
-                    state.insert(*prev_pid, s);
+                    state.insert(prev, s);
                     tl.warnings.cut_runs += cut as u64;
                 }
-                current[l.cpu] = if *next_pid != 0 { OnCpu::Task(*next_pid) } else { OnCpu::Idle };
-                if *next_pid != 0 {
-                    if state.get(next_pid) == Some(&State::Sleeping) {
+                current[l.cpu] = if next != 0 { OnCpu::Task(next) } else { OnCpu::Idle };
+                if next != 0 {
+                    if state.get(&next) == Some(&State::Sleeping) {
                         tl.warnings.missing_wakeups += 1;
                     }
-                    let t = task(&mut tl, *next_pid, next_comm, l.ts);
+                    let t = task(&mut tl, next, l.comm(next), l.ts);
                     let mut stolen = false;
-                    match state.get(next_pid).copied() {
+                    match state.get(&next).copied() {
                         Some(State::Runnable(since)) => t.wait_ns += l.ts.saturating_sub(since),
                         Some(State::Sleeping) => {
                             if let Some(s) = t.sleeps.last_mut() {
@@ -221,50 +222,49 @@ pub fn build(trace: &ParsedTrace) -> Timelines {
                             // switch-out there was lost): that run ended by now.
                             stolen = true;
                             t.runs.push(RunInterval { cpu, start: since, end: l.ts });
-                            if current[cpu] == OnCpu::Task(*next_pid) {
+                            if current[cpu] == OnCpu::Task(next) {
                                 current[cpu] = OnCpu::Idle;
                             }
                         }
                         _ => {}
                     }
-                    state.insert(*next_pid, State::Running(l.ts, l.cpu));
+                    state.insert(next, State::Running(l.ts, l.cpu));
                     tl.warnings.inconsistent_switches += stolen as u64;
                 }
             }
-            SchedEvent::Wake { pid, comm, kind, .. } => {
-                if *pid == 0 {
+            TraceEvent::Waking { pid, .. } | TraceEvent::Wakeup { pid, .. } | TraceEvent::WakeupNew { pid, .. } => {
+                if pid == 0 {
                     continue;
                 }
-                let new_task = !tl.tasks.contains_key(pid);
-                let t = task(&mut tl, *pid, comm, l.ts);
-                if *kind == 2 || new_task {
-                    if !state.contains_key(pid) {
-                        state.insert(*pid, State::Runnable(l.ts));
-                    }
+                let new_task = !tl.tasks.contains_key(&pid);
+                let t = task(&mut tl, pid, l.comm(pid), l.ts);
+                if matches!(l.event, TraceEvent::WakeupNew { .. }) || new_task {
+                    state.entry(pid).or_insert(State::Runnable(l.ts));
                     continue;
                 }
-                if state.get(pid) == Some(&State::Sleeping) {
+                if state.get(&pid) == Some(&State::Sleeping) {
                     if let Some(s) = t.sleeps.last_mut() {
                         s.end = Some(l.ts);
-                        s.woken_by = (!l.in_irq && l.ctx_pid != 0 && l.ctx_pid != *pid).then_some(l.ctx_pid);
+                        s.woken_by = (!l.in_irq && l.ctx_pid != 0 && l.ctx_pid != pid).then_some(l.ctx_pid);
                     }
-                    state.insert(*pid, State::Runnable(l.ts));
+                    state.insert(pid, State::Runnable(l.ts));
                 }
             }
-            SchedEvent::Fork { parent, child, child_comm } => {
-                let t = task(&mut tl, *child, child_comm, l.ts);
-                t.forked_by = Some(*parent);
-                pending_unknown.push(*parent);
+            TraceEvent::Fork { parent, child } => {
+                let t = task(&mut tl, child, l.comm(child), l.ts);
+                t.forked_by = Some(parent);
+                pending_unknown.push(parent);
             }
-            SchedEvent::Exit { pid } => {
-                if let Some(t) = tl.tasks.get_mut(pid) {
+            TraceEvent::Exit { pid } => {
+                if let Some(t) = tl.tasks.get_mut(&pid) {
                     t.exit.get_or_insert(l.ts);
-                } else if *pid != 0 {
-                    pending_unknown.push(*pid);
+                } else if pid != 0 {
+                    pending_unknown.push(pid);
                 }
             }
-            SchedEvent::Migrate { pid, .. } => pending_unknown.push(*pid),
-            SchedEvent::CpuIdle { .. } => {}
+            TraceEvent::Migrate { pid, .. } => pending_unknown.push(pid),
+            // The decoder makes no other kind of event.
+            _ => {}
         }
     }
     // Close what is still open at the end of the trace.

@@ -9,80 +9,15 @@
 //! `comm:pid [prio] success=1 CPU:003`), and tools/perf/builtin-script.c
 //! (`COMM TID [CPU] TS: sched:EVENT: ARGS`).
 //! Model: a line is split into its header and the event's arguments; the sched and
-//! power events a timeline needs are decoded, other events are counted and skipped,
+//! power events a timeline needs are decoded into the vocabulary schedlab's own traces
+//! are written in (`trace::TraceEvent`), with the task names the line gives beside the
+//! event; other events are counted and skipped,
 //! `[LOST N EVENTS]` markers are counted. A line that is none of these is an error
 //! naming the file and line, as is a known event with a malformed field.
 
 use super::ImportError;
 use crate::time::Ns;
-
-/// How a task left the CPU (sched_switch `prev_state`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeaveState {
-    /// Preempted or yielded: still runnable (R, R+, or numeric 0 / TASK_REPORT_MAX).
-    Runnable,
-    /// Sleeping or blocked (S, D, I, T, ...).
-    Blocked,
-    /// Exiting (X, Z).
-    Dead,
-}
-
-/// A decoded sched or power event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SchedEvent {
-    /// sched_switch.
-    Switch {
-        /// Outgoing pid.
-        prev_pid: usize,
-        /// Outgoing comm.
-        prev_comm: String,
-        /// How it left.
-        prev_state: LeaveState,
-        /// Incoming pid.
-        next_pid: usize,
-        /// Incoming comm.
-        next_comm: String,
-    },
-    /// sched_waking, or sched_wakeup (`new` false) / sched_wakeup_new (`new` true).
-    Wake {
-        /// Woken pid.
-        pid: usize,
-        /// Its comm.
-        comm: String,
-        /// CPU it goes to.
-        target_cpu: Option<usize>,
-        /// Which tracepoint: 0 sched_waking, 1 sched_wakeup, 2 sched_wakeup_new.
-        kind: u8,
-    },
-    /// sched_migrate_task.
-    Migrate {
-        /// Task.
-        pid: usize,
-        /// From.
-        orig_cpu: usize,
-        /// To.
-        dest_cpu: usize,
-    },
-    /// sched_process_fork.
-    Fork {
-        /// Parent.
-        parent: usize,
-        /// Child.
-        child: usize,
-        /// Child comm.
-        child_comm: String,
-    },
-    /// sched_process_exit.
-    Exit {
-        /// Exiting pid.
-        pid: usize,
-    },
-    /// cpu_idle (state None: leaving idle).
-    CpuIdle {
-        /// State index.
-        state: Option<u32>,
-    },
-}
+use crate::trace::{PrevState, TraceEvent};
 
 /// One decoded line.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,9 +32,22 @@ pub struct TraceLine {
     pub ctx_pid: usize,
     /// In hard or soft interrupt context (ftrace flags `h`/`s`/`H`).
     pub in_irq: bool,
-    /// The event.
-    pub event: SchedEvent,
+    /// The event, as schedlab's own traces name it.
+    pub event: TraceEvent,
+    /// The task names (comm) the line gives, by pid: a switch's two tasks, the woken
+    /// task, a fork's child.
+    pub comms: Vec<(usize, String)>,
 }
+
+impl TraceLine {
+    /// The name the line gives `pid` ("" if none).
+    pub fn comm(&self, pid: usize) -> &str {
+        self.comms.iter().find(|(p, _)| *p == pid).map_or("", |(_, c)| c.as_str())
+    }
+}
+
+/// A decoded event and the task names its line gives.
+type Decoded = (TraceEvent, Vec<(usize, String)>);
 
 /// A whole parsed trace.
 #[derive(Clone, Debug, Default)]
@@ -165,30 +113,23 @@ pub fn parse(text: &str, file: &str) -> Result<ParsedTrace, ImportError> {
         last = Some((head.ts, n));
         events += 1;
         perf_lines += head.perf as u64;
-        let event = match head.event {
+        let decoded = match head.event {
             "sched_switch" => decode_switch(head.args),
-            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
-                let kind = match head.event {
-                    "sched_waking" => 0,
-                    "sched_wakeup" => 1,
-                    _ => 2,
-                };
-                decode_wake(head.args, kind)
-            }
+            "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => decode_wake(head.args, head.event, head.cpu, head.in_irq),
             "sched_migrate_task" => decode_migrate(head.args),
             "sched_process_fork" => decode_fork(head.args),
-            "sched_process_exit" => field_usize(&kv(head.args), "pid").map(|pid| SchedEvent::Exit { pid }),
+            "sched_process_exit" => field_usize(&kv(head.args), "pid").map(|pid| (TraceEvent::Exit { pid }, Vec::new())),
             "cpu_idle" => {
                 let f = kv(head.args);
-                field_i64(&f, "state").map(|s| SchedEvent::CpuIdle { state: (s >= 0 && s < u32::MAX as i64).then_some(s as u32) })
+                field_i64(&f, "state").map(|s| (TraceEvent::CpuIdle { state: (s >= 0 && s < u32::MAX as i64).then_some(s as u32) }, Vec::new()))
             }
             _ => {
                 out.other_events += 1;
                 continue;
             }
-        }
-        .map_err(|(field, msg)| ImportError::new(file, n, format!("{}.{field}", head.event), msg))?;
-        out.lines.push(TraceLine { line: n, ts: head.ts, cpu: head.cpu, ctx_pid: head.pid, in_irq: head.in_irq, event });
+        };
+        let (event, comms) = decoded.map_err(|(field, msg)| ImportError::new(file, n, format!("{}.{field}", head.event), msg))?;
+        out.lines.push(TraceLine { line: n, ts: head.ts, cpu: head.cpu, ctx_pid: head.pid, in_irq: head.in_irq, event, comms });
     }
     if events == 0 {
         return Err(ImportError::new(file, 0, "trace", "no events: the file is empty or holds only comments and headers"));
@@ -362,17 +303,18 @@ fn field_i64(f: &Fields<'_>, key: &str) -> Result<i64, FieldError> {
     v.parse().map_err(|_| (key.to_string(), format!("expected an integer, got '{v}'")))
 }
 
-/// prev_state as letters (`S`, `R+`, `D|K`, `X`) or a number (raw format).
-fn leave_state(v: &str) -> Result<LeaveState, FieldError> {
+/// prev_state as letters (`S`, `R+`, `D|K`, `X`) or a number (raw format); every
+/// sleeping or blocked state (S, D, I, T, ...) reads as `Sleeping`.
+fn prev_state(v: &str) -> Result<PrevState, FieldError> {
     if let Ok(n) = v.parse::<u64>() {
         // TASK_RUNNING 0; EXIT_DEAD 0x10, EXIT_ZOMBIE 0x20; bits above 0xff only
         // (TASK_REPORT_MAX): preempted.
         return Ok(if n == 0 || n & 0xff == 0 {
-            LeaveState::Runnable
+            PrevState::Runnable
         } else if n & 0x30 != 0 {
-            LeaveState::Dead
+            PrevState::Dead
         } else {
-            LeaveState::Blocked
+            PrevState::Sleeping
         });
     }
     let letters = v.trim_end_matches('+');
@@ -380,11 +322,11 @@ fn leave_state(v: &str) -> Result<LeaveState, FieldError> {
         return Err(("prev_state".into(), format!("expected a task state (R, S, D, X, ... or a number), got '{v}'")));
     }
     Ok(if letters.starts_with('R') {
-        LeaveState::Runnable
+        PrevState::Runnable
     } else if letters.contains(['X', 'Z', 'x']) {
-        LeaveState::Dead
+        PrevState::Dead
     } else {
-        LeaveState::Blocked
+        PrevState::Sleeping
     })
 }
 
@@ -400,50 +342,59 @@ fn plugin_task(s: &str, what: &str) -> Result<(String, usize), FieldError> {
     Ok((comm.to_string(), pid))
 }
 
-fn decode_switch(args: &str) -> Result<SchedEvent, FieldError> {
-    if !args.contains("prev_pid=") {
+fn decode_switch(args: &str) -> Result<Decoded, FieldError> {
+    let (prev, prev_comm, state, next, next_comm) = if !args.contains("prev_pid=") {
         // Plugin format: `prev:1 [120] S ==> next:2 [120]`.
         let (l, r) = args.split_once("==>").ok_or_else(|| ("prev_state".to_string(), "expected `... ==> ...`".to_string()))?;
         let l = l.trim();
         let (task, state) = l.rsplit_once(' ').ok_or_else(|| ("prev_state".to_string(), format!("expected comm:pid [prio] STATE, got '{l}'")))?;
-        let (prev_comm, prev_pid) = plugin_task(task, "prev")?;
-        let (next_comm, next_pid) = plugin_task(r, "next")?;
-        return Ok(SchedEvent::Switch { prev_pid, prev_comm, prev_state: leave_state(state)?, next_pid, next_comm });
-    }
-    let f = kv(args);
-    Ok(SchedEvent::Switch {
-        prev_pid: field_usize(&f, "prev_pid")?,
-        prev_comm: field(&f, "prev_comm")?.to_string(),
-        prev_state: leave_state(field(&f, "prev_state")?)?,
-        next_pid: field_usize(&f, "next_pid")?,
-        next_comm: field(&f, "next_comm")?.to_string(),
-    })
+        let (prev_comm, prev) = plugin_task(task, "prev")?;
+        let (next_comm, next) = plugin_task(r, "next")?;
+        (prev, prev_comm, state, next, next_comm)
+    } else {
+        // Read in the tracepoint's field order, so a missing field is named as it comes.
+        let f = kv(args);
+        let (prev, prev_comm, state) = (field_usize(&f, "prev_pid")?, field(&f, "prev_comm")?.to_string(), field(&f, "prev_state")?);
+        (prev, prev_comm, state, field_usize(&f, "next_pid")?, field(&f, "next_comm")?.to_string())
+    };
+    Ok((TraceEvent::Switch { prev, prev_state: prev_state(state)?, next }, vec![(prev, prev_comm), (next, next_comm)]))
 }
 
-fn decode_wake(args: &str, kind: u8) -> Result<SchedEvent, FieldError> {
-    if !args.contains("pid=") {
+/// sched_waking / sched_wakeup / sched_wakeup_new of the line `event`, which fired on
+/// `cpu` (the target where a format leaves it out), in interrupt context if `in_irq`.
+fn decode_wake(args: &str, event: &str, cpu: usize, in_irq: bool) -> Result<Decoded, FieldError> {
+    let (pid, comm, target_cpu) = if !args.contains("pid=") {
         // Plugin format: `comm:pid [prio] success=1 CPU:003`.
         let upto = args.find(" success=").or_else(|| args.find(" CPU:")).unwrap_or(args.len());
         let (comm, pid) = plugin_task(&args[..upto], "")?;
-        let target_cpu = args.split("CPU:").nth(1).and_then(|c| c.trim().parse().ok());
-        return Ok(SchedEvent::Wake { pid, comm, target_cpu, kind });
-    }
-    let f = kv(args);
-    let target_cpu = match field(&f, "target_cpu") {
-        Ok(v) => Some(v.parse().map_err(|_| ("target_cpu".to_string(), format!("expected a CPU number, got '{v}'")))?),
-        Err(_) => None,
+        (pid, comm, args.split("CPU:").nth(1).and_then(|c| c.trim().parse().ok()))
+    } else {
+        let f = kv(args);
+        let target_cpu = match field(&f, "target_cpu") {
+            Ok(v) => Some(v.parse().map_err(|_| ("target_cpu".to_string(), format!("expected a CPU number, got '{v}'")))?),
+            Err(_) => None,
+        };
+        (field_usize(&f, "pid")?, field(&f, "comm")?.to_string(), target_cpu)
     };
-    Ok(SchedEvent::Wake { pid: field_usize(&f, "pid")?, comm: field(&f, "comm")?.to_string(), target_cpu, kind })
+    let target_cpu = target_cpu.unwrap_or(cpu);
+    let ev = match event {
+        "sched_waking" => TraceEvent::Waking { pid, target_cpu, from_irq: in_irq },
+        "sched_wakeup" => TraceEvent::Wakeup { pid, target_cpu },
+        _ => TraceEvent::WakeupNew { pid, target_cpu },
+    };
+    Ok((ev, vec![(pid, comm)]))
 }
 
-fn decode_migrate(args: &str) -> Result<SchedEvent, FieldError> {
+fn decode_migrate(args: &str) -> Result<Decoded, FieldError> {
     let f = kv(args);
-    Ok(SchedEvent::Migrate { pid: field_usize(&f, "pid")?, orig_cpu: field_usize(&f, "orig_cpu")?, dest_cpu: field_usize(&f, "dest_cpu")? })
+    let ev = TraceEvent::Migrate { pid: field_usize(&f, "pid")?, orig_cpu: field_usize(&f, "orig_cpu")?, dest_cpu: field_usize(&f, "dest_cpu")? };
+    Ok((ev, Vec::new()))
 }
 
-fn decode_fork(args: &str) -> Result<SchedEvent, FieldError> {
+fn decode_fork(args: &str) -> Result<Decoded, FieldError> {
     let f = kv(args);
-    Ok(SchedEvent::Fork { parent: field_usize(&f, "pid")?, child: field_usize(&f, "child_pid")?, child_comm: field(&f, "child_comm")?.to_string() })
+    let (parent, child) = (field_usize(&f, "pid")?, field_usize(&f, "child_pid")?);
+    Ok((TraceEvent::Fork { parent, child }, vec![(child, field(&f, "child_comm")?.to_string())]))
 }
 
 #[cfg(test)]
@@ -466,14 +417,15 @@ CPU:2 [LOST 45 EVENTS]
         let t = parse(text, "t.txt").unwrap();
         assert_eq!(t.lines.len(), 6);
         assert_eq!((t.lost_events, t.other_events), (45, 1));
-        assert!(
-            matches!(&t.lines[0].event, SchedEvent::Switch { next_pid: 12, next_comm, prev_state: LeaveState::Runnable, .. } if next_comm == "my task")
-        );
-        assert!(matches!(t.lines[1].event, SchedEvent::Switch { prev_pid: 1701, prev_state: LeaveState::Blocked, .. }));
+        assert!(matches!(t.lines[0].event, TraceEvent::Switch { next: 12, prev_state: PrevState::Runnable, .. }));
+        assert_eq!(t.lines[0].comm(12), "my task");
+        assert!(matches!(t.lines[1].event, TraceEvent::Switch { prev: 1701, prev_state: PrevState::Sleeping, .. }));
         assert_eq!(t.lines[2].ts, 10_000_000_500);
         assert!(t.lines[2].in_irq);
-        assert!(matches!(t.lines[3].event, SchedEvent::Switch { prev_pid: 1234, next_pid: 77, prev_state: LeaveState::Blocked, .. }));
-        assert!(matches!(t.lines[4].event, SchedEvent::Wake { pid: 77, target_cpu: Some(3), kind: 1, .. }));
+        assert!(matches!(t.lines[2].event, TraceEvent::Waking { pid: 77, target_cpu: 2, from_irq: true }));
+        assert!(matches!(t.lines[3].event, TraceEvent::Switch { prev: 1234, next: 77, prev_state: PrevState::Sleeping }));
+        assert!(matches!(t.lines[4].event, TraceEvent::Wakeup { pid: 77, target_cpu: 3 }));
+        assert_eq!(t.lines[4].comm(77), "cat");
         assert_eq!((t.lines[5].ctx_pid, t.lines[5].cpu, t.lines[5].ts), (829, 3, 2_726_130_986_000));
     }
 

@@ -20,22 +20,27 @@ use crate::eas::util_est::UtilEstForm;
 use crate::eas::Uclamp;
 use crate::features::Feature;
 use crate::state::cpufreq::{EasState, RATE_LIMIT_NS};
+use crate::state::root_domain::PerfDomains;
 use crate::state::task::{TaskId, TaskState};
 use crate::state::Simulator;
 use crate::time::Ns;
 
 impl Simulator {
-    /// Keeps util_est and uclamp on every run with PELT (the kernel keeps them whatever
-    /// the governor), and builds the policies when the machine has an Energy Model on
-    /// every CPU and the scenario asks for schedutil (otherwise: performance).
+    /// Keeps util_est and uclamp where the run has a reader of them, and builds the
+    /// policies when the machine has an Energy Model on every CPU and the scenario asks
+    /// for schedutil (otherwise: performance).
+    /// Model: the kernel keeps them on every run whatever the governor; their readers
+    /// here are schedutil and EAS, and with PELT on a machine of asymmetric capacity
+    /// misfit and select_idle_capacity() (fair/asym.rs). Elsewhere nothing reads them, so
+    /// they are not kept: the same results without their bookkeeping on every enqueue
+    /// and dequeue.
     pub(crate) fn setup_cpufreq(&mut self, governor: Governor) {
         let nr = self.m.nr_cpus();
         let schedutil = governor == Governor::Schedutil && nr > 0 && (0..nr).all(|c| self.m.perf_domain(c).is_some());
-        let mut e = EasState { schedutil, tracked: schedutil || self.pelt_on(), ..Default::default() };
+        let readers = schedutil || (self.pelt_on() && self.balance.asym_capacity);
+        let mut e = EasState { schedutil, tracked: readers, ..Default::default() };
         e.nohz_blocked = self.nohz_blocked_readers(schedutil);
         if e.tracked {
-            e.rq_util_est = vec![Default::default(); nr];
-            e.rq_clamps = vec![Vec::new(); nr];
             e.util_est_on = self.feat.has(Feature::UTIL_EST);
             e.fastup = self.feat.has(Feature::UTIL_EST_FASTUP);
             e.form = Some(UtilEstForm::of(self.k.version));
@@ -45,26 +50,28 @@ impl Simulator {
             return;
         }
         let mut pd_of_driver = vec![usize::MAX; self.m.idle_drivers.len()];
+        let mut pds = PerfDomains::default();
         for cpu in 0..nr {
             let d = self.m.cpu_idle_driver[cpu];
             if pd_of_driver[d] == usize::MAX {
                 let em = self.m.perf_domain(cpu).expect("checked");
-                pd_of_driver[d] = e.pds.len();
-                e.pds.push(PerfDomainCosts::from_em(em, self.capacity(cpu)));
-                e.pd_names.push(em.name.clone());
-                e.pd_cpus.push(Vec::new());
+                pd_of_driver[d] = pds.costs.len();
+                pds.costs.push(PerfDomainCosts::from_em(em, self.capacity(cpu)));
+                pds.names.push(em.name.clone());
+                pds.cpus.push(Vec::new());
             }
-            e.pd_of_cpu.push(pd_of_driver[d]);
-            e.pd_cpus[pd_of_driver[d]].push(cpu);
+            pds.of_cpu.push(pd_of_driver[d]);
+            pds.cpus[pd_of_driver[d]].push(cpu);
         }
-        for (pd, costs) in e.pds.iter().enumerate() {
-            e.policies.push(SugovPolicy::new(costs.table_khz(), e.pd_cpus[pd].len(), RATE_LIMIT_NS, Governor::Schedutil));
+        for (pd, costs) in pds.costs.iter().enumerate() {
+            e.policies.push(SugovPolicy::new(costs.table_khz(), pds.cpus[pd].len(), RATE_LIMIT_NS, Governor::Schedutil));
         }
-        e.opp_busy = (0..nr).map(|c| vec![0; e.pds[e.pd_of_cpu[c]].states.len()]).collect();
+        e.opp_busy = (0..nr).map(|c| vec![0; pds.costs[pds.of_cpu[c]].states.len()]).collect();
         e.busy_mark = vec![0; nr];
         e.feec = self.feat.has(Feature::ENERGY_AWARE);
         e.rules = Some(FeecRules::of(self.k.version));
         self.eas = e;
+        self.rd.pd = pds;
     }
 
     /// `[kernel.schedutil]`: each policy's rate limits, mainline's one or the Android
@@ -128,7 +135,10 @@ impl Simulator {
     /// cluster runs below the top.
     #[inline]
     pub(crate) fn freq_slowed(&self, cpu: usize) -> Option<(u64, u64)> {
-        self.eas.slowed(cpu)
+        if !self.eas.schedutil {
+            return None;
+        }
+        self.eas.slowed(self.rd.pd.of_cpu[cpu])
     }
 
     /// The capacity PELT weighs running time with: capacity x cur/max
@@ -158,9 +168,9 @@ impl Simulator {
         if used {
             let c = self.eas.uclamp_of(p, self.task_group(p));
             self.eas.task(p).clamp_cpu = Some((cpu, c));
-            self.eas.rq_clamps[cpu].push(c);
+            self.rqs[cpu].uclamp.push(c);
         }
-        self.eas.rq_util_est[cpu].enqueue(est);
+        self.rqs[cpu].util_est.enqueue(est);
     }
 
     /// util_est_dequeue() and uclamp_rq_dec() for `p` leaving its runqueue (idempotent).
@@ -171,10 +181,10 @@ impl Simulator {
         let t = self.eas.task(p);
         let (in_rq, clamp_cpu) = (t.in_rq.take(), t.clamp_cpu.take());
         if let Some((cpu, est)) = in_rq {
-            self.eas.rq_util_est[cpu].dequeue(est);
+            self.rqs[cpu].util_est.dequeue(est);
         }
         if let Some((cpu, c)) = clamp_cpu {
-            let v = &mut self.eas.rq_clamps[cpu];
+            let v = &mut self.rqs[cpu].uclamp;
             if let Some(i) = v.iter().position(|&x| x == c) {
                 v.swap_remove(i);
             }
@@ -199,13 +209,13 @@ impl Simulator {
         if !self.eas.schedutil {
             return;
         }
-        let pd = self.eas.pd_of_cpu[cpu];
-        let cpus = std::mem::take(&mut self.eas.pd_cpus[pd]);
+        let pd = self.rd.pd.of_cpu[cpu];
+        let cpus = std::mem::take(&mut self.rd.pd.cpus[pd]);
         let idx = cpus.iter().position(|&c| c == cpu).unwrap_or(0);
         let inputs: Vec<CpuUtilInput> = cpus
             .iter()
             .map(|&c| {
-                let uclamp = if self.eas.uclamp_used { self.eas.rq_uclamp(c) } else { None };
+                let uclamp = if self.eas.uclamp_used { self.rqs[c].uclamp_aggregate() } else { None };
                 CpuUtilInput { util: self.eas_cpu_util(c), capacity: self.capacity(c), uclamp }
             })
             .collect();
@@ -230,13 +240,13 @@ impl Simulator {
                 self.trace_event(c, crate::trace::TraceEvent::CpuFrequency { khz: new as u32 });
             }
         }
-        self.eas.pd_cpus[pd] = cpus;
+        self.rd.pd.cpus[pd] = cpus;
     }
 
     /// Busy time since the last call charged to the OPP each CPU of `cpus` ran at.
     fn account_opp(&mut self, pd: usize, cpus: &[usize]) {
         let cur = self.eas.policies[pd].cur_khz;
-        let opp = self.eas.pds[pd].states.iter().position(|s| s.frequency_khz == cur).unwrap_or(0);
+        let opp = self.rd.pd.costs[pd].states.iter().position(|s| s.frequency_khz == cur).unwrap_or(0);
         for &c in cpus {
             let rq = &self.rqs[c];
             let busy: Ns = rq.stats.busy_ns + if rq.curr.is_some() { self.now - rq.state_since } else { 0 };
@@ -251,17 +261,17 @@ impl Simulator {
         if !self.eas.schedutil {
             return None;
         }
-        let pd = self.eas.pd_of_cpu[cpu];
+        let pd = self.rd.pd.of_cpu[cpu];
         self.account_opp(pd, &[cpu]);
         let busy: Ns = self.eas.opp_busy[cpu].iter().sum();
         let at_opps: f64 =
-            self.eas.opp_busy[cpu].iter().zip(&self.eas.pds[pd].states).map(|(&ns, s)| s.power_uw as f64 / 1000.0 * ns as f64 / 1000.0).sum();
+            self.eas.opp_busy[cpu].iter().zip(&self.rd.pd.costs[pd].states).map(|(&ns, s)| s.power_uw as f64 / 1000.0 * ns as f64 / 1000.0).sum();
         Some(if busy > 0 {
             at_opps * awake as f64 / busy as f64
         } else {
             // Awake without running a task: at the OPP the cluster is at.
             let cur = self.eas.policies[pd].cur_khz;
-            let p = self.eas.pds[pd].states.iter().find(|s| s.frequency_khz == cur).map_or(0, |s| s.power_uw);
+            let p = self.rd.pd.costs[pd].states.iter().find(|s| s.frequency_khz == cur).map_or(0, |s| s.power_uw);
             p as f64 / 1000.0 * awake as f64 / 1000.0
         })
     }
@@ -277,10 +287,10 @@ impl Simulator {
 
     /// Every cluster's OPP residency brought up to now (the warm-up's baseline reads it).
     pub(crate) fn cpufreq_flush(&mut self) {
-        for pd in 0..self.eas.pds.len() {
-            let cpus = std::mem::take(&mut self.eas.pd_cpus[pd]);
+        for pd in 0..self.rd.pd.costs.len() {
+            let cpus = std::mem::take(&mut self.rd.pd.cpus[pd]);
             self.account_opp(pd, &cpus);
-            self.eas.pd_cpus[pd] = cpus;
+            self.rd.pd.cpus[pd] = cpus;
         }
     }
 
@@ -293,13 +303,13 @@ impl Simulator {
         if !self.eas.schedutil {
             return out;
         }
-        for (pd, name) in self.eas.pd_names.iter().enumerate() {
-            let cpus = &self.eas.pd_cpus[pd];
+        for (pd, name) in self.rd.pd.names.iter().enumerate() {
+            let cpus = &self.rd.pd.cpus[pd];
             let nj: f64 = cpus.iter().map(|&c| self.rqs[c].stats.energy_active_nj).sum();
             out.push((format!("energy_active_{name}_mj"), nj / 1e6));
             let busy: Ns = cpus.iter().map(|&c| self.rqs[c].stats.busy_ns).sum();
             out.push((format!("busy_{name}_seconds"), busy as f64 / 1e9));
-            for (i, s) in self.eas.pds[pd].states.iter().enumerate() {
+            for (i, s) in self.rd.pd.costs[pd].states.iter().enumerate() {
                 let ns: Ns = cpus.iter().map(|&c| self.eas.opp_busy[c][i]).sum();
                 if ns > 0 {
                     out.push((format!("opp_busy_{name}_{}mhz_seconds", s.frequency_khz / 1000), ns as f64 / 1e9));

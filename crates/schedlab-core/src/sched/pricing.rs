@@ -32,7 +32,7 @@ impl Simulator {
 
     /// An IPI's flight at distance `d` (`CostTable::ipi_latency_ns`).
     pub(crate) fn ipi_latency_ns(&self, d: Distance) -> f64 {
-        self.stats.cost_reads.note(key_index("kernel.ipi_delivery_ns"));
+        self.stats.cost_reads.note(const { key_index("kernel.ipi_delivery_ns") });
         self.stats.cost_reads.note_line(d);
         self.m.cost.ipi_latency_ns(d)
     }
@@ -42,14 +42,14 @@ impl Simulator {
         if d != Distance::SameCpu && bytes != 0 {
             self.stats.cost_reads.note_line(d);
             self.stats.cost_reads.note_line(Distance::SameCpu);
-            self.stats.cost_reads.note(key_index("miss_parallelism"));
+            self.stats.cost_reads.note(const { key_index("miss_parallelism") });
         }
         self.m.cost.refill_ns(bytes, d)
     }
 
     /// One pass of independent reads (`CostTable::read_pass_ns`).
     pub(crate) fn read_pass_ns(&self, longest_ns: f64, total_ns: f64) -> f64 {
-        self.stats.cost_reads.note(key_index("miss_parallelism"));
+        self.stats.cost_reads.note(const { key_index("miss_parallelism") });
         self.m.cost.read_pass_ns(longest_ns, total_ns)
     }
 
@@ -61,7 +61,7 @@ impl Simulator {
                 self.stats.cost_reads.note_line(d);
             }
         }
-        self.stats.cost_reads.note(key_index("miss_parallelism"));
+        self.stats.cost_reads.note(const { key_index("miss_parallelism") });
     }
 
     /// What the run read of the machine's constants (`engine.constants_read`): the

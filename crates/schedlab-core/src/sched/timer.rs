@@ -113,7 +113,7 @@ impl Simulator {
         let hard = self.now;
         if !self.timers.hr.is_queued(HrtimerKey { cpu, hard, seq }) {
             // Expired early by another interrupt (slack), or cancelled.
-            self.count_stale(crate::state::events::EventKind::Hrtimer { cpu: cpu as u32, seq }, 11);
+            self.count_stale(crate::state::events::EventKind::Hrtimer { cpu: cpu as u32, seq }, crate::state::events::EventCount::HrtimerStale);
             return;
         }
         self.timer_interrupt(cpu, false);

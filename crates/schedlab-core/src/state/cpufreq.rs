@@ -1,21 +1,20 @@
-//! The energy-aware half's run state: per-task util_est and clamps, the per-rq util_est
-//! sums and clamp aggregation, the root domain's overutilized flag, one cpufreq policy
+//! The energy-aware half's run state: per-task util_est and clamps, one cpufreq policy
 //! per performance domain with its OPP residency (the behaviour is sched/cpufreq.rs and
-//! fair/energy.rs; the rules are eas/).
+//! fair/energy.rs; the rules are eas/). The per-rq util_est sums and clamps are the
+//! `Rq`'s, the performance domains and the overutilized flag the `RootDomain`'s.
 //!
 //! Mirrors: include/linux/sched.h `struct util_est` and `uclamp_se` in task_struct;
-//! kernel/sched/sched.h `cfs_rq->avg.util_est`, `rq->uclamp[]`, `root_domain->pd` and
-//! `->overutilized`; kernel/sched/cpufreq_schedutil.c `struct sugov_policy` per policy.
-//! Model: util_est and uclamp are kept on every run with PELT, whatever the governor, as
-//! the kernel keeps them (`tracked`); their readers are schedutil, EAS and, on machines
-//! of asymmetric capacity, misfit and select_idle_capacity() (fair/asym.rs). The
+//! kernel/sched/cpufreq_schedutil.c `struct sugov_policy` per policy.
+//! Model: util_est and uclamp are kept (`tracked`) on the runs that read them: schedutil,
+//! EAS and, on machines of asymmetric capacity with PELT, misfit and
+//! select_idle_capacity() (fair/asym.rs); the kernel keeps them on every run. The
 //! policies, the overutilized flag and the OPP residency exist only when the machine
 //! has an Energy Model and the scenario asks for schedutil (`[kernel] governor`): with
 //! the performance governor, the default, every CPU stays at its top OPP.
 
-use crate::eas::energy::{FeecRules, PerfDomainCosts};
+use crate::eas::energy::FeecRules;
 use crate::eas::schedutil::SugovPolicy;
-use crate::eas::util_est::{RqUtilEst, UtilEst, UtilEstForm};
+use crate::eas::util_est::{UtilEst, UtilEstForm};
 use crate::eas::Uclamp;
 use crate::time::Ns;
 
@@ -44,8 +43,8 @@ pub(crate) struct TaskEas {
 pub(crate) struct EasState {
     /// schedutil drives the clusters' frequencies (an EM and `governor = "schedutil"`).
     pub(crate) schedutil: bool,
-    /// util_est and uclamp are kept (every run with PELT; the per-task and per-rq
-    /// tables below are allocated).
+    /// util_est and uclamp are kept (a run that reads them: the per-task records here and
+    /// the per-rq sums in `Rq`).
     pub(crate) tracked: bool,
     /// The nohz blocked-load update of idle CPUs runs (nohz.has_blocked; see
     /// fair/energy.rs for the runs that have it).
@@ -63,27 +62,15 @@ pub(crate) struct EasState {
     pub(crate) rules: Option<FeecRules>,
     /// uclamp_is_used(): some task set a clamp (UCLAMP on).
     pub(crate) uclamp_used: bool,
-    /// The performance domains (one per core type with an EM), with their costs.
-    pub(crate) pds: Vec<PerfDomainCosts>,
-    /// Each domain's EM name (core type).
-    pub(crate) pd_names: Vec<String>,
     /// Per task group: its effective clamps (cpu.uclamp.min/max capped by the parent's
     /// effective ones; empty when no group sets any).
     pub(crate) tg_uclamp: Vec<Uclamp>,
-    /// Each CPU's domain.
-    pub(crate) pd_of_cpu: Vec<usize>,
-    /// Each domain's CPUs.
-    pub(crate) pd_cpus: Vec<Vec<usize>>,
-    /// One policy per domain.
+    /// One policy per performance domain (`rd.pd`'s order).
     pub(crate) policies: Vec<SugovPolicy>,
     /// Per CPU, per OPP of its domain: busy time spent at it.
     pub(crate) opp_busy: Vec<Vec<Ns>>,
     /// Per CPU: its busy time when `opp_busy` was last brought up to date.
     pub(crate) busy_mark: Vec<Ns>,
-    /// Per CPU: Σ of the enqueued tasks' estimates.
-    pub(crate) rq_util_est: Vec<RqUtilEst>,
-    /// Per CPU: the clamps of its runnable tasks (max-aggregated when read).
-    pub(crate) rq_clamps: Vec<Vec<Uclamp>>,
     /// Per task.
     pub(crate) tasks: Vec<TaskEas>,
     /// Frequency changes made.
@@ -126,18 +113,11 @@ impl EasState {
         }
     }
 
-    /// The rq's aggregated clamps (None: no runnable task with a record).
-    pub(crate) fn rq_uclamp(&self, cpu: usize) -> Option<Uclamp> {
-        crate::eas::uclamp_rq_aggregate(self.rq_clamps.get(cpu)?.iter().copied())
-    }
-
-    /// The running frequency of `cpu`'s domain against its top one, when below the top.
+    /// The running frequency of performance domain `pd` against its top one, when below
+    /// the top (under schedutil).
     #[inline]
-    pub(crate) fn slowed(&self, cpu: usize) -> Option<(u64, u64)> {
-        if !self.schedutil {
-            return None;
-        }
-        let p = &self.policies[self.pd_of_cpu[cpu]];
+    pub(crate) fn slowed(&self, pd: usize) -> Option<(u64, u64)> {
+        let p = &self.policies[pd];
         let max = p.max_khz();
         (p.cur_khz != max).then_some((p.cur_khz, max))
     }

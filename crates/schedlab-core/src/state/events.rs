@@ -100,44 +100,123 @@ pub enum EventKind {
     End,
 }
 
-impl EventKind {
-    /// Names of the kinds, indexed by [`EventKind::index`], with the stale events a
-    /// handler drops counted under names of their own (see `Simulator::dispatch`).
-    /// The last, `inline`, counts the events popped from the queue's head slot (exact
-    /// elision: no list or tree operation), already counted under their kind.
-    pub const NAMES: [&'static str; 14] = [
-        "segment_end",
-        "hrtimer",
-        "timer_irq",
-        "task_start",
-        "tick",
-        "bandwidth_timer",
-        "bandwidth_csd",
-        "resched",
-        "end",
-        "segment_end_stale",
-        "tick_stale",
-        "hrtimer_stale",
-        "inline",
-        "rt_push_ipi",
-    ];
-    /// Index of `inline` in [`EventKind::NAMES`].
-    pub const INLINE: usize = 12;
+/// What a run's events are counted under (`events_by_kind`): each kind, with the stale
+/// events a handler drops (their generation moved on) counted apart, and `Inline`, the
+/// events popped from the queue's head slot (exact elision: no list or tree operation),
+/// already counted under their kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventCount {
+    /// [`EventKind::SegmentEnd`].
+    SegmentEnd,
+    /// [`EventKind::Hrtimer`].
+    Hrtimer,
+    /// [`EventKind::TimerIrq`].
+    TimerIrq,
+    /// [`EventKind::TaskStart`].
+    TaskStart,
+    /// [`EventKind::Tick`].
+    Tick,
+    /// [`EventKind::Bandwidth`].
+    BandwidthTimer,
+    /// [`EventKind::BwCsd`].
+    BandwidthCsd,
+    /// [`EventKind::RtPushIpi`].
+    RtPushIpi,
+    /// [`EventKind::Resched`].
+    Resched,
+    /// [`EventKind::End`].
+    End,
+    /// A segment end of an older segment.
+    SegmentEndStale,
+    /// A tick of a stopped tick.
+    TickStale,
+    /// An hrtimer expiry of a timer since cancelled or re-armed.
+    HrtimerStale,
+    /// Popped from the head slot.
+    Inline,
+}
 
-    /// The kind's index into [`EventKind::NAMES`].
-    #[inline]
-    pub fn index(self) -> usize {
+impl EventCount {
+    /// Every counter, in index order.
+    pub const ALL: [EventCount; 14] = [
+        EventCount::SegmentEnd,
+        EventCount::Hrtimer,
+        EventCount::TimerIrq,
+        EventCount::TaskStart,
+        EventCount::Tick,
+        EventCount::BandwidthTimer,
+        EventCount::BandwidthCsd,
+        EventCount::RtPushIpi,
+        EventCount::Resched,
+        EventCount::End,
+        EventCount::SegmentEndStale,
+        EventCount::TickStale,
+        EventCount::HrtimerStale,
+        EventCount::Inline,
+    ];
+
+    /// The counter's name in a result's `engine.events_by_kind`.
+    pub const fn name(self) -> &'static str {
         match self {
-            EventKind::SegmentEnd { .. } => 0,
-            EventKind::Hrtimer { .. } => 1,
-            EventKind::TimerIrq { .. } => 2,
-            EventKind::TaskStart { .. } => 3,
-            EventKind::Tick { .. } => 4,
-            EventKind::Bandwidth { .. } => 5,
-            EventKind::BwCsd { .. } => 6,
-            EventKind::Resched { .. } => 7,
-            EventKind::End => 8,
-            EventKind::RtPushIpi { .. } => 13,
+            EventCount::SegmentEnd => "segment_end",
+            EventCount::Hrtimer => "hrtimer",
+            EventCount::TimerIrq => "timer_irq",
+            EventCount::TaskStart => "task_start",
+            EventCount::Tick => "tick",
+            EventCount::BandwidthTimer => "bandwidth_timer",
+            EventCount::BandwidthCsd => "bandwidth_csd",
+            EventCount::RtPushIpi => "rt_push_ipi",
+            EventCount::Resched => "resched",
+            EventCount::End => "end",
+            EventCount::SegmentEndStale => "segment_end_stale",
+            EventCount::TickStale => "tick_stale",
+            EventCount::HrtimerStale => "hrtimer_stale",
+            EventCount::Inline => "inline",
+        }
+    }
+}
+
+/// A count per [`EventCount`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts([u64; EventCount::ALL.len()]);
+
+impl std::ops::Index<EventCount> for EventCounts {
+    type Output = u64;
+    #[inline]
+    fn index(&self, c: EventCount) -> &u64 {
+        &self.0[c as usize]
+    }
+}
+
+impl std::ops::IndexMut<EventCount> for EventCounts {
+    #[inline]
+    fn index_mut(&mut self, c: EventCount) -> &mut u64 {
+        &mut self.0[c as usize]
+    }
+}
+
+impl EventCounts {
+    /// The counters that counted something, by name.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        EventCount::ALL.iter().map(|&c| (c.name(), self[c])).filter(|&(_, n)| n > 0)
+    }
+}
+
+impl EventKind {
+    /// The counter a popped event of this kind counts under.
+    #[inline]
+    pub fn counter(self) -> EventCount {
+        match self {
+            EventKind::SegmentEnd { .. } => EventCount::SegmentEnd,
+            EventKind::Hrtimer { .. } => EventCount::Hrtimer,
+            EventKind::TimerIrq { .. } => EventCount::TimerIrq,
+            EventKind::TaskStart { .. } => EventCount::TaskStart,
+            EventKind::Tick { .. } => EventCount::Tick,
+            EventKind::Bandwidth { .. } => EventCount::BandwidthTimer,
+            EventKind::BwCsd { .. } => EventCount::BandwidthCsd,
+            EventKind::Resched { .. } => EventCount::Resched,
+            EventKind::End => EventCount::End,
+            EventKind::RtPushIpi { .. } => EventCount::RtPushIpi,
         }
     }
 }

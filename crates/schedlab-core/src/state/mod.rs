@@ -35,7 +35,7 @@ use crate::topology::Machine;
 use crate::trace::Tracer;
 use crate::workload::Reporter;
 use conservation::WorkConservation;
-use events::{EventKind, EventQueue};
+use events::EventQueue;
 use rq::Rq;
 use task::{Program, Task};
 
@@ -283,8 +283,8 @@ pub(crate) struct RunStats {
     pub(crate) timer_bench_ns: LatencyHistogram,
     /// Histograms of `record` steps, by histogram index: (name, data).
     pub(crate) user_hists: Vec<(String, UserHistogram)>,
-    /// Events by kind (EventKind::NAMES), stale ones apart: what a run spends events on.
-    pub(crate) events_by_kind: [u64; EventKind::NAMES.len()],
+    /// Events by kind, stale ones apart: what a run spends events on.
+    pub(crate) events_by_kind: crate::state::events::EventCounts,
     /// The cost-table leaves the run read (`cost!`, `sched/pricing.rs`).
     pub(crate) cost_reads: crate::cost::CostReads,
     /// The idle states whose wake the run paid, per idle driver (bit = state index).

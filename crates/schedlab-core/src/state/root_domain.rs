@@ -4,12 +4,11 @@
 //! Mirrors: kernel/sched/sched.h `struct root_domain`: overloaded (RD_OVERLOADED's
 //! sticky flag, set in add_nr_running() when a runqueue reaches two tasks), overutilized
 //! (EAS), max_cpu_capacity, rto_mask with the RT_PUSH_IPI iterator (rto_cpu,
-//! rto_loop, rto_loop_next), cpupri, cpudl and dl_bw.
-//! Model: one root domain, the whole machine (no cpusets partitions). The performance
-//! domains stay with the cpufreq policies (state/cpufreq.rs), which they describe.
+//! rto_loop, rto_loop_next), cpupri, cpudl, dl_bw and the performance domains (rd->pd).
+//! Model: one root domain, the whole machine (no cpusets partitions).
 
 use crate::cpumask::CpuMask;
-use crate::eas::energy::RootDomainOverutilized;
+use crate::eas::energy::{PerfDomainCosts, RootDomainOverutilized};
 use crate::rt::cpudl::CpuDl;
 use crate::rt::cpupri::CpuPri;
 use crate::rt::deadline::DlBw;
@@ -43,6 +42,23 @@ pub(crate) struct RootDomain {
     pub(crate) cpudl: CpuDl,
     /// rd->dl_bw: the admitted deadline bandwidth.
     pub(crate) dl_bw: DlBw,
+    /// rd->pd: the performance domains.
+    pub(crate) pd: PerfDomains,
+}
+
+/// rd->pd, the list build_perf_domains() makes: one domain per core type with an Energy
+/// Model, built when schedutil drives every policy (empty otherwise, as the kernel
+/// builds none without EAS's governor).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PerfDomains {
+    /// Each domain's costs (pd->em_pd's table, scaled to the CPUs' capacity).
+    pub(crate) costs: Vec<PerfDomainCosts>,
+    /// Each domain's EM name (core type).
+    pub(crate) names: Vec<String>,
+    /// Each CPU's domain.
+    pub(crate) of_cpu: Vec<usize>,
+    /// Each domain's CPUs (perf_domain_span()).
+    pub(crate) cpus: Vec<Vec<usize>>,
 }
 
 impl RootDomain {

@@ -148,11 +148,23 @@ pub struct Rq {
     pub rt: crate::state::rt_rq::RtRq,
     /// The deadline class's runqueue, with the fair server (rq->dl, rq->fair_server).
     pub dl: crate::state::rt_rq::DlRq,
+    /// Σ of the enqueued tasks' util_est estimates (rq->cfs.avg.util_est; summed while
+    /// util_est is tracked, see state/cpufreq.rs).
+    pub util_est: crate::eas::util_est::RqUtilEst,
+    /// The clamps of its runnable tasks, max-aggregated when read (rq->uclamp[]'s
+    /// buckets; filled once some task sets a clamp).
+    pub uclamp: Vec<crate::eas::Uclamp>,
     /// Statistics.
     pub stats: crate::metrics::CpuStats,
 }
 
 impl Rq {
+    /// The rq's aggregated clamps, uclamp_rq_get() of both (None: no runnable task with a
+    /// record).
+    pub fn uclamp_aggregate(&self) -> Option<crate::eas::Uclamp> {
+        crate::eas::uclamp_rq_aggregate(self.uclamp.iter().copied())
+    }
+
     /// Tells whether the CPU is idle (available_idle_cpu: nothing running or queued).
     #[inline]
     pub fn is_idle(&self) -> bool {

@@ -27,13 +27,15 @@ use crate::time::Ns;
 pub enum PrevState {
     /// Still runnable: preempted (`R+`), or the idle task (`R`).
     Runnable,
-    /// Sleeping or blocked interruptibly (`S`).
+    /// Sleeping or blocked: the simulator's tasks sleep interruptibly (written `S`); a
+    /// recorded trace's every sleeping state (S, D, I, T, ...) reads as this.
     Sleeping,
     /// Exited (`X`, EXIT_DEAD).
     Dead,
 }
 
-/// One tracepoint hit.
+/// One tracepoint hit: what the simulator's traces are written from, and what a
+/// recorded text trace is read into (`interchange::trace_text`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceEvent {
     /// `sched_switch`: `prev` (0 = idle) leaves, `next` (0 = idle) runs.
