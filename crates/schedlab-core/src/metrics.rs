@@ -292,6 +292,22 @@ pub struct RunResult {
     pub warnings: Vec<String>,
 }
 
+impl RunResult {
+    /// The seconds the result's figures cover: the measured window after a warm-up
+    /// (`summary.sim_seconds`), else the whole run. What a rate divides by.
+    pub fn measured_s(&self) -> f64 {
+        self.summary.get("sim_seconds").copied().unwrap_or(self.engine.sim_ns as f64 / 1e9)
+    }
+
+    /// [`RunResult::measured_s`] in ns (the run's own `sim_ns` without a warm-up).
+    pub fn measured_ns(&self) -> f64 {
+        match self.summary.get("warmup_seconds") {
+            Some(_) => self.measured_s() * 1e9,
+            None => self.engine.sim_ns as f64,
+        }
+    }
+}
+
 /// Per-LLC figures.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LlcStats {

@@ -315,7 +315,7 @@ pub(super) fn schbench(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
             let mut out = std::collections::BTreeMap::new();
             percentiles(r, "schbench_wakeup", "wakeup", &mut out);
             percentiles(r, "schbench_request", "request", &mut out);
-            let secs = r.engine.sim_ns as f64 / 1e9;
+            let secs = r.measured_s();
             if let Some(h) = r.histograms.get("schbench_request") {
                 out.insert("rps".into(), h.count as f64 / secs.max(1e-9));
             }
@@ -422,7 +422,7 @@ pub(super) fn hhvm(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result<Gen
         timers: vec![],
         reporter: Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
-            let secs = r.engine.sim_ns as f64 / 1e9;
+            let secs = r.measured_s();
             if let Some(h) = r.histograms.get("hhvm_request") {
                 out.insert("throughput_rps".into(), h.count as f64 / secs.max(1e-9));
                 for (k, v) in [("latency_p50_ms", h.p50_ns), ("latency_p95_ms", h.p95_ns), ("latency_p99_ms", h.p99_ns)] {

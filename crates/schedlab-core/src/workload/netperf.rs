@@ -135,7 +135,7 @@ pub(super) fn build(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Result<G
         tasks,
         Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
-            let secs = (r.summary.get("sim_seconds").copied().unwrap_or(r.engine.sim_ns as f64 / 1e9)).max(1e-9);
+            let secs = r.measured_s().max(1e-9);
             let util = r.summary.get("utilization").copied().unwrap_or(0.0) * 100.0;
             let mut total = 0.0;
             for i in 0..instances {

@@ -82,7 +82,7 @@ pub(super) fn threadpool(v: &serde_json::Value, _m: &Machine, _seed: u64) -> Res
         timers: vec![],
         reporter: Box::new(|r| {
             let served: u64 = r.tasks.iter().filter(|t| t.name.starts_with("worker")).map(|t| t.nr_wakeups).sum();
-            let secs = r.engine.sim_ns as f64 / 1e9;
+            let secs = r.measured_s();
             [("requests_per_s".to_string(), if secs > 0.0 { served as f64 / secs } else { 0.0 })].into_iter().collect()
         }),
     })

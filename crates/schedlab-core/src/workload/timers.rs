@@ -160,7 +160,7 @@ pub(super) fn dbench_pairs(v: &serde_json::Value, _m: &Machine, _seed: u64) -> R
             let mut out = std::collections::BTreeMap::new();
             // Each completed operation ends with the client woken by its answer.
             let ops: u64 = r.tasks.iter().filter(|t| t.name.starts_with("client")).map(|t| t.nr_wakeups).sum();
-            let secs = r.engine.sim_ns as f64 / 1e9;
+            let secs = r.measured_s();
             out.insert("ops_per_s".into(), ops as f64 / secs.max(1e-9));
             // TCP timers that ran out (a pair idle for their delay): the callbacks found
             // nothing pending.
@@ -275,7 +275,7 @@ pub(super) fn ui_frame(v: &serde_json::Value, m: &Machine, _seed: u64) -> Result
         reporter: Box::new(move |r| {
             let mut out = std::collections::BTreeMap::new();
             let frames = r.tasks.iter().find(|t| t.name == "composer").map_or(0, |t| t.nr_wakeups);
-            out.insert("frames_per_s".into(), frames as f64 / (r.engine.sim_ns as f64 / 1e9).max(1e-9));
+            out.insert("frames_per_s".into(), frames as f64 / r.measured_s().max(1e-9));
             cluster_residency(r, &clusters, &mut out);
             out
         }),
@@ -372,7 +372,7 @@ fn cluster_residency(r: &crate::metrics::RunResult, clusters: &[(String, Vec<usi
         // Mean power of the cluster's rail over the run (Energy Model dynamic power).
         let nj: f64 = cpus.iter().map(|&c| r.cpus[c].energy_nj()).sum();
         if nj > 0.0 {
-            let mw = nj / r.engine.sim_ns.max(1) as f64 * 1000.0;
+            let mw = nj / r.measured_ns().max(1.0) * 1000.0;
             out.insert(format!("{name}_power_mw"), mw);
             *out.entry("cpu_power_mw".into()).or_insert(0.0) += mw;
         }
