@@ -97,6 +97,9 @@ pub fn check(scenario: &Scenario) -> Result<(Machine, usize), ScenarioError> {
     let machine = build_machine(&scenario.machine)?;
     let version = KernelVersion::parse(&scenario.kernel.profile).map_err(|e| ScenarioError::new("kernel.profile", e))?;
     KernelConfig::resolve(version, machine.nr_cpus(), &scenario.kernel.tunables).map_err(|e| ScenarioError::new("kernel.tunables", e))?;
+    if let Some(ext) = &scenario.kernel.sched_ext {
+        crate::ext::load(ext, version, machine.nr_cpus())?;
+    }
     let mut generated = 0;
     if let Some(w) = &scenario.workload {
         let seed = scenario.run.seeds.first().copied().unwrap_or(1);

@@ -42,6 +42,7 @@ pub mod eas;
 pub mod energy_model;
 pub mod engine;
 pub mod error;
+pub mod ext;
 pub mod fair;
 pub mod features;
 pub mod interchange;

@@ -45,6 +45,7 @@ mod rt_nr_running;
 mod rt_pi_chain;
 mod rt_push_ipi;
 mod scenario_errors;
+mod sched_ext;
 mod shared_runq;
 mod stepping;
 mod timers;

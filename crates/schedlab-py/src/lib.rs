@@ -464,6 +464,17 @@ fn workloads() -> PyResult<String> {
     })
 }
 
+/// scx_schedulers() -> str: JSON list of the sched_ext schedulers a scenario can load
+/// (`[kernel.sched_ext] scheduler`), {name, description}.
+#[pyfunction]
+fn scx_schedulers() -> PyResult<String> {
+    no_panic("scx_schedulers", || {
+        let list: Vec<serde_json::Value> =
+            schedlab_core::ext::POLICIES.iter().map(|(name, what)| serde_json::json!({"name": name, "description": what})).collect();
+        to_json(&list)
+    })
+}
+
 /// bench_cases() -> str: JSON list of the speed suite's cases, {name, what, quick_ms}.
 #[pyfunction]
 fn bench_cases() -> PyResult<String> {
@@ -515,6 +526,6 @@ mod _core {
     #[pymodule_export]
     use super::{
         available_memory, bench_case, bench_cases, bench_heap, features, host_kernel, interrupt_runs, kernel, kernel_profile, load_scenario, machine,
-        machine_spec, machines, rt_app_export, run, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
+        machine_spec, machines, rt_app_export, run, scx_schedulers, toml_location, trace_replay, trace_timelines, tunables, version, workloads,
     };
 }

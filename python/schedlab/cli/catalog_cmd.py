@@ -183,6 +183,30 @@ def tunables(
     out.print("Override in a scenario: [kernel] tunables = { sched_migration_cost_ns = 0 }")
 
 
+# ----------------------------------------------------------------------- sched_ext
+scx_app = typer.Typer(help="sched_ext: the schedulers a scenario can load into the ext class.", no_args_is_help=True)
+app.add_typer(scx_app, name="scx")
+
+
+@scx_app.command("list")
+def scx_list(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the sched_ext schedulers (\\[kernel.sched_ext] scheduler = "NAME", or run --scx
+    NAME): the policies written here from the kernel's tools/sched_ext examples."""
+    with errors():
+        doc = json.loads(_core.scx_schedulers())
+    if json_out:
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    t = Table(title="sched_ext schedulers (Linux 6.12+)", title_justify="left")
+    t.add_column("scheduler", no_wrap=True)
+    t.add_column("what it does")
+    for s in doc:
+        t.add_row(s["name"], escape(s["description"]))
+    emit(t)
+    out.print('In a scenario: [kernel] profile = "6.12", sched_ext = { scheduler = "NAME" }; or schedlab run FILE --profile 6.12 --scx NAME. '
+              "Schedulers compiled from BPF C (scx_bpfland, scx_lavd) are not run yet.", markup=False)
+
+
 # ----------------------------------------------------------------------- workloads
 @app.command()
 def workloads(

@@ -153,6 +153,7 @@ def run(
     profile: str | None = typer.Option(None, "--profile", callback=check_profile, help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
     feature: list[str] | None = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
     tunable: list[str] | None = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
+    scx: str | None = typer.Option(None, "--scx", help="Load this sched_ext scheduler into the ext class (schedlab scx list; kernel 6.12+), as --set kernel.sched_ext.scheduler=NAME.", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
@@ -178,6 +179,8 @@ def run(
         with DelayedProgress(f"reading {scenario}", total=None, units=False):
             s = load_scenario(scenario, machine=machine, max_memory=parse_bytes("max_memory", max_memory))
         changes = run_changes(s.doc, set_, profile, feature, tunable)
+        if scx is not None:
+            changes = {"kernel.sched_ext.scheduler": scx, **changes}
         if changes:
             s = s.with_changes(changes)
         for n in s.notes:

@@ -47,6 +47,9 @@ pub(super) fn build_checked(
     let (programs, templates) = compile_templates(&specs.templates, &mut names, &groups.index)?;
     let mut sim = simulator(s, seed, sink, &mut specs, &groups, programs, templates, m, k, feat)?;
     sim.setup_mechanisms(s, &specs.groups, &groups.parents)?;
+    if let Some(ext) = &s.kernel.sched_ext {
+        sim.setup_sched_ext(ext)?;
+    }
     sim.create_declared_tasks(&specs.tasks, &mut names, &groups.index)?;
     check_waits_are_signalled(&sim.programs, &names, specs.templates.len(), &specs.tasks)?;
     sim.boot(s, &specs.timers);
@@ -343,6 +346,7 @@ fn simulator(
         eas: Default::default(),
         rtc: crate::state::rt_rq::ClassState::new(nr),
         rd: crate::state::root_domain::RootDomain::new(nr, m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024)),
+        scx: Default::default(),
         rqs: runqueues(&m, &k),
         k,
         feat,
@@ -757,7 +761,8 @@ impl Simulator {
         let ca = a.class_attr().map_err(|(f, e)| format!("{f}: {e}"))?;
         let slack_before = self.tasks[tid].timer_slack_ns;
         let policy =
-            [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline][ca.policy];
+            [SchedPolicy::Normal, SchedPolicy::Fifo, SchedPolicy::Rr, SchedPolicy::Batch, SchedPolicy::Idle, SchedPolicy::Deadline, SchedPolicy::Ext]
+                [ca.policy];
         let s = &mut self.tasks[tid].sched;
         s.policy = policy;
         s.rt_priority = ca.rt_priority;

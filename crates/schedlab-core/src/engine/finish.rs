@@ -114,6 +114,7 @@ impl Simulator {
             summary.insert(name.to_string(), *n as f64);
         }
         summary.extend(self.class_summary());
+        summary.extend(self.scx_summary());
         summary
     }
 
@@ -204,7 +205,8 @@ impl Simulator {
         if touch.count > 0 {
             histograms.insert("touch_area".to_string(), touch);
         }
-        let warnings = self.stationarity_warnings();
+        let mut warnings = self.stationarity_warnings();
+        warnings.extend(self.scx_warnings());
         self.stats.events_by_kind[crate::state::events::EventCount::Inline] = self.q.inline_pops();
         let mut result = RunResult {
             schema_version: SCHEMA_VERSION,

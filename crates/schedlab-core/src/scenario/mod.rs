@@ -128,6 +128,21 @@ pub struct KernelSpec {
     /// schedutil's rate limits per cpufreq policy (with `governor = "schedutil"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedutil: Option<SchedutilSpec>,
+    /// A sched_ext scheduler loaded for the whole run (`[kernel.sched_ext]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<SchedExtSpec>,
+}
+
+/// `[kernel.sched_ext]`: the scheduler of the ext class (sched_ext, 6.12+).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedExtSpec {
+    /// The scheduler, by name (`schedlab scx list`: the policies written here).
+    pub scheduler: String,
+    /// SCX_OPS_SWITCH_PARTIAL: only SCHED_EXT tasks join the class (else every fair task
+    /// does, the kernel's default for a loaded scheduler).
+    #[serde(default)]
+    pub switch_partial: bool,
 }
 
 fn default_profile() -> String {
@@ -150,6 +165,7 @@ impl Default for KernelSpec {
             tunables: TunableOverrides::default(),
             governor: GovernorSpec::Performance,
             schedutil: None,
+            sched_ext: None,
         }
     }
 }

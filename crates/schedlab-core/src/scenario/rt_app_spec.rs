@@ -18,7 +18,8 @@ use crate::time::Duration;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SchedAttrSpec {
-    /// Policy name: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR or SCHED_DEADLINE.
+    /// Policy name: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE or
+    /// SCHED_EXT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// rt-app's `priority`: nice for SCHED_OTHER/BATCH, sched_priority for FIFO/RR.
@@ -68,7 +69,7 @@ pub struct ClassAttr {
 
 /// The policies in include/uapi/linux/sched.h order (SCHED_NORMAL = 0 ... SCHED_DEADLINE = 6,
 /// SCHED_ISO (4) reserved and left out).
-pub const POLICY_NAMES: [&str; 6] = ["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE"];
+pub const POLICY_NAMES: [&str; 7] = ["SCHED_OTHER", "SCHED_FIFO", "SCHED_RR", "SCHED_BATCH", "SCHED_IDLE", "SCHED_DEADLINE", "SCHED_EXT"];
 
 impl SchedAttrSpec {
     /// Whether nothing is set.

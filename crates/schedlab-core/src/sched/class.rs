@@ -70,6 +70,10 @@ pub(crate) trait SchedClassOps {
     /// deadline tasks: hrtimer_nanosleep(), select_estimate_accuracy(), and from 6.11
     /// sched_setscheduler()).
     const TIMER_SLACK: bool = true;
+    /// The class puts its previous task where the kernel does, after the pick
+    /// (put_prev_set_next_task(), which knows the next task), through
+    /// `put_prev_after_pick`; the others put it before the pick (see `schedule()`).
+    const PUT_PREV_AFTER_PICK: bool = false;
 
     /// enqueue_task(): `p` joins `cpu`'s queues.
     fn enqueue_task(sim: &mut Simulator, cpu: usize, p: TaskId, flags: EnqueueFlags);
@@ -86,6 +90,9 @@ pub(crate) trait SchedClassOps {
     /// put_prev_task(): `p` stops running on `cpu`, still runnable or gone (blocked,
     /// exited: its state says which).
     fn put_prev_task(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
+    /// put_prev_task() after the pick of a class with `PUT_PREV_AFTER_PICK`: `prev` stops
+    /// running on `cpu` for `next` (None: idle); not called when `prev` was picked again.
+    fn put_prev_after_pick(_sim: &mut Simulator, _cpu: usize, _prev: TaskId, _next: Option<TaskId>) {}
     /// set_next_task(): `p` was picked to run on `cpu` (after the switch).
     fn set_next_task(_sim: &mut Simulator, _cpu: usize, _p: TaskId) {}
     /// balance() (put_prev_task_balance()), before the pick: the previous task `prev`
@@ -141,13 +148,17 @@ macro_rules! for_class {
                 type $C = $crate::fair::class::FairSchedClass;
                 $body
             }
+            $crate::state::task::SchedClass::Ext => {
+                type $C = $crate::sched::ext::ExtSchedClass;
+                $body
+            }
         }
     };
 }
 pub(crate) use for_class;
 
 /// for_each_class(): the classes with tasks, highest first (the idle class follows).
-pub(crate) const CLASS_ORDER: &[SchedClass] = &[SchedClass::Dl, SchedClass::Rt, SchedClass::Fair];
+pub(crate) const CLASS_ORDER: &[SchedClass] = &[SchedClass::Dl, SchedClass::Rt, SchedClass::Fair, SchedClass::Ext];
 
 impl Simulator {
     /// The class of `p` (`p->sched_class`).

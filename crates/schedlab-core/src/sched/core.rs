@@ -127,6 +127,10 @@ impl Simulator {
 
     /// Places and starts a newly created task (wake_up_new_task with fork balancing).
     pub(crate) fn wake_up_new_task(&mut self, p: TaskId, this_cpu: usize, parent: Option<TaskId>) {
+        if self.scx.enabled {
+            // sched_fork()'s class: ext for the tasks a loaded scheduler takes.
+            self.scx_task_starts(p);
+        }
         let cpu = if self.tasks[p].start_on { self.tasks[p].cpu } else { self.select_task_rq(p, self.tasks[p].cpu, this_cpu, parent, false, true) };
         self.tasks[p].cpu = cpu;
         self.tasks[p].data_cpu = cpu;
@@ -253,10 +257,19 @@ impl Simulator {
             // put changes), and the fair class's balance (newidle balance) runs in its
             // pick, as the fast path's pick_next_task_fair() runs it.
             let cls = self.class_of(p);
-            for_class!(cls, |C| C::put_prev_task(self, cpu, p));
-            for_class!(cls, |C| C::balance(self, cpu, p));
+            if !for_class!(cls, |C| C::PUT_PREV_AFTER_PICK) {
+                for_class!(cls, |C| C::put_prev_task(self, cpu, p));
+                for_class!(cls, |C| C::balance(self, cpu, p));
+            }
         }
         let next = self.pick_next_task(cpu, prev);
+        if let Some(p) = prev.filter(|&p| next != Some(p)) {
+            // put_prev_set_next_task() of a class that puts after the pick.
+            let cls = self.class_of(p);
+            if for_class!(cls, |C| C::PUT_PREV_AFTER_PICK) {
+                for_class!(cls, |C| C::put_prev_after_pick(self, cpu, p, next));
+            }
+        }
         if prev.is_some() {
             // clear_tsk_need_resched(prev) after the pick, as __schedule() has it: this
             // pass serves a resched still on its way, one raised by its own update_curr()
@@ -267,13 +280,20 @@ impl Simulator {
         }
         self.switch_to(cpu, prev, next, pick_paid);
         match next {
-            Some(n) => for_class!(self.class_of(n), |C| C::set_next_task(self, cpu, n)),
+            Some(n) => {
+                // put_prev_task_idle()'s scx_update_idle(): the CPU leaves idle.
+                self.scx_update_idle(cpu, false);
+                for_class!(self.class_of(n), |C| C::set_next_task(self, cpu, n))
+            }
             None => self.set_next_task_idle(cpu),
         }
         if next.is_none() && matches!(self.rqs[cpu].idle.phase, crate::cpuidle::IdlePhase::Awake) {
             // Nothing to run: back to the idle loop once the kernel path here ends.
             let at = self.rqs[cpu].irq_until.max(self.now);
             self.do_idle(cpu, at);
+        }
+        if self.scx.enabled {
+            self.scx_schedule_done(cpu);
         }
     }
 
@@ -576,10 +596,18 @@ impl Simulator {
     /// the fair task it picks as served (`dl_server_pick()`).
     fn pick_next_task(&mut self, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
         let prev_fair_or_below = prev.is_none_or(|p| self.class_of(p) >= crate::state::task::SchedClass::Fair);
-        if prev_fair_or_below && self.rqs[cpu].nr_running == self.root_h_nr_running(cpu) as usize && !self.dl_server_active(cpu) {
+        if !self.scx.enabled && prev_fair_or_below && self.rqs[cpu].nr_running == self.root_h_nr_running(cpu) as usize && !self.dl_server_active(cpu)
+        {
             return <crate::fair::class::FairSchedClass as SchedClassOps>::pick_task(self, cpu);
         }
         for cls in CLASS_ORDER {
+            // next_active_class(): ext only with a scheduler loaded, fair not once every
+            // fair task is in ext.
+            if (*cls == crate::state::task::SchedClass::Ext && !self.scx.enabled)
+                || (*cls == crate::state::task::SchedClass::Fair && self.scx.switched_all)
+            {
+                continue;
+            }
             if let Some(p) = for_class!(cls, |C| C::pick_task(self, cpu)) {
                 return Some(p);
             }
@@ -593,6 +621,7 @@ impl Simulator {
     fn set_next_task_idle(&mut self, cpu: usize) {
         self.nohz_newidle_balance(cpu);
         self.update_idle_core(cpu);
+        self.scx_update_idle(cpu, true);
     }
 
     /// The class part of update_curr() for the running task `c`.

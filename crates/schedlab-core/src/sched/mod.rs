@@ -10,6 +10,7 @@ mod core;
 mod cpufreq;
 pub(crate) mod deadline;
 mod dl_balance;
+pub(crate) mod ext;
 mod fair_policy;
 pub(crate) use fair_policy::WEIGHT_IDLEPRIO;
 mod idle;

@@ -213,6 +213,10 @@ impl Simulator {
                     self.stats.counters.hrtimer_expiries += 1;
                     self.dl_server_timer(cpu);
                 }
+                HrtimerFn::ScxTimer => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.scx_timer_fire(cpu);
+                }
             }
         }
         self.scratch_hr = due;

@@ -21,6 +21,7 @@ pub mod pelt;
 pub mod root_domain;
 pub mod rq;
 pub mod rt_rq;
+pub mod scx;
 pub mod shared_runq;
 pub mod task;
 pub mod timeline;
@@ -228,6 +229,9 @@ pub struct Simulator {
     pub(crate) rtc: crate::state::rt_rq::ClassState,
     /// The root domain (state/root_domain.rs).
     pub(crate) rd: crate::state::root_domain::RootDomain,
+    /// The sched_ext class and its loaded scheduler (state/scx.rs; the behaviour is
+    /// sched/ext.rs, the policies ext/).
+    pub(crate) scx: crate::state::scx::ExtState,
 }
 
 /// CFS bandwidth control as the run holds it: the pools and runtimes, the per-CPU throttle

@@ -148,6 +148,8 @@ pub struct Rq {
     pub rt: crate::state::rt_rq::RtRq,
     /// The deadline class's runqueue, with the fair server (rq->dl, rq->fair_server).
     pub dl: crate::state::rt_rq::DlRq,
+    /// The ext class's runqueue (rq->scx: its local DSQ).
+    pub scx: crate::state::scx::ScxRq,
     /// Σ of the enqueued tasks' util_est estimates (rq->cfs.avg.util_est; summed while
     /// util_est is tracked, see state/cpufreq.rs).
     pub util_est: crate::eas::util_est::RqUtilEst,

@@ -514,10 +514,12 @@ pub enum SchedPolicy {
     Rr,
     /// SCHED_DEADLINE: the deadline class (CBS + EDF).
     Deadline,
+    /// SCHED_EXT: the ext class when a sched_ext scheduler is loaded, else fair.
+    Ext,
 }
 
 /// The class a task is scheduled by, highest first (core.c's sched_class order:
-/// stop > dl > rt > fair > idle; stop and idle have no task of a scenario's).
+/// stop > dl > rt > fair > ext > idle; stop and idle have no task of a scenario's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SchedClass {
     /// dl_sched_class.
@@ -526,6 +528,8 @@ pub enum SchedClass {
     Rt,
     /// fair_sched_class.
     Fair,
+    /// ext_sched_class (sched_ext).
+    Ext,
 }
 
 /// sched_setattr() state of a task: its policy, RT priority and deadline entity.
@@ -545,6 +549,9 @@ pub struct SchedParams {
     pub dl: Option<crate::rt::deadline::DlEntity>,
     /// SCHED_FLAG_RECLAIM (GRUB).
     pub dl_reclaim: bool,
+    /// In the ext class (p->sched_class == &ext_sched_class: a sched_ext scheduler is
+    /// loaded and took this task).
+    pub scx: bool,
     /// dl_non_contending: asleep with its bandwidth still in the running_bw of this CPU
     /// until the inactive timer (armed, this key) fires at its 0-lag time.
     pub dl_non_contending: Option<(usize, crate::timers::HrtimerKey)>,
@@ -563,6 +570,7 @@ impl SchedParams {
             SchedPolicy::Deadline => SchedClass::Dl,
             SchedPolicy::Fifo | SchedPolicy::Rr => SchedClass::Rt,
             _ if self.boost_prio.is_some() => SchedClass::Rt,
+            _ if self.scx => SchedClass::Ext,
             _ => SchedClass::Fair,
         }
     }

@@ -32,6 +32,8 @@ pub enum HrtimerFn {
     DlInactive(usize),
     /// dl_server_timer(): the fair server's replenishment or deferred start (6.12).
     DlServer,
+    /// A sched_ext scheduler's bpf_timer (its `ops.timer()` callback).
+    ScxTimer,
 }
 
 /// Identifies a queued hrtimer: (CPU, hard expiry, arming sequence).
