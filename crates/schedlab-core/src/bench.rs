@@ -34,6 +34,9 @@ pub struct BenchCase {
 /// case the sched_ext simulator was compared on), on a given topology and duration.
 macro_rules! run_sleep_case {
     ($name:literal, $topo:literal, $tasks:literal, $secs:literal) => {
+        run_sleep_case!($name, $topo, $tasks, $secs, "6.6")
+    };
+    ($name:literal, $topo:literal, $tasks:literal, $secs:literal, $profile:literal) => {
         concat!(
             "name = \"",
             $name,
@@ -41,7 +44,9 @@ macro_rules! run_sleep_case {
             "[machine]\ntopo = ",
             $topo,
             "\n",
-            "[kernel]\nprofile = \"6.6\"\n",
+            "[kernel]\nprofile = \"",
+            $profile,
+            "\"\n",
             "[[tasks]]\nname = \"worker\"\ncount = ",
             $tasks,
             "\n",
@@ -240,6 +245,31 @@ program = [{ loop = { body = [{ run = "500us" }, { sleep = "500us" }] } }]
 duration_s = 2.0
 "#,
         quick_ms: 1000,
+    },
+    BenchCase {
+        name: "scx-128",
+        what: "the peer case (256 run/sleep tasks, 128 CPUs, 5 s) under sched_ext's scx_simple, 6.12",
+        toml: r#"
+name = "bench-scx-128"
+[machine]
+topo = { sockets = 1, llcs = 1, cores = 128, smt = 1 }
+[kernel]
+profile = "6.12"
+sched_ext = { scheduler = "simple" }
+[[tasks]]
+name = "worker"
+count = 256
+program = [{ loop = { body = [{ run = "500us" }, { sleep = "500us" }] } }]
+[run]
+duration_s = 5.0
+"#,
+        quick_ms: 2000,
+    },
+    BenchCase {
+        name: "eevdf-128-6.12",
+        what: "the same under EEVDF on 6.12 (scx-128's baseline)",
+        toml: run_sleep_case!("bench-eevdf-128", "{ sockets = 1, llcs = 1, cores = 128, smt = 1 }", "256", "5.0", "6.12"),
+        quick_ms: 2000,
     },
 ];
 

@@ -38,8 +38,13 @@ fn the_suite_keeps_a_case_per_experiment_family() {
 /// A family case whose feature silently did nothing would time the wrong code.
 #[test]
 fn family_cases_exercise_their_mechanism() {
-    for (name, counter) in [("pixel6-eas", "eas_feec_placements"), ("rt", "rt_pushes"), ("rt", "rt_push_ipis"), ("shared-runq", "shared_runq_pulls")]
-    {
+    for (name, counter) in [
+        ("pixel6-eas", "eas_feec_placements"),
+        ("rt", "rt_pushes"),
+        ("rt", "rt_push_ipis"),
+        ("shared-runq", "shared_runq_pulls"),
+        ("scx-128", "scx_dispatch"),
+    ] {
         let c = CASES.iter().find(|c| c.name == name).unwrap();
         let sc = Scenario::from_toml_str(c.toml, c.name).unwrap();
         let mut opts = RunOptions::default();
