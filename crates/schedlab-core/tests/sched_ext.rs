@@ -152,3 +152,19 @@ fn bad_sched_ext_tables_are_refused() {
     let e = run(&s, 1, &RunOptions::default()).unwrap_err().to_string();
     assert!(e.contains("kernel.sched_ext.scheduler") && e.contains("simple, simple_fifo, central"), "{e}");
 }
+
+/// The watchdog: an ext task starved past timeout_ms (30 s) ejects the scheduler
+/// (SCX_EXIT_ERROR_STALL, found at the pass every 15 s after the bound) and every task
+/// of the class runs under fair from then on. Here a fair hog starves a SCHED_EXT hog on
+/// one CPU in partial mode: no CPU time for 45 s, then half of what is left.
+#[test]
+fn a_starved_task_ejects_the_scheduler_and_fair_takes_over() {
+    let toml = "[machine]\ntopo = { cores = 1 }\n[kernel]\nprofile = \"6.12\"\nsched_ext = { scheduler = \"simple\", switch_partial = true }\n\
+                [[tasks]]\nname = \"fair\"\nprogram = [{ run = \"100s\" }]\n\
+                [[tasks]]\nname = \"ext\"\nsched_attr = { policy = \"SCHED_EXT\" }\nprogram = [{ run = \"100s\" }]\n[run]\nduration_s = 60.0\n";
+    let r = run_checked(toml, 1);
+    assert_eq!(r.summary["scx_exit_kind"], 1026.0, "{:?}", r.warnings);
+    assert!(r.warnings.iter().any(|w| w.contains("ejected at 45.000000 s") && w.contains("failed to run for 45")), "{:?}", r.warnings);
+    let ext = common::run_ns(&r, "ext") as f64 / 1e9;
+    assert!((7.0..8.0).contains(&ext), "the ext task ran {ext} s, expected half of the last 15 s");
+}

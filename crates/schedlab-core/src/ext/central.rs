@@ -92,6 +92,10 @@ impl ExtOps for Central {
         OpsFlags { enq_last: true, ..Default::default() }
     }
 
+    fn timeout_ms(&self) -> u64 {
+        25_000
+    }
+
     fn init(&mut self, k: &mut dyn Kfuncs) -> Result<(), String> {
         k.create_dsq(FALLBACK_DSQ)?;
         k.timer_start(TIMER_INTERVAL_NS);

@@ -12,7 +12,7 @@
 //! (`sched/ext.rs`) implements on the simulator. The class itself (DSQs, the dispatch
 //! loop, keep-prev, slices, kicks, the built-in idle tracking) is `sched/ext.rs`; its
 //! state is `state/scx.rs`. Not modeled yet: BPF programs compiled from C (the
-//! schedulers of the scx crates), the watchdog's ejection, bypass mode, cgroup ops.
+//! schedulers of the scx crates), bypass mode, cgroup ops.
 
 pub mod central;
 pub mod dsq;
@@ -32,6 +32,8 @@ pub const SCX_SLICE_INF: Ns = u64::MAX;
 pub const SCX_DSP_MAX_LOOPS: u32 = 32;
 /// SCX_DSP_DFL_MAX_BATCH: the dispatch buffer's slots when `dispatch_max_batch` is 0.
 pub const SCX_DSP_DFL_MAX_BATCH: usize = 32;
+/// SCX_WATCHDOG_MAX_TIMEOUT: the longest `timeout_ms` (30 s), and its default.
+pub const SCX_WATCHDOG_MAX_TIMEOUT: Ns = 30_000_000_000;
 /// The cgroup-style weight of a nice-0 task (`p->scx.weight`, 1..10000).
 pub const SCX_WEIGHT_DFL: u64 = 100;
 
@@ -158,6 +160,11 @@ pub trait ExtOps {
     }
     /// ops.dispatch_max_batch (0: SCX_DSP_DFL_MAX_BATCH).
     fn dispatch_max_batch(&self) -> usize {
+        0
+    }
+    /// ops.timeout_ms: how long a runnable task may wait before the watchdog ejects the
+    /// scheduler (0: SCX_WATCHDOG_MAX_TIMEOUT, 30 s; more is refused).
+    fn timeout_ms(&self) -> u64 {
         0
     }
     /// ops.init(): before any task joins.

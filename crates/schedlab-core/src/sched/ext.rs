@@ -18,13 +18,14 @@
 //! sends them runs at once, except a CPU's kick of itself during its own schedule(),
 //! which is sent when that pass ends (as the irq_work runs after the rq lock drops).
 //! The default idle pick starts its search after `prev_cpu` (the kernel's
-//! cpumask_any_and_distribute() rotates its start). Not modeled: the watchdog and the
-//! ejection it and `scx_bpf_error()` cause (an error is recorded and the scheduler
-//! keeps running), bypass mode, core scheduling, scx_bpf_reenqueue_local(),
-//! SCX_KICK_WAIT's wait, cgroup ops.
+//! cpumask_any_and_distribute() rotates its start). The watchdog (every timeout / 2)
+//! and an error eject the scheduler: every task of the class goes back to fair and the
+//! run goes on. Not modeled: bypass mode (the enable and disable paths switch at once),
+//! core scheduling, scx_bpf_reenqueue_local(), SCX_KICK_WAIT's wait, cgroup ops.
 
 use crate::ext::{
     DsqId, EnqFlags, ExtOps, Kfuncs, KickFlags, ReleaseReason, WakeFlags, SCX_DSP_DFL_MAX_BATCH, SCX_DSP_MAX_LOOPS, SCX_SLICE_DFL, SCX_SLICE_INF,
+    SCX_WATCHDOG_MAX_TIMEOUT,
 };
 use crate::sched::class::{DequeueFlags, EnqueueFlags, SchedClassOps};
 use crate::state::scx::{ScxOp, ScxWhere};
@@ -133,6 +134,11 @@ impl Simulator {
         self.scx.max_batch = if ops.dispatch_max_batch() == 0 { SCX_DSP_DFL_MAX_BATCH } else { ops.dispatch_max_batch() };
         self.scx.builtin_idle = !ops.has_update_idle() || flags.keep_builtin_idle;
         self.scx.flags = flags;
+        let timeout_ms = ops.timeout_ms();
+        if timeout_ms * 1_000_000 > SCX_WATCHDOG_MAX_TIMEOUT {
+            return Err(ScenarioError::new("kernel.sched_ext.scheduler", format!("{}: timeout_ms {timeout_ms} above 30000 (E2BIG)", spec.scheduler)));
+        }
+        self.scx.timeout = if timeout_ms == 0 { SCX_WATCHDOG_MAX_TIMEOUT } else { timeout_ms * 1_000_000 };
         self.scx.ops = Some(ops);
         // At enable every online CPU starts idle.
         self.scx.idle_cpus = self.m.all_cpus();
@@ -142,7 +148,74 @@ impl Simulator {
         if let Some(Err(e)) = r {
             return Err(ScenarioError::new("kernel.sched_ext.scheduler", format!("{}: ops.init() failed: {e}", spec.scheduler)));
         }
+        self.arm_scx_watchdog(self.now + self.scx.timeout / 2);
         Ok(())
+    }
+
+    fn arm_scx_watchdog(&mut self, at: Ns) {
+        let key = self.timers.hr.start(0, at, 0, crate::timers::hrtimer::HrtimerFn::ScxWatchdog);
+        self.push_hrtimer_event(key);
+    }
+
+    /// The watchdog's pass (scx_watchdog_workfn() / check_rq_for_timeouts()) or the
+    /// disable work an error queued: a runnable task of the class that has waited more
+    /// than `timeout_ms` since it became runnable ejects the scheduler
+    /// (SCX_EXIT_ERROR_STALL).
+    pub(crate) fn scx_watchdog(&mut self, _cpu: usize) {
+        if !self.scx.enabled {
+            return;
+        }
+        if let Some(exit) = self.scx.disable_pending.take() {
+            self.scx_disable(exit);
+            return;
+        }
+        let now = self.now;
+        let stalled = self.tasks.iter().enumerate().find(|(p, t)| {
+            t.sched.scx && t.state == TaskState::Runnable && self.rqs[t.cpu].curr != Some(*p) && now > self.scx.get(*p).runnable_at + self.scx.timeout
+        });
+        if let Some((p, t)) = stalled {
+            let waited = (now - self.scx.get(p).runnable_at) as f64 / 1e9;
+            let msg = format!("{} [{}] failed to run for {waited:.3} s", t.stats.name, p + 1);
+            self.scx_disable(crate::state::scx::ScxExit { kind: 1026, at: now, msg, disabled_at: now });
+            return;
+        }
+        self.arm_scx_watchdog(now + self.scx.timeout / 2);
+    }
+
+    /// scx_disable_workfn(): the scheduler is gone and every task of the class goes back
+    /// to the fair class (a running one through dequeue SAVE|MOVE and enqueue
+    /// RESTORE|MOVE, then a reschedule), as the kernel does; the run goes on.
+    fn scx_disable(&mut self, mut exit: crate::state::scx::ScxExit) {
+        self.scx.ops = None;
+        self.scx.enabled = false;
+        self.scx.switched_all = false;
+        let now = self.now;
+        for p in 0..self.tasks.len() {
+            if !self.tasks[p].sched.scx {
+                continue;
+            }
+            let cpu = self.tasks[p].cpu;
+            match self.tasks[p].state {
+                TaskState::Running => {
+                    self.dequeue_task(cpu, p, DequeueFlags::MOVE);
+                    self.tasks[p].sched.scx = false;
+                    let t = &mut self.tasks[p];
+                    t.state = TaskState::Runnable;
+                    t.runnable_since = now;
+                    self.activate_task(cpu, p, EnqueueFlags { moved_from: Some(cpu), ..EnqueueFlags::NONE });
+                    self.resched_curr(cpu, 0);
+                }
+                TaskState::Runnable => {
+                    self.dequeue_task_scx(cpu, p, true);
+                    self.tasks[p].sched.scx = false;
+                    self.activate_task(cpu, p, EnqueueFlags { moved_from: Some(cpu), ..EnqueueFlags::NONE });
+                    self.wakeup_preempt(cpu, p, 0);
+                }
+                _ => self.tasks[p].sched.scx = false,
+            }
+        }
+        exit.disabled_at = now;
+        self.scx.exit = Some(exit);
     }
 
     /// task_should_scx() when `p` starts: whether it joins the class.
@@ -501,6 +574,8 @@ impl Simulator {
         self.rqs[cpu].scx.bal_keep = false;
         let e = self.scx.get(prev);
         if e.queued {
+            // Runnable again from now (SCX_TASK_RESET_RUNNABLE_AT): the watchdog's clock.
+            self.scx.task(prev).runnable_at = self.now;
             self.scx_call(ScxOp::Other(cpu), "stopping", |ops, k| ops.stopping(k, prev, true));
             if e.slice > 0 {
                 self.scx_insert_local(cpu, cpu, prev, EnqFlags { head: true, ..Default::default() });
@@ -682,16 +757,21 @@ impl Simulator {
     }
 
     /// scx_bpf_error(): the first error is kept for the result.
+    /// The scheduler is ejected once the current path ends (the kernel's irq_work and
+    /// helper kthread: scx_vexit() then scx_disable_workfn()).
     fn scx_error(&mut self, msg: String) {
-        if self.scx.error.is_none() {
-            self.scx.error = Some((self.now, msg));
+        if self.scx.disable_pending.is_some() || self.scx.exit.is_some() {
+            return;
         }
+        self.scx.disable_pending = Some(crate::state::scx::ScxExit { kind: 1024, at: self.now, msg, disabled_at: 0 });
+        let at = self.now + 1;
+        self.arm_scx_watchdog(at);
     }
 
     /// The class's figures for the result's summary (`scx_*`) and its warnings, only in
     /// runs with a scheduler loaded.
     pub(crate) fn scx_summary(&self) -> Vec<(String, f64)> {
-        if !self.scx.enabled {
+        if !self.scx.enabled && self.scx.exit.is_none() {
             return Vec::new();
         }
         let c = &self.scx.counters;
@@ -713,7 +793,7 @@ impl Simulator {
             ("scx_cpu_release", c.cpu_release),
             ("scx_cpu_acquire", c.cpu_acquire),
             ("scx_slice_expired", c.slice_expired),
-            ("scx_errors", self.scx.error.is_some() as u64),
+            ("scx_exit_kind", self.scx.exit.as_ref().map_or(0, |x| x.kind as u64)),
         ]
         .iter()
         .map(|&(k, v)| (k.to_string(), v as f64))
@@ -731,11 +811,14 @@ impl Simulator {
 
     /// The warning a scheduler's error leaves in the result.
     pub(crate) fn scx_warnings(&self) -> Vec<String> {
-        match &self.scx.error {
-            Some((at, msg)) => vec![format!(
-                "sched_ext scheduler '{}' raised an error at {:.6} s: {msg} (the kernel would eject it; the model keeps it running)",
+        match &self.scx.exit {
+            Some(x) => vec![format!(
+                "sched_ext scheduler '{}' was ejected at {:.6} s ({}, raised at {:.6} s): {}; its tasks ran under the fair class from then on",
                 self.scx.name,
-                *at as f64 / 1e9
+                x.disabled_at as f64 / 1e9,
+                if x.kind == 1026 { "SCX_EXIT_ERROR_STALL" } else { "SCX_EXIT_ERROR" },
+                x.at as f64 / 1e9,
+                x.msg
             )],
             None => Vec::new(),
         }

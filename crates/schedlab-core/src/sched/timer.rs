@@ -217,6 +217,10 @@ impl Simulator {
                     self.stats.counters.hrtimer_expiries += 1;
                     self.scx_timer_fire(cpu);
                 }
+                HrtimerFn::ScxWatchdog => {
+                    self.stats.counters.hrtimer_expiries += 1;
+                    self.scx_watchdog(cpu);
+                }
             }
         }
         self.scratch_hr = due;

@@ -142,12 +142,29 @@ pub(crate) struct ExtState {
     pub(crate) idle_cpus: CpuMask,
     /// CPUs whose whole core is idle (idle_masks.smt).
     pub(crate) idle_smt: CpuMask,
-    /// The first error the scheduler raised (scx_bpf_error()), with when.
-    pub(crate) error: Option<(Ns, String)>,
+    /// Why and when the scheduler was ejected (scx_exit_info), once it was.
+    pub(crate) exit: Option<ScxExit>,
+    /// An error was raised: the disable work runs next (scx_disable()'s irq_work).
+    pub(crate) disable_pending: Option<ScxExit>,
+    /// ops.timeout_ms as ns (the watchdog's bound).
+    pub(crate) timeout: Ns,
     /// Counters.
     pub(crate) counters: ScxCounters,
     /// ops calls by name.
     pub(crate) op_calls: BTreeMap<&'static str, u64>,
+}
+
+/// How the scheduler left (`enum scx_exit_kind` and `scx_exit_info`).
+#[derive(Clone, Debug)]
+pub(crate) struct ScxExit {
+    /// SCX_EXIT_ERROR (1024) or SCX_EXIT_ERROR_STALL (1026).
+    pub(crate) kind: u32,
+    /// When the error was raised.
+    pub(crate) at: Ns,
+    /// Its message.
+    pub(crate) msg: String,
+    /// When the tasks were back in the fair class.
+    pub(crate) disabled_at: Ns,
 }
 
 /// The op a kfunc is called from (the kernel's SCX_KF_* context).

@@ -34,6 +34,9 @@ pub enum HrtimerFn {
     DlServer,
     /// A sched_ext scheduler's bpf_timer (its `ops.timer()` callback).
     ScxTimer,
+    /// The ext class's watchdog (scx_watchdog_workfn(), every timeout / 2) and the
+    /// disable work an error queues.
+    ScxWatchdog,
 }
 
 /// Identifies a queued hrtimer: (CPU, hard expiry, arming sequence).
