@@ -7,6 +7,7 @@
 mod common;
 
 mod asym;
+mod background;
 mod balance;
 mod bandwidth;
 mod bandwidth_engine;

@@ -39,6 +39,9 @@ pub(super) fn build_checked(
 ) -> Result<Simulator, SimError> {
     let (m, k, feat) = machine_and_kernel(s)?;
     let mut specs = WorkloadSpecs::of(s, &m, seed)?;
+    if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
+        specs.tasks.extend(crate::workload::background::kernel_tasks(m.nr_cpus(), tick_nsec(k.tunables.hz)));
+    }
     if let Some(limit) = memory {
         check_memory(s, &specs.tasks, m.nr_cpus(), specs.groups.len(), limit)?;
     }
@@ -51,6 +54,9 @@ pub(super) fn build_checked(
         sim.setup_sched_ext(ext)?;
     }
     sim.create_declared_tasks(&specs.tasks, &mut names, &groups.index)?;
+    if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
+        sim.find_stoppers();
+    }
     check_waits_are_signalled(&sim.programs, &names, specs.templates.len(), &specs.tasks)?;
     sim.boot(s, &specs.timers);
     sim.setup_ipc(&names, &specs.tasks, specs.templates.len());
@@ -227,6 +233,7 @@ fn tick_state(m: &Machine, k: &KernelConfig, seed: u64) -> Result<crate::state::
         nohz_full,
         // kernel/watchdog.c set_sample_period(): 2 x watchdog_thresh / NUM_SAMPLE_PERIODS (5).
         watchdog_period: k.tunables.watchdog_thresh * 2 * crate::time::NSEC_PER_SEC / 5,
+        stoppers: Vec::new(),
     })
 }
 

@@ -131,6 +131,27 @@ pub struct KernelSpec {
     /// A sched_ext scheduler loaded for the whole run (`[kernel.sched_ext]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_ext: Option<SchedExtSpec>,
+    /// What else runs on the machine: `none` (the benchmark alone, the default) or
+    /// `kernel` (the kernel's own periodic per-CPU work: workload/background.rs).
+    #[serde(default, skip_serializing_if = "BackgroundSpec::is_none")]
+    pub background: BackgroundSpec,
+}
+
+/// `[kernel] background`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackgroundSpec {
+    /// Nothing but the scenario's tasks (a silent machine).
+    #[default]
+    None,
+    /// The kernel's vmstat kworkers and watchdog stoppers on every CPU.
+    Kernel,
+}
+
+impl BackgroundSpec {
+    fn is_none(&self) -> bool {
+        *self == BackgroundSpec::None
+    }
 }
 
 /// `[kernel.sched_ext]`: the scheduler of the ext class (sched_ext, 6.12+).
@@ -166,6 +187,7 @@ impl Default for KernelSpec {
             governor: GovernorSpec::Performance,
             schedutil: None,
             sched_ext: None,
+            background: BackgroundSpec::None,
         }
     }
 }

@@ -192,9 +192,13 @@ impl Simulator {
                 }
                 HrtimerFn::Watchdog => {
                     self.check_deadlock();
-                    // The callback's stopper work (softlockup_fn touching the CPU's
-                    // timestamp) is folded into the expiry's cost.
                     self.stats.counters.hrtimer_expiries += 1;
+                    // stop_one_cpu_nowait(softlockup_fn): the CPU's stopper runs it, where
+                    // the kernel's background is modeled; otherwise its work is folded
+                    // into the expiry's cost.
+                    if let Some(&Some(stopper)) = self.tick.stoppers.get(cpu) {
+                        self.try_to_wake_up(stopper, cpu, None, false);
+                    }
                     self.arm_watchdog(cpu, self.now + self.tick.watchdog_period);
                 }
                 HrtimerFn::RtPeriod => {
@@ -421,6 +425,16 @@ impl Simulator {
             let first = self.now + 1 + rng.below(self.tick.watchdog_period);
             self.arm_watchdog(cpu, first);
         }
+    }
+
+    /// Finds each CPU's stopper among the tasks the kernel's background created.
+    pub(crate) fn find_stoppers(&mut self) {
+        let mut stoppers = vec![None; self.m.nr_cpus()];
+        for (cpu, slot) in stoppers.iter_mut().enumerate() {
+            let name = crate::workload::background::stopper_name(cpu);
+            *slot = self.tasks.iter().position(|t| t.stats.name == name);
+        }
+        self.tick.stoppers = stoppers;
     }
 
     /// The watchdog's hrtimer: pinned to `cpu`, no slack (HRTIMER_MODE_REL_PINNED_HARD).

@@ -312,6 +312,8 @@ pub(crate) struct TickState {
     pub(crate) nohz_full: crate::cpumask::CpuMask,
     /// The soft-lockup watchdog's hrtimer period (0: disabled).
     pub(crate) watchdog_period: crate::time::Ns,
+    /// Each CPU's stopper task, which the watchdog wakes (with the kernel's background).
+    pub(crate) stoppers: Vec<Option<usize>>,
 }
 
 /// What load balancing reads across CPUs (the root domain's overload and capacity facts,

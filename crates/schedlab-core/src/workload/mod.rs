@@ -4,6 +4,7 @@
 //! same programs a scenario can write by hand), plus a reporter that computes the
 //! benchmark's own figures (makespan, round-trip time, ...) from the run's results.
 
+pub mod background;
 mod benchmarks;
 mod fibtest;
 mod make;

@@ -1,0 +1,84 @@
+//! The kernel's own periodic work on every CPU (`[kernel] background = "kernel"`): tasks
+//! and timers that run through the normal paths, so that they wake on a CPU, queue
+//! behind or preempt what runs there, set the root domain's overload flag when a CPU
+//! has two tasks, and keep a CPU out of idle while they run.
+//!
+//! Mirrors: mm/vmstat.c vmstat_update(): per-CPU deferrable delayed work
+//! (INIT_DEFERRABLE_WORK, queue_delayed_work_on() on mm_percpu_wq) re-armed every
+//! `vm.stat_interval` (HZ: 1 s) by itself, run by the CPU's bound kworker (nice 0);
+//! kernel/watchdog.c watchdog_timer_fn(): every sample period (2 x watchdog_thresh / 5,
+//! 4 s at the default 10) it queues softlockup_fn() on the CPU's stopper thread
+//! (stop_one_cpu_nowait(), kernel/stop_machine.c cpu_stopper_thread()), which preempts
+//! whatever runs there.
+//! Model: the stopper is SCHED_FIFO 99 pinned to its CPU, as the kernel creates it
+//! (sched_set_stop_task()) before moving it to stop_sched_class: here a deadline task
+//! makes it wait, where the kernel's stop class runs first. Not modeled yet: RCU's
+//! grace-period and callback kthreads, kcompactd, writeback, the NMI watchdog,
+//! softirqs, and userspace daemons (a measured host profile).
+//!
+//! Costs (no published per-call figure was found; both are estimates with a wide band):
+//! - vmstat_update(): refresh_cpu_vm_stats() folds the CPU's vmstat differentials of
+//!   each populated zone and node into the global counters (a few dozen counters, each
+//!   an xchg and an atomic add): 2 us, band 0.5-10 us.
+//! - softlockup_fn(): a timestamp write and a complete(): 1 us with the stopper's own
+//!   loop, band 0.3-3 us.
+
+use super::task;
+use crate::scenario::{LoopSpec, ModTimerSpec, OpSpec, SchedAttrSpec, TaskSpec};
+use crate::time::Duration;
+
+/// vmstat_update()'s work (estimate, band 0.5-10 us: see the module's notes).
+const VMSTAT_UPDATE_NS: u64 = 2_000;
+/// sysctl vm.stat_interval (declared: mm/vmstat.c `sysctl_stat_interval = HZ`, 1 s).
+const STAT_INTERVAL_NS: u64 = 1_000_000_000;
+/// softlockup_fn() on the stopper (estimate, band 0.3-3 us).
+const SOFTLOCKUP_FN_NS: u64 = 1_000;
+/// The stopper's wait between the watchdog's wakeups: longer than any run (the
+/// watchdog's hrtimer wakes it every sample period).
+const STOPPER_IDLE_NS: u64 = 3_600_000_000_000;
+
+/// The stopper of `cpu` (the kernel's migration/N): the watchdog wakes it.
+pub fn stopper_name(cpu: usize) -> String {
+    format!("migration/{cpu}")
+}
+
+/// The kernel's per-CPU background tasks on a machine of `nr_cpus` ticking every
+/// `tick_ns`. Each CPU's vmstat work starts 3 jiffies after the previous CPU's, as
+/// round_jiffies_relative() skews each CPU's whole-second expiry by 3 jiffies per CPU.
+pub fn kernel_tasks(nr_cpus: usize, tick_ns: u64) -> Vec<TaskSpec> {
+    let vmstat_signal = "@vmstat";
+    let mut out = Vec::with_capacity(2 * nr_cpus);
+    for cpu in 0..nr_cpus {
+        let mut kworker = task(
+            &format!("kworker/{cpu}:1"),
+            vec![OpSpec::Loop(LoopSpec {
+                count: None,
+                body: vec![
+                    OpSpec::ModTimer(ModTimerSpec {
+                        timer: "vmstat".into(),
+                        delay: Duration(STAT_INTERVAL_NS),
+                        pinned: true,
+                        deferrable: true,
+                        signal: Some(vmstat_signal.into()),
+                    }),
+                    OpSpec::Wait(vmstat_signal.into()),
+                    OpSpec::Run(Duration(VMSTAT_UPDATE_NS)),
+                ],
+            })],
+        );
+        kworker.affinity = Some(cpu.to_string());
+        kworker.start = Some(Duration((cpu as u64 * 3 * tick_ns) % STAT_INTERVAL_NS));
+        let mut stopper = task(
+            &stopper_name(cpu),
+            vec![OpSpec::Loop(LoopSpec {
+                count: None,
+                body: vec![OpSpec::Sleep(Duration(STOPPER_IDLE_NS)), OpSpec::Run(Duration(SOFTLOCKUP_FN_NS))],
+            })],
+        );
+        stopper.affinity = Some(cpu.to_string());
+        stopper.sched_attr = Some(SchedAttrSpec { policy: Some("SCHED_FIFO".into()), priority: Some(99), ..Default::default() });
+        out.push(kworker);
+        out.push(stopper);
+    }
+    out
+}
