@@ -321,7 +321,7 @@ CATALOGUE = [
          api=lambda d: schedlab.load_scenario(str(ROOT / "examples" / "pipe_pingpong.toml")).with_changes(
              {"kernel.colour": "red"}),
          expected="ScenarioError: kernel.colour = \"red\": unknown field `colour`, expected one of `profile`, "
-                  "`features`, `tunables`, `governor`, `schedutil`, `sched_ext` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
+                  "`features`, `tunables`, `governor`, `schedutil`, `sched_ext`, `background` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
          expected="InputError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------

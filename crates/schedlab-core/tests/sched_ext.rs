@@ -168,3 +168,19 @@ fn a_starved_task_ejects_the_scheduler_and_fair_takes_over() {
     let ext = common::run_ns(&r, "ext") as f64 / 1e9;
     assert!((7.0..8.0).contains(&ext), "the ext task ran {ext} s, expected half of the last 15 s");
 }
+
+/// A task of the class running when the scheduler is ejected moves to fair when its CPU
+/// puts it: on CPU 1 an ext hog runs on, now under fair; on CPU 0 the starved one shares.
+#[test]
+fn a_running_task_moves_to_fair_at_its_next_put() {
+    let toml = "[machine]\ntopo = { cores = 2 }\n[kernel]\nprofile = \"6.12\"\nsched_ext = { scheduler = \"simple\", switch_partial = true }\n\
+                [[tasks]]\nname = \"fair\"\naffinity = \"0\"\nprogram = [{ run = \"100s\" }]\n\
+                [[tasks]]\nname = \"starved\"\naffinity = \"0\"\nsched_attr = { policy = \"SCHED_EXT\" }\nprogram = [{ run = \"100s\" }]\n\
+                [[tasks]]\nname = \"runner\"\naffinity = \"1\"\nsched_attr = { policy = \"SCHED_EXT\" }\nprogram = [{ run = \"100s\" }]\n[run]\nduration_s = 60.0\n";
+    let r = run_checked(toml, 1);
+    assert_eq!(r.summary["scx_exit_kind"], 1026.0, "{:?}", r.warnings);
+    let starved = common::run_ns(&r, "starved") as f64 / 1e9;
+    assert!((7.0..8.0).contains(&starved), "the starved task ran {starved} s");
+    let runner = common::run_ns(&r, "runner") as f64 / 1e9;
+    assert!(runner > 59.9, "the runner ran {runner} s across the ejection");
+}

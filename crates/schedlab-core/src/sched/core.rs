@@ -292,7 +292,8 @@ impl Simulator {
             let at = self.rqs[cpu].irq_until.max(self.now);
             self.do_idle(cpu, at);
         }
-        if self.scx.enabled {
+        if !self.scx.self_kick.is_empty() {
+            // A sched_ext scheduler is, or was, loaded.
             self.scx_schedule_done(cpu);
         }
     }

@@ -183,8 +183,8 @@ impl Simulator {
     }
 
     /// scx_disable_workfn(): the scheduler is gone and every task of the class goes back
-    /// to the fair class (a running one through dequeue SAVE|MOVE and enqueue
-    /// RESTORE|MOVE, then a reschedule), as the kernel does; the run goes on.
+    /// to the fair class, as the kernel does; the run goes on. A running task is moved
+    /// when its CPU, rescheduled now, puts it (`put_prev_task_scx()`).
     fn scx_disable(&mut self, mut exit: crate::state::scx::ScxExit) {
         self.scx.ops = None;
         self.scx.enabled = false;
@@ -196,15 +196,7 @@ impl Simulator {
             }
             let cpu = self.tasks[p].cpu;
             match self.tasks[p].state {
-                TaskState::Running => {
-                    self.dequeue_task(cpu, p, DequeueFlags::MOVE);
-                    self.tasks[p].sched.scx = false;
-                    let t = &mut self.tasks[p];
-                    t.state = TaskState::Runnable;
-                    t.runnable_since = now;
-                    self.activate_task(cpu, p, EnqueueFlags { moved_from: Some(cpu), ..EnqueueFlags::NONE });
-                    self.resched_curr(cpu, 0);
-                }
+                TaskState::Running => self.resched_curr(cpu, 0),
                 TaskState::Runnable => {
                     self.dequeue_task_scx(cpu, p, true);
                     self.tasks[p].sched.scx = false;
@@ -572,6 +564,22 @@ impl Simulator {
     /// idle); switch_class(): `ops.cpu_release()` when a higher class takes the CPU.
     fn put_prev_task_scx(&mut self, cpu: usize, prev: TaskId, next: Option<TaskId>) {
         self.rqs[cpu].scx.bal_keep = false;
+        if !self.scx.enabled {
+            // Ejected while it ran: to the fair class now (dequeue SAVE|MOVE, enqueue
+            // RESTORE|MOVE), and the CPU picks again.
+            let queued = self.scx.get(prev).queued;
+            self.dequeue_task_scx(cpu, prev, true);
+            self.tasks[prev].sched.scx = false;
+            if queued {
+                let t = &mut self.tasks[prev];
+                t.state = TaskState::Runnable;
+                t.runnable_since = self.now;
+                self.activate_task(cpu, prev, EnqueueFlags { moved_from: Some(cpu), ..EnqueueFlags::NONE });
+                // After this pass (which clears a resched raised during it).
+                self.scx.self_kick[cpu] = Some(KickFlags::default());
+            }
+            return;
+        }
         let e = self.scx.get(prev);
         if e.queued {
             // Runnable again from now (SCX_TASK_RESET_RUNNABLE_AT): the watchdog's clock.
