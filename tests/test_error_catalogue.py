@@ -241,9 +241,11 @@ CATALOGUE = [
          expected="error: Invalid value for '--seed' / '-s': Input should be greater than or equal to 0 "
                   "(see 'schedlab run -h')"),
     Case("malformed memory limit", ok(), args=("--max-memory", "2 parsecs"),
-         expected="error: max_memory: '2 parsecs' is not a size like 2GiB, 512MiB or a number of bytes"),
+         expected="error: Invalid value for '--max-memory': '2 parsecs' is not a size like 2GiB, 512MiB or a number of bytes "
+                  "(see 'schedlab run -h')"),
     Case("malformed time limit", ok(), args=("--max-wall-time", "soon"),
-         expected="error: max_wall_time: 'soon' is not a duration like 30s, 500ms or 2min"),
+         expected="error: Invalid value for '--max-wall-time': 'soon' is not a duration like 30s, 500ms or 2min "
+                  "(see 'schedlab run -h')"),
     Case("unknown option", ok(), args=("--colour",),
          expected="error: No such option: --colour (see 'schedlab run -h')"),
     Case("unknown command", args=("simulate",), expected="error: No such command 'simulate'. (see 'schedlab -h')"),

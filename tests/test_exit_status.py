@@ -33,7 +33,7 @@ def _no_debug_env(monkeypatch):
                                        "like \"6.5\" or \"6.18.35\" (3.x to 7.x) (see 'schedlab features -h')"),
     (["machines", "nope"], "error: unknown preset 'nope': expected one of "),
     (["run", "examples/pipe_pingpong.toml", "--max-sim-time", "-3"],
-     "error: max_sim_time: '-3' is not a duration like 30s, 500ms or 2min"),
+     "error: Invalid value for '--max-sim-time': '-3' is not a duration like 30s, 500ms or 2min (see 'schedlab run -h')"),
     (["reproduce", "no_such_experiment", "--list"], "error: unknown experiment 'no_such_experiment': expected one of "),
 ])
 def test_bad_input_exits_2_with_one_line(args, line):

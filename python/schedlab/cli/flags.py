@@ -83,6 +83,31 @@ def check_profile(value: str | None) -> str | None:
     return value
 
 
+def check_duration(value: str | None) -> str | None:
+    """--max-sim-time / --max-wall-time: a duration (30s, 500ms, 2min), checked here so
+    the error names the flag (the limit's own check names its field)."""
+    from ..errors import InputError
+    from ..limits import parse_seconds
+
+    try:
+        parse_seconds("", value)
+    except InputError as e:
+        raise typer.BadParameter(str(e).removeprefix(": ")) from None
+    return value
+
+
+def check_size(value: str | None) -> str | None:
+    """--max-memory: a size (2GiB, 512MiB, a number of bytes), said under the flag."""
+    from ..errors import InputError
+    from ..limits import parse_bytes
+
+    try:
+        parse_bytes("", value)
+    except InputError as e:
+        raise typer.BadParameter(str(e).removeprefix(": ")) from None
+    return value
+
+
 def profile_input(value: str, command: str) -> None:
     """``--profile`` / ``-p`` of a command that reports bad input from its body (an
     :class:`InputError`, one line under ``errors()``), said as a usage error is."""

@@ -15,7 +15,16 @@ from ..errors import InputError, RunInterrupted
 from ..figures import figure_sort_key  # noqa: F401 (schedlab.cli.run_cmd.figure_sort_key, as before)
 from ..limits import limits_json
 from .base import Executor, TraceFormat, _cell, app, emit, errors, executor_choice, fail, out
-from .flags import check_features, check_machine, check_profile, check_seeds, check_trace_suffix, check_tunables
+from .flags import (
+    check_duration,
+    check_features,
+    check_machine,
+    check_profile,
+    check_seeds,
+    check_size,
+    check_trace_suffix,
+    check_tunables,
+)
 
 
 # ----------------------------------------------------------------------------- run
@@ -146,9 +155,9 @@ def run(
     tasks: bool = typer.Option(False, "--tasks", help="Also print a table per seed of every task, perf sched latency's columns: runtime, switches, wakeups, average delay, migrations."),
     machine: str | None = typer.Option(None, "--machine", "-m", callback=check_machine, help="Run on this machine instead of the scenario's: a preset, topo(S,L,C,T) or host (an rt-app file without one: a synthetic 8-CPU machine).", show_default=False),
     max_events: int | None = typer.Option(None, "--max-events", min=1, help="Stop each run after this many events (and at the scenario's run.max_events)."),
-    max_sim_time: str | None = typer.Option(None, "--max-sim-time", help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
-    max_wall_time: str | None = typer.Option(None, "--max-wall-time", help="Stop each run after this much real time (e.g. 30s, 5min)."),
-    max_memory: str | None = typer.Option(None, "--max-memory", help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
+    max_sim_time: str | None = typer.Option(None, "--max-sim-time", callback=check_duration, help="Stop each run at this simulated time (e.g. 2s, 500ms)."),
+    max_wall_time: str | None = typer.Option(None, "--max-wall-time", callback=check_duration, help="Stop each run after this much real time (e.g. 30s, 5min)."),
+    max_memory: str | None = typer.Option(None, "--max-memory", callback=check_size, help="Memory a run may use (e.g. 2GiB); default: what the machine has available. A scenario estimated above it is refused."),
     set_: list[str] | None = typer.Option(None, "--set", help="KEY=VALUE: change the scenario by dotted path (repeatable), e.g. --set tasks.worker.count=8 --set kernel.tunables.hz=250.", show_default=False),
     profile: str | None = typer.Option(None, "--profile", callback=check_profile, help="Kernel profile (e.g. 6.5), as --set kernel.profile=6.5.", show_default=False),
     feature: list[str] | None = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
