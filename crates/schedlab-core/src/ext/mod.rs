@@ -9,8 +9,8 @@
 //! Model: a policy is a Rust type implementing [`ExtOps`], one method per op of
 //! `sched_ext_ops` with the kernel's behaviour for an op a scheduler leaves out; it
 //! reaches the class through [`Kfuncs`], the kfuncs it may call, which the class
-//! (`sched/ext.rs`) implements on the simulator. The class itself (DSQs, the dispatch
-//! loop, keep-prev, slices, kicks, the built-in idle tracking) is `sched/ext.rs`; its
+//! (`sched/ext/kfuncs.rs`) implements on the simulator. The class itself (DSQs, the dispatch
+//! loop, keep-prev, slices, kicks, the built-in idle tracking) is `sched/ext/`; its
 //! state is `state/scx.rs`. Not modeled yet: BPF programs compiled from C (the
 //! schedulers of the scx crates), bypass mode, cgroup ops.
 
@@ -23,18 +23,22 @@ pub use dsq::{Dsq, DsqId, DsqOrder};
 use crate::state::task::TaskId;
 use crate::time::Ns;
 
-/// SCX_SLICE_DFL: the slice a task gets when a scheduler gives none (20 ms).
+/// SCX_SLICE_DFL: the slice a task gets when a scheduler gives none (20 ms; declared:
+/// include/linux/sched/ext.h).
 pub const SCX_SLICE_DFL: Ns = 20_000_000;
-/// SCX_SLICE_INF: a slice that never runs out (the tick leaves the task alone).
+/// SCX_SLICE_INF: a slice that never runs out (U64_MAX; declared: sched/ext.h).
 pub const SCX_SLICE_INF: Ns = u64::MAX;
 /// SCX_DSP_MAX_LOOPS: how many times balance_one() calls `ops.dispatch()` while each
-/// call dispatched something and the local DSQ stays empty.
+/// call dispatched something and the local DSQ stays empty (declared: kernel/sched/ext.c).
 pub const SCX_DSP_MAX_LOOPS: u32 = 32;
-/// SCX_DSP_DFL_MAX_BATCH: the dispatch buffer's slots when `dispatch_max_batch` is 0.
+/// SCX_DSP_DFL_MAX_BATCH: the dispatch buffer's slots when `dispatch_max_batch` is 0
+/// (declared: ext.c).
 pub const SCX_DSP_DFL_MAX_BATCH: usize = 32;
-/// SCX_WATCHDOG_MAX_TIMEOUT: the longest `timeout_ms` (30 s), and its default.
+/// SCX_WATCHDOG_MAX_TIMEOUT: the longest `timeout_ms` (30 s), and its default (declared:
+/// ext.c, 30 * HZ).
 pub const SCX_WATCHDOG_MAX_TIMEOUT: Ns = 30_000_000_000;
-/// The cgroup-style weight of a nice-0 task (`p->scx.weight`, 1..10000).
+/// The cgroup-style weight of a nice-0 task (`p->scx.weight`, 1..10000; declared:
+/// CGROUP_WEIGHT_DFL, sched_weight_to_cgroup()).
 pub const SCX_WEIGHT_DFL: u64 = 100;
 
 /// `ops.flags` (`SCX_OPS_*`).

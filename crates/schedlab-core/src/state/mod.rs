@@ -230,7 +230,7 @@ pub struct Simulator {
     /// The root domain (state/root_domain.rs).
     pub(crate) rd: crate::state::root_domain::RootDomain,
     /// The sched_ext class and its loaded scheduler (state/scx.rs; the behaviour is
-    /// sched/ext.rs, the policies ext/).
+    /// sched/ext/, the policies ext/).
     pub(crate) scx: crate::state::scx::ExtState,
 }
 

@@ -1,5 +1,5 @@
 //! The sched_ext class's run state: the scheduler loaded, its DSQs, each task's `p->scx`
-//! and each runqueue's `rq->scx` (the behaviour is sched/ext.rs; the policies ext/).
+//! and each runqueue's `rq->scx` (the behaviour is sched/ext/; the policies ext/).
 //!
 //! Mirrors: include/linux/sched/ext.h `struct sched_ext_entity` (dsq, dsq_vtime, slice,
 //! weight, ops_state, ddsp_dsq_id, runnable_at), kernel/sched/sched.h `struct scx_rq`
