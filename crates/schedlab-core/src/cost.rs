@@ -552,7 +552,7 @@ mod tests {
             }
         }
         let mut got = Vec::new();
-        leaves("", &serde_json::to_value(crate::topology::presets::generic_x86_costs()).unwrap(), &mut got);
+        leaves("", &serde_json::to_value(crate::topology::presets::generic_x86_costs().table).unwrap(), &mut got);
         got.sort();
         let mut want: Vec<String> = super::COST_KEYS.iter().map(|k| k.to_string()).collect();
         want.sort();

@@ -27,13 +27,13 @@ fn phone() -> Machine {
         .collect();
     let mut cost = generic_x86_costs();
     // One DSU cluster: core-to-core transfers ~45 ns, LPDDR5 ~115 ns (estimates).
-    cost.cacheline.same_llc_ns = 45.0;
-    cost.cacheline.same_package_ns = 45.0;
-    cost.cacheline.other_package_ns = 45.0;
-    cost.cacheline.dram_ns = 115.0;
-    cost.cache.l1d_kib = 64;
-    cost.cache.l2_kib = 512;
-    cost.cache.llc_kib = 4096;
+    cost.table.cacheline.same_llc_ns = 45.0;
+    cost.table.cacheline.same_package_ns = 45.0;
+    cost.table.cacheline.other_package_ns = 45.0;
+    cost.table.cacheline.dram_ns = 115.0;
+    cost.table.cache.l1d_kib = 64;
+    cost.table.cache.l2_kib = 512;
+    cost.table.cache.llc_kib = 4096;
     Machine::from_cpus("sd888-like", "test phone", Arch::Arm64, cpus, cost)
 }
 
@@ -41,10 +41,10 @@ fn phone() -> Machine {
 fn server() -> Machine {
     let shape = Shape { sockets: 2, nodes_per_socket: 2, llcs_per_node: 1, cores_per_llc: 32, smt: 1 };
     let mut cost = generic_x86_costs();
-    cost.cacheline.same_llc_ns = 45.0;
-    cost.cacheline.same_package_ns = 110.0;
-    cost.cacheline.other_package_ns = 220.0;
-    cost.cacheline.dram_ns = 110.0;
+    cost.table.cacheline.same_llc_ns = 45.0;
+    cost.table.cacheline.same_package_ns = 110.0;
+    cost.table.cacheline.other_package_ns = 220.0;
+    cost.table.cacheline.dram_ns = 110.0;
     Machine::from_cpus("kunpeng920-like", "test server", Arch::Arm64, homogeneous_cpus(shape, 2600, "tsv110"), cost)
 }
 

@@ -389,8 +389,8 @@ fn descriptions_are_one_line_and_state_assumptions() {
 #[test]
 fn cost_tables_are_physical() {
     let mut tables: Vec<(String, schedlab_core::cost::CostTable)> = PRESET_NAMES.iter().map(|n| (n.to_string(), get(n).cost)).collect();
-    tables.push(("generic_x86".into(), presets::generic_x86_costs()));
-    tables.push(("generic_arm64".into(), schedlab_core::topology::preset_costs::generic_arm64_costs()));
+    tables.push(("generic_x86".into(), presets::generic_x86_costs().table));
+    tables.push(("generic_arm64".into(), schedlab_core::topology::preset_costs::generic_arm64_costs().table));
     for (name, c) in tables {
         let l = &c.cacheline;
         let by_distance: Vec<f64> = Distance::ALL.iter().map(|&d| l.at(d)).collect();
@@ -452,7 +452,7 @@ fn synthetic_topo_machine() {
     assert_eq!(got, [(Smt, 2), (Mc, 8), (Pkg, 24), (Numa, 48)]);
     assert_eq!(m.distance(0, 24), Distance::SmtSibling);
     assert_eq!(m.distance(0, 12), Distance::OtherPackage);
-    assert_eq!(m.cost, presets::generic_x86_costs());
+    assert_eq!(m.cost, presets::generic_x86_costs().table);
 }
 
 // ---- sysfs ----------------------------------------------------------------------
@@ -543,7 +543,7 @@ fn sysfs_two_socket_tree() {
     assert_eq!(m.node_span[m.cpus[6].node], CpuMask::parse_list("2-3,6-7").unwrap());
     assert!(m.cpus.iter().all(|c| c.freq_mhz == 3500 && c.capacity == 1024));
     assert_eq!((m.cost.cache.l1d_kib, m.cost.cache.l2_kib, m.cost.cache.llc_kib), (48, 2048, 32 * 1024));
-    assert_eq!(m.cost.cacheline, presets::generic_x86_costs().cacheline);
+    assert_eq!(m.cost.cacheline, presets::generic_x86_costs().table.cacheline);
     let got: Vec<(DomainLevel, usize)> = m.domains[0].iter().map(|d| (d.level, d.span_weight())).collect();
     assert_eq!(got, [(Smt, 2), (Mc, 4), (Numa, 8)]);
     assert!(!m.description.contains('\n') && m.description.contains("2 socket(s)"), "{}", m.description);
@@ -611,7 +611,7 @@ fn sysfs_fallbacks_offline_cpu_and_capacities() {
     assert!(m.domains[0].last().unwrap().flags.has(SdFlags::ASYM_CPUCAPACITY));
     assert!(m.cpus.iter().all(|c| c.freq_mhz == 3000));
     assert!(m.description.contains("renumbered") && m.description.contains("assumed"), "{}", m.description);
-    assert_eq!(m.cost.cacheline, schedlab_core::topology::preset_costs::generic_arm64_costs().cacheline);
+    assert_eq!(m.cost.cacheline, schedlab_core::topology::preset_costs::generic_arm64_costs().table.cacheline);
 }
 
 #[test]
@@ -661,14 +661,16 @@ fn sysfs_reads_this_host_when_it_has_sysfs() {
 // ---- machine records --------------------------------------------------------------
 
 /// A new machine is one record: registered, it is a preset a scenario names, and its
-/// cost figures cite its own family's sources (by name, an unlisted x86 machine got Zen
-/// 3's before records).
+/// cost figures cite the sources filed beside them in its sheet (a figure the record
+/// changes after filing reports as an override, not under the old figure's source).
 #[test]
 fn a_new_machine_is_one_record() {
     use schedlab_core::topology::preset_costs::zen4_desktop_costs;
     use schedlab_core::topology::preset_idle::{amd_acpi_idle, AmdFirmware};
-    use schedlab_core::topology::preset_sources::{cost_sources, CostFamily};
+    use schedlab_core::topology::preset_sources::cost_sources;
     use schedlab_core::topology::presets::{Layout, MachineRecord, Shape};
+    let mut cost = zen4_desktop_costs();
+    cost.table.cacheline.dram_ns = 80.0;
     let record = MachineRecord {
         name: "test-zen4-8".into(),
         description: "test: one 4-core Zen 4 CCX with SMT2".into(),
@@ -679,8 +681,7 @@ fn a_new_machine_is_one_record() {
             core_type: "zen4".into(),
             cluster_cores: None,
         },
-        cost: Some(zen4_desktop_costs()),
-        cost_family: Some(CostFamily::Zen4Desktop),
+        cost: Some(cost),
         idle: vec![("zen4".into(), amd_acpi_idle(AmdFirmware::RyzenDesktop))],
         energy: Vec::new(),
         vendor_energy: None,
@@ -689,7 +690,9 @@ fn a_new_machine_is_one_record() {
     let m = get("test-zen4-8");
     assert_eq!((m.nr_cpus(), m.llc_span.len(), m.has_smt()), (8, 1, true));
     assert_eq!(m.idle_drivers[0].states[2].exit_latency_ns, 18_000, "the Ryzen _CST's C2, as the record says");
-    assert!(cost_sources(&m)["cacheline.smt_sibling_ns"].source.contains("7950X"));
+    let sources = cost_sources(&m);
+    assert!(sources["cacheline.smt_sibling_ns"].source.contains("7950X"));
+    assert_eq!(sources["cacheline.dram_ns"], schedlab_core::provenance::Provenance::overridden(80.0));
     // A scenario runs on it by name.
     let toml = "[machine]\npreset = \"test-zen4-8\"\n[[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 0.01\n";
     let s = schedlab_core::Scenario::from_toml_str(toml, "<test>").unwrap();
@@ -724,8 +727,11 @@ fn a_record_missing_a_piece_is_refused_naming_it() {
     );
     assert_eq!(refused(&|r| r.cost = None), "machine 'test-partial': its record has no cost table (cost)");
     assert_eq!(
-        refused(&|r| r.cost_family = None),
-        "machine 'test-partial': its record has no cost family (cost_family: where its cost figures' sources are filed)"
+        refused(&|r| {
+            let sheet = r.cost.as_mut().unwrap();
+            std::sync::Arc::make_mut(&mut sheet.sources).remove("tlb.walkers");
+        }),
+        "machine 'test-partial': its cost table has no source for tlb.walkers"
     );
     assert_eq!(refused(&|r| r.layout = presets::Layout::Clusters(Vec::new())), "machine 'test-partial': its record has no CPUs (layout)");
     assert!(presets::preset("test-partial").is_none());
@@ -740,9 +746,13 @@ fn built_in_records_are_complete_and_named() {
         assert_eq!(r.name, *name);
         assert!(r.build().is_ok(), "{name}");
     }
-    use schedlab_core::topology::preset_sources::CostFamily;
-    assert_eq!(presets::topo_arch(1, 1, 2, 1, Arch::Arm64).cost_family, CostFamily::Kunpeng920);
-    assert_eq!(presets::topo(1, 1, 2, 1).cost_family, CostFamily::Zen3Server);
-    assert_eq!(get("xeon-80").cost_family, CostFamily::SkylakeSp);
+    // Sources travel with the figures: an arm64 topo() runs the generic (Zen 3 server)
+    // table and cites its sources, not Kunpeng's.
+    use schedlab_core::topology::preset_sources::cost_sources;
+    let llc_source = |m: &schedlab_core::topology::Machine| cost_sources(m)["cacheline.same_llc_ns"].source.to_string();
+    assert!(llc_source(&presets::topo_arch(1, 1, 2, 1, Arch::Arm64)).contains("EPYC 7R13"));
+    assert!(llc_source(&presets::topo(1, 1, 2, 1)).contains("EPYC 7R13"));
+    assert!(llc_source(&get("xeon-80")).contains("Xeon 6242"));
+    assert!(llc_source(&get("kunpeng-920-2s")).contains("Kunpeng"));
     assert!(get("snapdragon-888").vendor_energy.is_some() && get("pixel6").vendor_energy.is_none());
 }

@@ -81,9 +81,10 @@ pub struct Machine {
     /// Energy Model performance domain of each core type, indexed like `idle_drivers`
     /// (None where the machine's firmware describes no power).
     pub perf_domains: Vec<Option<crate::energy_model::EmPerfDomain>>,
-    /// The family whose sources the cost table's figures cite (`preset_sources`).
+    /// The value filed for each cost-table leaf and its source, kind and band
+    /// (`preset_sources::cost_sources` reports a leaf changed since as an override).
     #[serde(skip)]
-    pub cost_family: preset_sources::CostFamily,
+    pub cost_sources: std::sync::Arc<preset_sources::CostSources>,
     /// The Energy Model the machine's vendor kernel registers, where its record has one.
     #[serde(skip)]
     pub vendor_energy: Option<VendorEnergyModel>,
@@ -114,30 +115,29 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// Builds a synthetic or host machine from its CPUs, deriving spans and sched
-    /// domains: it takes the generic idle states and cost sources of its `arch`
-    /// (`preset_idle::generic_idle_driver`, `CostFamily::generic`) and no Energy Model.
-    /// Named machines are built from their records (`presets::MachineRecord`).
-    pub fn from_cpus(name: &str, description: &str, arch: Arch, cpus: Vec<CpuTopo>, cost: CostTable) -> Machine {
+    /// Builds a synthetic or host machine from its CPUs and cost sheet, deriving spans
+    /// and sched domains: it takes the generic idle states of its `arch`
+    /// (`preset_idle::generic_idle_driver`) and no Energy Model. Named machines are built
+    /// from their records (`presets::MachineRecord`).
+    pub fn from_cpus(name: &str, description: &str, arch: Arch, cpus: Vec<CpuTopo>, cost: preset_sources::CostSheet) -> Machine {
         let pieces = |t: &str| Ok((preset_idle::generic_idle_driver(t, arch), None));
-        Machine::assemble(name, description, arch, cpus, cost, preset_sources::CostFamily::generic(arch), None, pieces)
-            .expect("the generic pieces cover every core type")
+        Machine::assemble(name, description, arch, cpus, cost, None, pieces).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Builds a machine from its CPUs and, per core type, its idle driver and Energy
-    /// Model domain (`pieces`, asked once per core type, in CPU order); an error of
-    /// `pieces` is the machine's.
-    #[allow(clippy::too_many_arguments)] // the pieces of a machine, each its own argument
+    /// Builds a machine from its CPUs, its cost sheet (refused if incomplete:
+    /// `CostSheet::check`) and, per core type, its idle driver and Energy Model domain
+    /// (`pieces`, asked once per core type, in CPU order); an error of `pieces` is the
+    /// machine's.
     pub(crate) fn assemble(
         name: &str,
         description: &str,
         arch: Arch,
         cpus: Vec<CpuTopo>,
-        cost: CostTable,
-        cost_family: preset_sources::CostFamily,
+        cost: preset_sources::CostSheet,
         vendor_energy: Option<VendorEnergyModel>,
         mut pieces: impl FnMut(&str) -> Result<(crate::cpuidle::IdleDriver, Option<crate::energy_model::EmPerfDomain>), String>,
     ) -> Result<Machine, String> {
+        cost.check(name)?;
         let span = |key: fn(&CpuTopo) -> usize| {
             let n = cpus.iter().map(key).max().map_or(0, |m| m + 1);
             let mut v = vec![CpuMask::new(); n];
@@ -172,11 +172,11 @@ impl Machine {
             description: description.to_string(),
             arch,
             cpus,
-            cost,
+            cost: cost.table,
             idle_drivers,
             cpu_idle_driver,
             perf_domains,
-            cost_family,
+            cost_sources: cost.sources,
             vendor_energy,
             llc_span,
             core_span,

@@ -6,10 +6,10 @@
 //! Arm phones number their little cores first, as Android does (CPU 0-3 = Cortex-A55).
 //! Phone capacities are computed from the device tree as the kernel does
 //! ([`dt_capacities`]). Each machine is one [`MachineRecord`], read by every consumer
-//! (topology, cost table and its sources' family, idle drivers, Energy Model); the cost
-//! tables' figures are built in `preset_costs.rs` and sourced in `preset_sources.rs`;
-//! none is fitted to a seed's results. Each description states the shape and
-//! every assumption made where the source machine was not fully described.
+//! (topology, cost table with each figure's source beside it, idle drivers, Energy
+//! Model); the cost tables are the sheets of `preset_costs.rs`; none is fitted to a
+//! seed's results. Each description states the shape and every assumption made where the
+//! source machine was not fully described.
 //!
 //! ```text
 //!  ryzen-7950x     1 socket   2 LLC x  8 cores x SMT2 =  32 CPUs  SMT MC PKG
@@ -26,9 +26,8 @@
 use super::preset_costs as costs;
 use super::preset_energy as energy;
 use super::preset_idle::{self as idle, AmdFirmware};
-use super::preset_sources::CostFamily;
+use super::preset_sources::CostSheet;
 use super::{Arch, CpuTopo, Machine, VendorEnergyModel};
-use crate::cost::CostTable;
 use crate::cpuidle::IdleDriver;
 use crate::energy_model::EmPerfDomain;
 
@@ -91,8 +90,7 @@ pub fn topo_arch(sockets: usize, llcs_per_socket: usize, cores_per_llc: usize, s
 }
 
 /// The record of a synthetic homogeneous machine of `arch` called `name`: the generic
-/// cost table, the cost family of its figures' sources (`CostFamily::generic`) and the
-/// architecture's generic idle driver (`preset_idle::generic_idle_driver`); no Energy
+/// (x86 server) cost sheet and the architecture's generic idle driver (`preset_idle::generic_idle_driver`); no Energy
 /// Model.
 pub fn generic_record(name: &str, shape: Shape, freq_mhz: u32, arch: Arch) -> MachineRecord {
     let (description, core_type) = match arch {
@@ -105,7 +103,6 @@ pub fn generic_record(name: &str, shape: Shape, freq_mhz: u32, arch: Arch) -> Ma
         arch,
         layout: Layout::Homogeneous { shape, freq_mhz, core_type: core_type.into(), cluster_cores: None },
         cost: Some(generic_x86_costs()),
-        cost_family: Some(CostFamily::generic(arch)),
         idle: vec![(core_type.into(), idle::generic_idle_driver(core_type, arch))],
         energy: Vec::new(),
         vendor_energy: None,
@@ -177,10 +174,10 @@ pub enum Layout {
     Clusters(Vec<Cluster>),
 }
 
-/// One machine: everything every consumer reads of it (topology, cost table and the
-/// family its figures' sources are filed under, idle driver of each core type, Energy
-/// Model). The figures' sources sit with the figures: the idle states' in their
-/// `Provenance`, the cost table's in `preset_sources` under `cost_family`. A piece a
+/// One machine: everything every consumer reads of it (topology, cost table, idle driver
+/// of each core type, Energy Model). The figures' sources sit with the figures: the idle
+/// states' in their `Provenance`, the cost table's filed beside each value in its sheet
+/// (`preset_sources::CostSheet`). A piece a
 /// consumer needs and the record lacks is an error naming the machine and the piece
 /// ([`MachineRecord::build`]), never another machine's figures.
 #[derive(Clone, Debug)]
@@ -193,10 +190,8 @@ pub struct MachineRecord {
     pub arch: Arch,
     /// Its CPUs.
     pub layout: Layout,
-    /// Cache sizes, latencies and operation costs (`cost`).
-    pub cost: Option<CostTable>,
-    /// The family whose sources the cost table's figures cite (`cost_family`).
-    pub cost_family: Option<CostFamily>,
+    /// Cache sizes, latencies and operation costs, each with its source (`cost`).
+    pub cost: Option<CostSheet>,
     /// The cpuidle driver of each core type (`idle`).
     pub idle: Vec<(String, IdleDriver)>,
     /// The Energy Model domain of each core type, as the mainline device tree gives it
@@ -213,7 +208,6 @@ impl MachineRecord {
         let name = &self.name;
         let missing = |piece: &str| format!("machine '{name}': its record has no {piece}");
         let cost = self.cost.clone().ok_or_else(|| missing("cost table (cost)"))?;
-        let family = self.cost_family.ok_or_else(|| missing("cost family (cost_family: where its cost figures' sources are filed)"))?;
         let (cpus, cluster_cores) = match &self.layout {
             Layout::Homogeneous { shape, freq_mhz, core_type, cluster_cores } => (homogeneous_cpus(*shape, *freq_mhz, core_type), *cluster_cores),
             Layout::Clusters(clusters) => (cluster_cpus(clusters), None),
@@ -232,7 +226,7 @@ impl MachineRecord {
             };
             Ok((idle, pd))
         };
-        let m = Machine::assemble(name, &self.description, self.arch, cpus, cost, family, self.vendor_energy, pieces)?;
+        let m = Machine::assemble(name, &self.description, self.arch, cpus, cost, self.vendor_energy, pieces)?;
         Ok(match cluster_cores {
             Some(n) => m.with_clusters(n),
             None => m,
@@ -292,24 +286,13 @@ pub fn preset(name: &str) -> Option<Machine> {
 }
 
 /// A homogeneous x86 record with one core type and no Energy Model.
-#[allow(clippy::too_many_arguments)] // one argument per field of the record it fills
-fn x86(
-    name: &str,
-    description: &str,
-    shape: Shape,
-    freq_mhz: u32,
-    core_type: &str,
-    cost: CostTable,
-    family: CostFamily,
-    idle: IdleDriver,
-) -> MachineRecord {
+fn x86(name: &str, description: &str, shape: Shape, freq_mhz: u32, core_type: &str, cost: CostSheet, idle: IdleDriver) -> MachineRecord {
     MachineRecord {
         name: name.into(),
         description: description.into(),
         arch: Arch::X86_64,
         layout: Layout::Homogeneous { shape, freq_mhz, core_type: core_type.into(), cluster_cores: None },
         cost: Some(cost),
-        cost_family: Some(family),
         idle: vec![(core_type.into(), idle)],
         energy: Vec::new(),
         vendor_energy: None,
@@ -327,7 +310,6 @@ fn ryzen_7950x() -> MachineRecord {
         4500,
         "zen4",
         costs::zen4_desktop_costs(),
-        CostFamily::Zen4Desktop,
         idle::amd_acpi_idle(AmdFirmware::RyzenDesktop),
     )
 }
@@ -342,7 +324,6 @@ fn milan_72() -> MachineRecord {
         3245,
         "zen3",
         costs::zen3_server_costs(3245.0),
-        CostFamily::Zen3Server,
         idle::amd_acpi_idle(AmdFirmware::Epyc),
     )
 }
@@ -358,7 +339,6 @@ fn bergamo() -> MachineRecord {
         2250,
         "zen4c",
         costs::zen4_server_costs(2250.0, 16 * 1024),
-        CostFamily::Zen4Server,
         idle::amd_acpi_idle(AmdFirmware::Epyc),
     )
 }
@@ -372,7 +352,6 @@ fn epyc_9654_2s() -> MachineRecord {
         2400,
         "zen4",
         costs::zen4_server_costs(2400.0, 32 * 1024),
-        CostFamily::Zen4Server,
         idle::amd_acpi_idle(AmdFirmware::Epyc),
     )
 }
@@ -386,7 +365,6 @@ fn zen3_2s() -> MachineRecord {
         2000,
         "zen3",
         costs::zen3_server_costs(2000.0),
-        CostFamily::Zen3Server,
         idle::amd_acpi_idle(AmdFirmware::Epyc),
     )
 }
@@ -409,7 +387,6 @@ fn pixel6() -> MachineRecord {
             Cluster { cores: 2, core_type: "cortex-x1", dmips_mhz: 1024, max_khz: 2_802_000 },
         ]),
         cost: Some(costs::gs101_costs()),
-        cost_family: Some(CostFamily::DsuPhone),
         idle: vec![
             ("cortex-a55".into(), idle::gs101_psci_idle(70, 160, 2000)),
             ("cortex-a76".into(), idle::gs101_psci_idle(150, 190, 2500)),
@@ -441,7 +418,6 @@ fn snapdragon_888() -> MachineRecord {
             Cluster { cores: 1, core_type: "cortex-x1", dmips_mhz: 2048, max_khz: 2_841_600 },
         ]),
         cost: Some(costs::sd888_costs()),
-        cost_family: Some(CostFamily::DsuPhone),
         idle: vec![
             ("cortex-a55".into(), idle::sm8350_psci_idle(360, 531, 3934)),
             ("cortex-a78".into(), idle::sm8350_psci_idle(702, 1061, 4488)),
@@ -471,7 +447,6 @@ fn kunpeng_920_2s() -> MachineRecord {
             cluster_cores: Some(4),
         },
         cost: Some(costs::kunpeng920_costs()),
-        cost_family: Some(CostFamily::Kunpeng920),
         idle: vec![("taishan-v110".into(), idle::arm_server_provisional("taishan-v110"))],
         energy: Vec::new(),
         vendor_energy: None,
@@ -488,7 +463,6 @@ fn xeon_80() -> MachineRecord {
         2400,
         "skylake-sp",
         costs::skylake_sp_costs(2400.0),
-        CostFamily::SkylakeSp,
         idle::skx_intel_idle(),
     )
 }

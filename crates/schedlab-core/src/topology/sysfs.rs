@@ -116,7 +116,19 @@ pub fn read_tree(cpu_root: &Path, node_root: Option<&Path>, arch: Arch) -> Resul
         Arch::X86_64 => generic_x86_costs(),
         Arch::Arm64 => generic_arm64_costs(),
     };
-    read_cache_sizes(&cpu_root.join(format!("cpu{}", online[0])), &mut cost.cache)?;
+    let generic = cost.table.cache.clone();
+    read_cache_sizes(&cpu_root.join(format!("cpu{}", online[0])), &mut cost.table.cache)?;
+    let read = cost.table.cache.clone();
+    let sysfs = super::preset_sources::declared("the host's /sys/devices/system/cpu/cpuN/cache/index*/size");
+    for (key, was, now) in [
+        (".cache.l1d_kib", generic.l1d_kib, read.l1d_kib),
+        (".cache.l2_kib", generic.l2_kib, read.l2_kib),
+        (".cache.llc_kib", generic.llc_kib, read.llc_kib),
+    ] {
+        if was != now {
+            cost.file(key, f64::from(now), sysfs);
+        }
+    }
 
     let mut notes = Vec::new();
     if online.last().copied() != Some(online.len() - 1) {
