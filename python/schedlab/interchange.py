@@ -19,7 +19,7 @@ from .errors import ScenarioError, read_input_file, scenario_error
 from .scenario import Scenario, ScenarioLike, load_scenario, machine_spec
 
 __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines", "LatencyRow", "sched_latency",
-           "format_sched_latency"]
+           "format_sched_latency", "Switch", "switches", "sched_timehist", "sched_map"]
 
 
 def _read(path: str | os.PathLike) -> str:
@@ -148,3 +148,149 @@ def format_sched_latency(rows: list[LatencyRow]) -> str:
               f"  TOTAL:                |{sum(r.runtime_ns for r in rows) / 1e6:11.3f} ms |{sum(r.switches for r in rows):9d} |",
               " " + "-" * 51, ""]
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------- perf sched timehist | map
+
+@dataclass(frozen=True)
+class Switch:
+    """One ``sched_switch`` the timelines imply: at ``time_ns`` CPU ``cpu`` leaves ``prev``
+    (a pid, 0 for the idle task) in ``prev_state`` ('R' preempted, 'S' asleep, 'X' gone)
+    for ``next``."""
+
+    time_ns: int
+    cpu: int
+    prev: int
+    prev_state: str
+    next: int
+
+
+def switches(tl: TraceTimelines) -> list[Switch]:
+    """The context switches of a trace's timelines, in time order: each CPU's runs laid
+    end to end, the idle task (pid 0) in every gap. A run open at the trace's first or
+    last instant has no switch there (a run cut by the trace looks the same)."""
+    sleep_starts = {t["pid"]: {start for start, _, _ in t["sleeps"]} for t in tl.tasks}
+    exits = {t["pid"]: t["exit_ns"] for t in tl.tasks}
+    by_cpu: dict[int, list[tuple[int, int, int]]] = {}
+    for t in tl.tasks:
+        for cpu, start, end in t["runs"]:
+            by_cpu.setdefault(cpu, []).append((start, end, t["pid"]))
+
+    def state(pid: int, end: int) -> str:
+        if end in sleep_starts.get(pid, ()):
+            return "S"
+        return "X" if exits.get(pid) is not None and end >= exits[pid] else "R"
+
+    out = []
+    for cpu, runs in by_cpu.items():
+        runs.sort()
+        for i, (start, end, pid) in enumerate(runs):
+            before = runs[i - 1] if i else None
+            if before is None or before[1] < start:
+                if start > tl.start_ns:  # idle until this run (the trace's first event if none before)
+                    out.append(Switch(start, cpu, 0, "R", pid))
+            after = runs[i + 1] if i + 1 < len(runs) else None
+            if after is not None and after[0] <= end:
+                out.append(Switch(end, cpu, pid, state(pid, end), after[2]))
+            elif end < tl.end_ns or state(pid, end) != "R":  # at the last instant, only a switch to sleep or exit shows
+                out.append(Switch(end, cpu, pid, state(pid, end), 0))
+    out.sort(key=lambda s: (s.time_ns, s.cpu))
+    return out
+
+
+def _usec_stamp(ns: int) -> str:
+    """perf's timestamp__scnprintf_usec(): seconds.microseconds."""
+    us = ns // 1000
+    return f"{us // 1_000_000}.{us % 1_000_000:06d}"
+
+
+def _msec(ns: int) -> str:
+    """perf's print_sched_time(ns, 6): msec.usec, truncated."""
+    return f"{ns // 1_000_000:6d}.{ns % 1_000_000 // 1000:03d} "
+
+
+def sched_timehist(tl: TraceTimelines) -> str:
+    """``perf sched timehist``'s default view of a trace: a line per context switch for
+    the task leaving the CPU, with its wait time (off the CPU since its last switch-out),
+    scheduling delay (from its wakeup, fork or preemption to its switch-in) and run time
+    (since the CPU's previous switch), as builtin-sched.c's timehist_update_runtime_stats()
+    counts them in mainline perf. Older perf (6.1, Debian 12's) starts a delay only at a
+    wakeup, so a preempted task, and the idle task, show 0 there."""
+    comm = {t["pid"]: t["comm"] for t in tl.tasks}
+    # Each run's (ready-to-run time, previous switch-out) by (pid, its end); None where
+    # there is none (a simulated trace starts at 0, so 0 is a time, not perf's "unset").
+    before: dict[tuple[int, int], tuple[int | None, int | None]] = {}
+    for t in tl.tasks:
+        woken = {start: end for start, end, _ in t["sleeps"]}
+        runs = sorted(t["runs"], key=lambda r: r[1])
+        for i, (_, start, end) in enumerate(runs):
+            out = runs[i - 1][2] if i else None
+            if out is None:
+                ready = t["first_seen_ns"] if t["first_seen_ns"] < start else None
+            else:
+                ready = woken[out] if out in woken else out
+            before[(t["pid"], end)] = (ready if ready is not None and ready <= start else None, out)
+    # A run open at the trace's first instant counts from there (perf, which has no
+    # switch before it, shows such a run's first line with no run time).
+    last_switch = {cpu: start for t in tl.tasks for cpu, start, _ in t["runs"] if start == tl.start_ns}
+    idle_out: dict[int, int] = {}
+    width = 30
+    lines = []
+    for s in switches(tl):
+        tprev = last_switch.get(s.cpu)
+        if s.prev == 0:
+            # The idle task leaves the CPU runnable: its delay runs from its last switch-out.
+            ready = out = idle_out.get(s.cpu)
+            idle_out[s.cpu] = s.time_ns
+            name = "<idle>"
+        else:
+            ready, out = before.get((s.prev, s.time_ns), (None, None))
+            name = f"{comm.get(s.prev, '')}[{s.prev}]"
+        run = delay = wait = 0
+        if tprev is not None:
+            run = s.time_ns - tprev
+            delay = tprev - ready if ready is not None and ready <= tprev else 0
+            wait = tprev - out if out is not None and out <= tprev else 0
+        width = max(width, len(name))
+        lines.append(f"{_usec_stamp(s.time_ns):>15} [{s.cpu:04d}]  {name:<{width}} {_msec(wait)}{_msec(delay)}{_msec(run)}")
+        last_switch[s.cpu] = s.time_ns
+    dots = "-" * 30
+    header = [f"{'time':>15} {'cpu':>6}  {'task name':<30}  {'wait time':>9}  {'sch delay':>9}  {'run time':>9}",
+              f"{'':>15} {'':<6}  {'[tid/pid]':<30}  {'(msec)':>9}  {'(msec)':>9}  {'(msec)':>9}",
+              f"{dots[:15]} {dots[:6]}  {dots}  {dots[:9]}  {dots[:9]}  {dots[:9]}"]
+    return "\n".join(header + lines) + "\n"
+
+
+def sched_map(tl: TraceTimelines, compact: bool = False) -> str:
+    """``perf sched map``'s view of a trace: a line per context switch with what every
+    CPU runs (the CPU that switched starred), each task by a two-character name given at
+    its first switch-in ('.' the idle task) and spelled out then (builtin-sched.c's
+    map_switch_event()). ``compact`` shows only the CPUs that switched so far, in the order
+    they first did, as ``--compact`` does."""
+    comm = {t["pid"]: t["comm"] for t in tl.tasks}
+    short: dict[int, str] = {}
+    letter, digit = "A", "0"
+    current: dict[int, int] = {}
+    shown: list[int] = [] if compact else list(range(tl.nr_cpus))
+    lines = []
+    for s in switches(tl):
+        new = s.next not in short
+        if new and s.next == 0:
+            short[0] = ". "
+        elif new:
+            short[s.next] = letter + digit
+            if letter < "Z":
+                letter = chr(ord(letter) + 1)
+            else:
+                letter, digit = "A", (chr(ord(digit) + 1) if digit < "9" else "0")
+        new_cpu = s.cpu not in current
+        if compact and new_cpu:
+            shown.append(s.cpu)
+        current[s.cpu] = s.next
+        cells = "".join(("*" if cpu == s.cpu else " ") + (f"{short[current[cpu]]:>2} " if cpu in current else "   ")
+                        for cpu in shown)
+        legend = f"{short[s.next]} => {'swapper' if s.next == 0 else comm.get(s.next, '')}:{s.next}" if new else ""
+        if compact and new_cpu:
+            legend += f" (CPU {s.cpu})"
+        lines.append(f"  {cells}  {_usec_stamp(s.time_ns):>12} secs {legend}")
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,5 @@
 """``schedlab export-rt-app``, ``schedlab trace-info``, ``schedlab replay`` and
-``schedlab sched latency``: workloads
+``schedlab sched latency|timehist|map``: workloads
 and traces in the formats other tools speak. Registered on the ``app`` of
 :mod:`schedlab.cli.base` (imported by :mod:`schedlab.cli.entry`); the work is in :mod:`schedlab.interchange`.
 rt-app files run with plain ``schedlab run workload.json``."""
@@ -16,7 +16,7 @@ from rich.table import Table
 from .base import TraceFormat, app, errors, out
 from .flags import check_machine, check_profile
 
-__all__ = ["export_rt_app", "trace_info", "replay", "sched_latency"]
+__all__ = ["export_rt_app", "trace_info", "replay", "sched_latency", "sched_timehist", "sched_map"]
 
 
 @app.command("export-rt-app")
@@ -122,25 +122,64 @@ app.add_typer(sched_app, name="sched")
 SCENARIO_SUFFIXES = (".toml", ".json")
 
 
-@sched_app.command("latency")
-def sched_latency(
-    target: Path = typer.Argument(..., help="A text trace (as for trace-info), or a scenario (.toml, .json) to run and trace.", show_default=False),
-    seed: int = typer.Option(1, "--seed", "-s", min=0, help="Seed of the run (a scenario)."),
-) -> None:
-    """Per-task CPU time and waits for a CPU, in `perf sched latency -p`'s table."""
+TARGET_HELP = "A text trace (as for trace-info), or a scenario (.toml, .json) to run and trace."
+SEED_HELP = "Seed of the run (a scenario)."
+
+
+def _timelines(target: Path, seed: int):
+    """The timelines of a text trace, or of a scenario's run (traced as ftrace text)."""
     import tempfile
 
     from ..api import run as run_one
-    from ..interchange import format_sched_latency, read_trace
+    from ..interchange import read_trace
+
+    if not target.name.lower().endswith(SCENARIO_SUFFIXES):
+        return read_trace(target)
+    with tempfile.TemporaryDirectory(prefix="schedlab-sched-") as d:
+        trace = Path(d) / "run.trace.txt"
+        run_one(str(target), seed, trace=trace, trace_format="ftrace")
+        return read_trace(trace)
+
+
+@sched_app.command("latency")
+def sched_latency(
+    target: Path = typer.Argument(..., help=TARGET_HELP, show_default=False),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help=SEED_HELP),
+) -> None:
+    """Per-task CPU time and waits for a CPU, in `perf sched latency -p`'s table."""
+    from ..interchange import format_sched_latency
     from ..interchange import sched_latency as latency_rows
 
     with errors():
-        if target.name.lower().endswith(SCENARIO_SUFFIXES):
-            with tempfile.TemporaryDirectory(prefix="schedlab-latency-") as d:
-                trace = Path(d) / "run.trace.txt"
-                run_one(str(target), seed, trace=trace, trace_format="ftrace")
-                tl = read_trace(trace)
-        else:
-            tl = read_trace(target)
+        tl = _timelines(target, seed)
     sys.stdout.write(format_sched_latency(latency_rows(tl)))
+    _print_warnings(tl.warnings)
+
+
+@sched_app.command("timehist")
+def sched_timehist(
+    target: Path = typer.Argument(..., help=TARGET_HELP, show_default=False),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help=SEED_HELP),
+) -> None:
+    """A line per context switch: the task leaving, its wait, scheduling delay and run time, as `perf sched timehist`."""
+    from ..interchange import sched_timehist as timehist
+
+    with errors():
+        tl = _timelines(target, seed)
+    sys.stdout.write(timehist(tl))
+    _print_warnings(tl.warnings)
+
+
+@sched_app.command("map")
+def sched_map(
+    target: Path = typer.Argument(..., help=TARGET_HELP, show_default=False),
+    seed: int = typer.Option(1, "--seed", "-s", min=0, help=SEED_HELP),
+    compact: bool = typer.Option(False, "--compact", help="Only the CPUs that switched so far, in the order they first did."),
+) -> None:
+    """A line per context switch with what every CPU runs, as `perf sched map`."""
+    from ..interchange import sched_map as cpu_map
+
+    with errors():
+        tl = _timelines(target, seed)
+    sys.stdout.write(cpu_map(tl, compact=compact))
     _print_warnings(tl.warnings)
