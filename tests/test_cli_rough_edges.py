@@ -240,3 +240,13 @@ def test_help_shows_no_bool_type_and_no_broken_lines(cli):
     assert "prints what it has" in " ".join(r.output.split())
     h = cli("hackbench", "--help")
     assert "``" not in h.output
+
+
+def test_a_phone_says_it_runs_schedutil_and_eas_by_default(cli):
+    """Issue 50: the phone presets default to the governor their kernels ship with."""
+    r = cli("machines", "pixel6")
+    assert r.exit_code == 0, r.output
+    assert "cpufreq governor: schedutil (its kernel's default), with energy-aware scheduling" in " ".join(r.stdout.split())
+    doc = json.loads(cli("machines", "snapdragon-888", "--json").stdout)
+    assert (doc["governor"], doc["energy_model"]) == ("schedutil", False)
+    assert json.loads(cli("machines", "xeon-80", "--json").stdout)["governor"] == "performance"

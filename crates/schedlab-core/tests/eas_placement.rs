@@ -83,3 +83,29 @@ fn eas_spends_less_energy_on_a_periodic_set() {
     let work = |r: &RunResult| r.tasks.iter().map(|t| t.work_done_ns).sum::<u64>() as f64;
     assert!(work(&with) > 0.99 * work(&without), "{} vs {}", work(&with), work(&without));
 }
+
+/// A phone runs as its kernel does (issue 50): with no `[kernel] governor` the Pixel 6
+/// takes its kernel's default, schedutil, and EAS with it, so the small task started on
+/// an X1 moves to the A55s and the OPPs change; `governor = "performance"` keeps the top
+/// OPP and, with EAS off under it, the task on the X1.
+#[test]
+fn a_phone_defaults_to_schedutil_and_eas() {
+    let t = periodic("small", 7, 156, 10, "");
+    let run = |kernel: &str| {
+        run_toml(&format!("[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\n{kernel}{t}[run]\nduration_s = 2.0\nwarmup_s = 1.0\n"), 1)
+    };
+    let default = run("");
+    let performance = run("governor = \"performance\"\n");
+    assert!(share(&default, 0, 4) > 0.9, "default: on the A55s: {}", share(&default, 0, 4));
+    assert!(default.summary["eas_feec_placements"] > 50.0 && default.summary["cpufreq_changes"] > 0.0);
+    assert!(share(&performance, 6, 8) > 0.9, "performance: stays on the X1: {}", share(&performance, 6, 8));
+    let counter = |k: &str| performance.summary.get(k).copied().unwrap_or(0.0);
+    assert_eq!((counter("eas_feec_placements"), counter("cpufreq_changes")), (0.0, 0.0));
+    // The machine says so, and a server keeps performance.
+    let preset = |n: &str| schedlab_core::topology::presets::preset(n).unwrap().default_governor;
+    use schedlab_core::eas::schedutil::Governor;
+    assert_eq!(
+        (preset("pixel6"), preset("snapdragon-888"), preset("epyc-9654-2s")),
+        (Governor::Schedutil, Governor::Schedutil, Governor::Performance)
+    );
+}

@@ -685,6 +685,7 @@ fn a_new_machine_is_one_record() {
         idle: vec![("zen4".into(), amd_acpi_idle(AmdFirmware::RyzenDesktop))],
         energy: Vec::new(),
         vendor_energy: None,
+        governor: schedlab_core::eas::schedutil::Governor::Performance,
     };
     presets::register(record).unwrap();
     let m = get("test-zen4-8");

@@ -366,6 +366,13 @@ fn machine(name: &str) -> PyResult<String> {
             let sources = schedlab_core::topology::preset_sources::cost_sources(&m);
             obj.insert("cost_sources".into(), serde_json::to_value(&sources).unwrap_or_default());
             obj.insert("summary".into(), m.summary().into());
+            // What a scenario with no [kernel] governor runs, and whether EAS comes with it.
+            let governor = match m.default_governor {
+                schedlab_core::eas::schedutil::Governor::Schedutil => "schedutil",
+                schedlab_core::eas::schedutil::Governor::Performance => "performance",
+            };
+            obj.insert("governor".into(), governor.into());
+            obj.insert("energy_model".into(), m.perf_domains.iter().any(Option::is_some).into());
             obj.insert("nr_cpus".into(), m.nr_cpus().into());
             obj.insert("llcs".into(), spans(&m.llc_span).into());
             obj.insert("cores".into(), spans(&m.core_span).into());

@@ -58,7 +58,8 @@ def machines(
     kernel = m.get("host_kernel")
     kernel_line = (f"\nkernel {kernel['release']}: profile {kernel['profile']}, HZ {kernel['hz'] or 'unknown'} "
                    f"(a host scenario's defaults)") if kernel else ""
-    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}{kernel_line}", title="machine"))
+    out.print(Panel.fit(f"[bold]{m['name']}[/]: {m['description']}\n{m['summary']}{kernel_line}\n"
+                        f"cpufreq governor: {_governor_line(m)}", title="machine"))
     t = Table(title="spans", title_justify="left", show_edge=False)
     t.add_column("level")
     t.add_column("count", justify="right")
@@ -91,6 +92,17 @@ def machines(
     emit(t)
     for table in _idle_state_tables(m):
         emit(table)
+
+
+def _governor_line(m: dict) -> str:
+    """What a scenario with no ``[kernel] governor`` runs on machine ``m``, and EAS with it."""
+    g = m.get("governor", "performance")
+    if g != "schedutil":
+        return f"{g} (the default; the top OPP throughout)"
+    if m.get("energy_model"):
+        return "schedutil (its kernel's default), with energy-aware scheduling; governor = \"performance\" for the top OPP"
+    return ("schedutil (its kernel's default), but no Energy Model under mainline, so no OPP table to choose from: "
+            "the top OPP, no EAS ([machine.energy_model] kernel = \"vendor\" brings both)")
 
 
 def _idle_state_tables(m: dict) -> list[Table]:

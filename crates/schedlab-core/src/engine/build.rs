@@ -367,7 +367,7 @@ impl Simulator {
     /// starts at its top operating point (and stays there under `performance`).
     fn setup_mechanisms(&mut self, s: &Scenario, groups: &[GroupSpec], parents: &[Option<usize>]) -> Result<(), SimError> {
         self.setup_bandwidth(groups)?;
-        self.setup_cpufreq(s.kernel.governor.into());
+        self.setup_cpufreq(s.kernel.governor.map_or(self.m.default_governor, Into::into));
         if let Some(su) = &s.kernel.schedutil {
             self.set_schedutil_limits(su)?;
         }

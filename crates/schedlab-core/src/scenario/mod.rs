@@ -120,11 +120,13 @@ pub struct KernelSpec {
     /// Tunable overrides by kernel name.
     #[serde(default)]
     pub tunables: TunableOverrides,
-    /// The cpufreq governor of every policy: `performance` (the top OPP throughout, the
-    /// default) or `schedutil` (frequency from utilization; needed for EAS, as in the
-    /// kernel). Only a machine with an Energy Model has OPPs to choose from.
-    #[serde(default, skip_serializing_if = "GovernorSpec::is_performance")]
-    pub governor: GovernorSpec,
+    /// The cpufreq governor of every policy: `performance` (the top OPP throughout) or
+    /// `schedutil` (frequency from utilization; needed for EAS, as in the kernel). Left
+    /// out: the machine's kernel's default (schedutil on the phones, performance
+    /// elsewhere: `schedlab machines NAME`). Only a machine with an Energy Model has OPPs
+    /// to choose from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<GovernorSpec>,
     /// schedutil's rate limits per cpufreq policy (with `governor = "schedutil"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedutil: Option<SchedutilSpec>,
@@ -184,7 +186,7 @@ impl Default for KernelSpec {
             profile: default_profile(),
             features: BTreeMap::new(),
             tunables: TunableOverrides::default(),
-            governor: GovernorSpec::Performance,
+            governor: None,
             schedutil: None,
             sched_ext: None,
             background: BackgroundSpec::None,

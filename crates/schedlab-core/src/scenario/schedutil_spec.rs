@@ -14,12 +14,6 @@ pub enum GovernorSpec {
     Schedutil,
 }
 
-impl GovernorSpec {
-    pub(super) fn is_performance(&self) -> bool {
-        *self == GovernorSpec::Performance
-    }
-}
-
 impl From<GovernorSpec> for crate::eas::schedutil::Governor {
     fn from(g: GovernorSpec) -> Self {
         match g {

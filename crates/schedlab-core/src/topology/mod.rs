@@ -88,6 +88,10 @@ pub struct Machine {
     /// The Energy Model the machine's vendor kernel registers, where its record has one.
     #[serde(skip)]
     pub vendor_energy: Option<VendorEnergyModel>,
+    /// The cpufreq governor its kernel starts (CONFIG_CPU_FREQ_DEFAULT_GOV_*), run where
+    /// a scenario names none (`[kernel] governor`).
+    #[serde(skip)]
+    pub default_governor: crate::eas::schedutil::Governor,
     /// CPUs of each LLC, indexed by LLC.
     #[serde(skip)]
     pub llc_span: Vec<CpuMask>,
@@ -178,6 +182,7 @@ impl Machine {
             perf_domains,
             cost_sources: cost.sources,
             vendor_energy,
+            default_governor: crate::eas::schedutil::Governor::Performance,
             llc_span,
             core_span,
             core_cpus,

@@ -29,7 +29,16 @@ use super::preset_idle::{self as idle, AmdFirmware};
 use super::preset_sources::CostSheet;
 use super::{Arch, CpuTopo, Machine, VendorEnergyModel};
 use crate::cpuidle::IdleDriver;
+use crate::eas::schedutil::Governor;
 use crate::energy_model::EmPerfDomain;
+
+/// The governor of the phones' kernels: schedutil, Kconfig's default choice on arm64
+/// (drivers/cpufreq/Kconfig, `default CPU_FREQ_DEFAULT_GOV_SCHEDUTIL if ARM64 || ARM`,
+/// "cpufreq: Make schedutil the default for arm and arm64"), which Android's GKI
+/// defconfig leaves as it is. With an Energy Model it brings energy-aware scheduling with it (EAS
+/// runs only under schedutil). x86 and server records keep `performance`: their records
+/// carry no OPP table for a governor to choose from.
+const ANDROID_GOVERNOR: Governor = Governor::Schedutil;
 
 /// Shape of a homogeneous machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,6 +115,7 @@ pub fn generic_record(name: &str, shape: Shape, freq_mhz: u32, arch: Arch) -> Ma
         idle: vec![(core_type.into(), idle::generic_idle_driver(core_type, arch))],
         energy: Vec::new(),
         vendor_energy: None,
+        governor: Governor::Performance,
     }
 }
 
@@ -200,6 +210,8 @@ pub struct MachineRecord {
     /// The vendor kernel's Energy Model, opt-in per run (`[machine.energy_model] kernel
     /// = "vendor"`).
     pub vendor_energy: Option<VendorEnergyModel>,
+    /// The cpufreq governor the machine's kernel starts with (`governor`).
+    pub governor: Governor,
 }
 
 impl MachineRecord {
@@ -226,7 +238,8 @@ impl MachineRecord {
             };
             Ok((idle, pd))
         };
-        let m = Machine::assemble(name, &self.description, self.arch, cpus, cost, self.vendor_energy, pieces)?;
+        let mut m = Machine::assemble(name, &self.description, self.arch, cpus, cost, self.vendor_energy, pieces)?;
+        m.default_governor = self.governor;
         Ok(match cluster_cores {
             Some(n) => m.with_clusters(n),
             None => m,
@@ -296,6 +309,7 @@ fn x86(name: &str, description: &str, shape: Shape, freq_mhz: u32, core_type: &s
         idle: vec![(core_type.into(), idle)],
         energy: Vec::new(),
         vendor_energy: None,
+        governor: Governor::Performance,
     }
 }
 
@@ -394,6 +408,7 @@ fn pixel6() -> MachineRecord {
         ],
         energy: types.iter().filter_map(|t| Some((t.to_string(), energy::gs101_perf_domain(t)?))).collect(),
         vendor_energy: None,
+        governor: ANDROID_GOVERNOR,
     }
 }
 
@@ -425,6 +440,7 @@ fn snapdragon_888() -> MachineRecord {
         ],
         energy: Vec::new(),
         vendor_energy: Some(energy::sd888_vendor_domain),
+        governor: ANDROID_GOVERNOR,
     }
 }
 
@@ -450,6 +466,7 @@ fn kunpeng_920_2s() -> MachineRecord {
         idle: vec![("taishan-v110".into(), idle::arm_server_provisional("taishan-v110"))],
         energy: Vec::new(),
         vendor_energy: None,
+        governor: Governor::Performance,
     }
 }
 
