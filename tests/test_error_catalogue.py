@@ -161,7 +161,7 @@ CATALOGUE = [
          expected="error: bad.toml:5:14: tasks[0].program[0]: unknown variant `jump`, expected one of `run`, `run_exp`,"
                   " `run_for`, `sleep`, `poll`, `sleep_exp`, `sleep_timeout`, `mod_timer`, `del_timer`, `wait_timeout`,"
                   " `periodic`, `timer_bench`, `wait`, `signal`, `cond_wait`, `cond_signal`, `cond_broadcast`, "
-                  "`barrier`, `yield`, `set_affinity`, `set_group`, `send`, `post`, `wake_all`, `mark`, `record`, "
+                  "`barrier`, `yield`, `set_affinity`, `set_group`, `send`, `post`, `wake_all`, `mark`, `rt_app_phase`, `record`, "
                   "`lock`, `unlock`, `fork`, `wait_children`, `loop`, `touch_area`, `touch_pages`, `page_out`, `mem`, `iorun`, `set_sched_attr`, `exit`"),
     # -- groups --------------------------------------------------------------------------------------
     Case("task in an unknown group", ok('[[tasks]]\nname = "t"\ngroup = "nosuch"\nprogram = [{ run = "1ms" }]\n'),

@@ -118,7 +118,21 @@ def test_a_scenario_exports_to_rt_app_and_loads_back(cli, tmp_path):
     assert json.loads(out.read_text()) == doc
     back = schedlab.load_scenario(out)
     orig = schedlab.load_scenario(PINGPONG)
-    assert [t["program"] for t in back.doc["tasks"]] == [t["program"] for t in orig.doc["tasks"]]
+    # The import marks where each rt-app phase begins (its log line); nothing else differs.
+    assert [_unmarked(t["program"]) for t in back.doc["tasks"]] == [t["program"] for t in orig.doc["tasks"]]
+    assert back.doc["tasks"][0]["program"][0]["loop"]["body"][0] == "rt_app_phase"
+
+
+def _unmarked(program: list) -> list:
+    """A program without its rt_app_phase marks."""
+    out = []
+    for op in program:
+        if op == "rt_app_phase":
+            continue
+        if isinstance(op, dict) and "loop" in op:
+            op = {"loop": {**op["loop"], "body": _unmarked(op["loop"]["body"])}}
+        out.append(op)
+    return out
 
 
 # ----------------------------------------------------------------- the LISA builder
@@ -475,6 +489,62 @@ def test_sched_timehist_and_map_on_a_run_add_up_to_its_tasks(cli):
     assert first.startswith("  *A0   ") and first.endswith(" (CPU 4)"), first
     r = cli("sched", "map", "no-such.trace.txt")
     assert r.exit_code == 2 and r.output.strip() == "error: no-such.trace.txt: no such file"
+
+
+# ------------------------------------------------------------------ rt-app's logs
+RTAPP_PERIODIC = """{
+  "tasks": { "tick": { "loop": -1, "run": 3000, "timer": { "ref": "t", "period": 10000 } },
+             "hog": { "loop": -1, "run": 100000, "sleep": 1, "priority": 19 } },
+  "global": { "duration": 1, "log_basename": "periodic" }
+}
+"""
+
+
+def _rtapp_log(path: Path) -> tuple[str, list[list[int]]]:
+    lines = path.read_text().splitlines()
+    return lines[0], [[int(x) for x in line.split()] for line in lines[1:]]
+
+
+def test_rtapp_logs_are_rt_apps_per_activation_lines(cli, tmp_path):
+    f = tmp_path / "periodic.json"
+    f.write_text(RTAPP_PERIODIC)
+    logs = tmp_path / "logs"
+    r = cli("run", str(f), "--machine", "topo(1,1,1,1)", "--rtapp-logs", str(logs), "--json")
+    assert r.exit_code == 0, r.output
+    res = json.loads(r.stdout)
+    assert sorted(p.name for p in logs.iterdir()) == ["periodic-hog.log", "periodic-tick.log"]
+    header, rows = _rtapp_log(logs / "periodic-tick.log")
+    # rt-app's header, column for column (src/rt-app.c thread_body()).
+    assert header == ("#idx     perf      run   period           start             end          rel_st"
+                      "      slack c_duration   c_period     wu_lat")
+    assert 97 <= len(rows) <= 100
+    tick = next(t for t in res["tasks"] if t["name"] == "tick")
+    for i, (idx, perf, run, period, start, end, rel, slack, c_dur, c_per, wu) in enumerate(rows):
+        assert (idx, perf, c_dur, c_per, rel) == (res["tasks"].index(tick), 3000, 3000, 10000, start)
+        assert abs(period - (end - start)) <= 1 and (i + 1 == len(rows) or rows[i + 1][4] == end)
+        # Each pass: its run, the slack left to the deadline, the wakeup's lateness (at
+        # least the 50 µs timer slack of a SCHED_OTHER task; more where the hog keeps the
+        # CPU a while), adding up to the period.
+        assert abs(slack + run + wu - period) <= 3 and 50 <= wu < 1000, rows[i]
+        # Its 3 ms of work take 3 ms or, where the hog has the CPU a while, a little more.
+        assert 3000 <= run < 5000 and abs(period - 10000) < 1000, rows[i]
+    runs = sorted(r[2] for r in rows)
+    assert runs[len(runs) // 2] < 3100  # most passes run at once: nice 0 against nice 19
+    # The grid holds: passes end on average one period apart.
+    assert (rows[-1][5] - rows[0][5]) / (len(rows) - 1) == pytest.approx(10000, abs=5)
+    assert sum(r[2] for r in rows) == pytest.approx(tick["run_ns"] / 1e3, rel=0.01)
+    # The hog has no timer: no slack, no period of its own.
+    _, hog = _rtapp_log(logs / "periodic-hog.log")
+    assert hog and all(r[7] == 0 and r[9] == 0 and r[8] == 100000 for r in hog)
+    # The log does not change the run.
+    plain = json.loads(cli("run", str(f), "--machine", "topo(1,1,1,1)", "--json").stdout)
+    assert "rtapp_logs" not in plain and plain["tasks"] == res["tasks"]
+
+
+def test_rtapp_logs_of_a_scenario_without_phases_warn(cli, tmp_path):
+    r = cli("run", str(PINGPONG), "--rtapp-logs", str(tmp_path / "l"))
+    assert r.exit_code == 0, r.output
+    assert "no task marks rt-app phases" in r.output
 
 
 # ------------------------------------------------------------- trace.dat out

@@ -90,6 +90,7 @@ def run(
     max_wall_time: str | float | None = None,
     max_memory: str | int | None = None,
     eas_check: bool = False,
+    rtapp_logs: bool = False,
 ) -> Result:
     """Runs a scenario with one seed and returns its :class:`Result`.
 
@@ -113,6 +114,11 @@ def run(
     with its energy and the best allowed CPU's on the same snapshot, LISA-style:
     ``result.raw["eas_check"]`` lists them and ``summary.eas_check_*`` sums them
     (:mod:`schedlab.eas_check`). Off by default; it does not change the run.
+
+    ``rtapp_logs`` records rt-app's per-activation log of every task whose phases are
+    marked (an rt-app file's): ``result.raw["rtapp_logs"]``, one pass per entry, which
+    :func:`schedlab.interchange.write_rtapp_logs` writes as rt-app's log files. Off by
+    default; it does not change the run.
     """
     s = load_scenario(scenario)
     if seed is None:
@@ -126,7 +132,7 @@ def run(
         path = trace_path_for(trace, s.name, seed, trace_format, False)
     limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
     try:
-        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits, eas_check)
+        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits, eas_check, rtapp_logs)
     except ScenarioError as e:
         raise with_location(e) from None
     except OSError as e:  # the core's only I/O is the trace the caller named

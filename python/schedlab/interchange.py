@@ -19,7 +19,7 @@ from .errors import ScenarioError, read_input_file, scenario_error
 from .scenario import Scenario, ScenarioLike, load_scenario, machine_spec
 
 __all__ = ["to_rt_app", "read_trace", "replay_trace", "TraceTimelines", "LatencyRow", "sched_latency",
-           "format_sched_latency", "Switch", "switches", "sched_timehist", "sched_map"]
+           "format_sched_latency", "Switch", "switches", "sched_timehist", "sched_map", "write_rtapp_logs"]
 
 
 def _read(path: str | os.PathLike) -> str:
@@ -294,3 +294,46 @@ def sched_map(tl: TraceTimelines, compact: bool = False) -> str:
             legend += f" (CPU {s.cpu})"
         lines.append(f"  {cells}  {_usec_stamp(s.time_ns):>12} secs {legend}")
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ rt-app's own logs
+
+RTAPP_LOG_HEADER = "{} {:>8} {:>8} {:>8} {:>15} {:>15} {:>15} {:>10} {:>10} {:>10} {:>10}".format(
+    "#idx", "perf", "run", "period", "start", "end", "rel_st", "slack", "c_duration", "c_period", "wu_lat")
+
+
+def _us(ns: int) -> int:
+    """rt-app's timespec_to_usec(): rounded to the nearest microsecond."""
+    return (ns + 500) // 1000 if ns >= 0 else -((-ns + 500) // 1000)
+
+
+def write_rtapp_logs(result: Any, directory: str | os.PathLike, basename: str = "rt-app") -> list[Path]:
+    """Writes rt-app's per-activation logs of a run made with ``rtapp_logs=True``: one
+    ``<basename>-<task>.log`` per task with marked phases, a line per pass of a phase in
+    the columns of rt-app's log_timing() (src/rt-app_utils.c), µs: idx (the task's index),
+    perf (the work its run events did, µs at capacity 1024: rt-app counts loops of its
+    calibrated busy-wait), run (their wall time), period (the pass's), start, end and
+    rel_st (simulated time; rt-app's start and end are CLOCK_MONOTONIC), slack, c_duration,
+    c_period, wu_lat. Returns the files written."""
+    raw = result.raw if hasattr(result, "raw") else result
+    if "rtapp_logs" not in raw:
+        raise ValueError("the run recorded no rt-app logs: run it with rtapp_logs=True")
+    tasks = raw.get("tasks", [])
+    by_task: dict[int, list[dict[str, Any]]] = {}
+    for p in raw["rtapp_logs"]:
+        by_task.setdefault(p["task"], []).append(p)
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for idx, passes in sorted(by_task.items()):
+        name = tasks[idx]["name"] if idx < len(tasks) else f"task{idx}"
+        lines = [RTAPP_LOG_HEADER]
+        for p in passes:
+            start, end = _us(p["start_ns"]), _us(p["end_ns"])
+            lines.append("{:4d} {:8d} {:8d} {:8d} {:15d} {:15d} {:15d} {:10d} {:10d} {:10d} {:10d}".format(
+                idx, _us(p["work_ns"]), _us(p["run_ns"]), _us(p["end_ns"] - p["start_ns"]), start, end, start,
+                _us(p["slack_ns"]), _us(p["c_duration_ns"]), _us(p["c_period_ns"]), _us(p["wu_lat_ns"])))
+        path = out / f"{basename}-{name}.log"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append(path)
+    return written

@@ -44,10 +44,13 @@ fn rt_app_grammar_maps_to_schedlab_steps() {
     assert_eq!((t0.name.as_str(), t0.nice, t0.affinity.as_deref()), ("thread0", -19, Some("0")));
     // thread0: loop 1 of phases p0 (sleep) and p1 (loop 8: duplicate "run" keys kept in order).
     let doc = serde_json::to_value(&t0.program).unwrap();
-    let p1 = &doc[1]["loop"];
+    assert_eq!((doc[0].as_str(), doc[1]["sleep"].is_string()), (Some("rt_app_phase"), true));
+    let p1 = &doc[2]["loop"];
     assert_eq!(p1["count"], 8);
-    let keys: Vec<String> = p1["body"].as_array().unwrap().iter().map(|s| s.as_object().unwrap().keys().next().unwrap().clone()).collect();
-    assert_eq!(keys, ["lock", "run", "cond_signal", "run", "unlock", "run", "cond_broadcast", "periodic"]);
+    let step = |s: &serde_json::Value| s.as_str().map(String::from).unwrap_or_else(|| s.as_object().unwrap().keys().next().unwrap().clone());
+    let keys: Vec<String> = p1["body"].as_array().unwrap().iter().map(step).collect();
+    // Each pass of the phase begins with its mark (a line of rt-app's log).
+    assert_eq!(keys, ["rt_app_phase", "lock", "run", "cond_signal", "run", "unlock", "run", "cond_broadcast", "periodic"]);
     // example3: 12 instances, two phases of 10 loops each, run once.
     let text = std::fs::read_to_string(examples_dir().join("tutorial/example3.json")).unwrap();
     let imp = import(&text, "example3.json", &small_machine()).unwrap();
@@ -230,6 +233,19 @@ fn a_trace_replays_its_cpu_time_on_another_machine() {
     assert!(half.abs_diff(traced / 2) <= tl.tasks.values().map(|t| t.runs.len() as u64).sum::<u64>());
 }
 
+/// A program without the `rt_app_phase` marks an import adds.
+fn unmarked(program: &[schedlab_core::scenario::OpSpec]) -> Vec<schedlab_core::scenario::OpSpec> {
+    use schedlab_core::scenario::OpSpec;
+    program
+        .iter()
+        .filter(|op| !matches!(op, OpSpec::RtAppPhase))
+        .map(|op| match op {
+            OpSpec::Loop(l) => OpSpec::Loop(schedlab_core::scenario::LoopSpec { body: unmarked(&l.body), ..l.clone() }),
+            other => other.clone(),
+        })
+        .collect()
+}
+
 #[test]
 fn a_scenario_exports_to_rt_app_and_comes_back_unchanged() {
     let mut s = busy_scenario_with("sleep");
@@ -241,11 +257,15 @@ fn a_scenario_exports_to_rt_app_and_comes_back_unchanged() {
     let e = export(&s, 1).unwrap();
     let text = serde_json::to_string_pretty(&e.doc).unwrap();
     let back = import(&text, "exported.json", &RtAppOptions::default()).unwrap().scenario;
+    // The import marks where each phase's pass begins (rt-app's log line); nothing else differs.
     assert_eq!(
-        back.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>(),
-        s.tasks.iter().map(|t| (&t.name, t.count, &t.program)).collect::<Vec<_>>()
+        back.tasks.iter().map(|t| (&t.name, t.count, unmarked(&t.program))).collect::<Vec<_>>(),
+        s.tasks.iter().map(|t| (&t.name, t.count, t.program.clone())).collect::<Vec<_>>()
     );
-    assert_eq!(back.templates.iter().map(|t| &t.program).collect::<Vec<_>>(), s.templates.iter().map(|t| &t.program).collect::<Vec<_>>());
+    assert_eq!(
+        back.templates.iter().map(|t| unmarked(&t.program)).collect::<Vec<_>>(),
+        s.templates.iter().map(|t| t.program.clone()).collect::<Vec<_>>()
+    );
     assert_eq!(back.machine, s.machine);
     let mut lossy = busy_scenario();
     lossy.tasks[0].program.pop();

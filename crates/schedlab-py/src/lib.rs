@@ -200,7 +200,7 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
     })
 }
 
-/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None, eas_check=False) -> str
+/// run(scenario_json, seed, trace_path=None, trace_format="perfetto", progress=None, origin=None, limits=None, eas_check=False, rtapp_logs=False) -> str
 ///
 /// Runs a normalized scenario with one seed and returns the RunResult as JSON. With
 /// `trace_path`, streams a trace there while the run goes ("perfetto": Perfetto
@@ -213,9 +213,11 @@ fn trace_replay(text: &str, origin: &str, machine_json: &str, source_machine: Op
 /// its next check: the result then says `"stopped_by": "interrupted"`. `eas_check`
 /// records every find_energy_efficient_cpu() decision against the best allowed CPU on
 /// its snapshot: the result gains `eas_check` (the decisions) and `eas_check_*` summary
-/// keys. The GIL is released during the run.
+/// keys. `rtapp_logs` records rt-app's per-activation log of the tasks whose programs
+/// mark their phases (rt-app files): the result gains `rtapp_logs`, every pass in ns.
+/// The GIL is released during the run.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None, eas_check = false))]
+#[pyo3(signature = (scenario_json, seed, trace_path = None, trace_format = "perfetto", progress = None, origin = None, limits = None, eas_check = false, rtapp_logs = false))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -227,6 +229,7 @@ fn run(
     origin: Option<String>,
     limits: Option<&str>,
     eas_check: bool,
+    rtapp_logs: bool,
 ) -> PyResult<String> {
     let Some(format) = TraceFormat::parse(trace_format) else {
         return Err(PyValueError::new_err(format!("unknown trace format '{trace_format}': expected perfetto, json, ftrace, perf or trace-cmd")));
@@ -239,6 +242,7 @@ fn run(
     let (mut opts, _) = interruptible(progress);
     opts.limits = limits;
     opts.eas_check = eas_check;
+    opts.rtapp_logs = rtapp_logs;
     enum Outcome {
         Done(String),
         Sim(schedlab_core::SimError),
@@ -265,13 +269,18 @@ fn run(
             if let (Some(path), Some(e)) = (&trace_path, &out.trace_error) {
                 return Outcome::Io(format!("cannot write trace {path}: {e}"));
             }
-            let text = match out.eas_check {
-                // The decisions ride beside the figures, under a key of their own.
-                Some(decisions) => serde_json::to_value(&out.result).and_then(|mut v| {
-                    v["eas_check"] = serde_json::to_value(decisions)?;
+            let text = match (out.eas_check, out.rtapp_logs) {
+                (None, None) => serde_json::to_string(&out.result),
+                // Records asked for ride beside the figures, each under a key of its own.
+                (decisions, passes) => serde_json::to_value(&out.result).and_then(|mut v| {
+                    if let Some(d) = decisions {
+                        v["eas_check"] = serde_json::to_value(d)?;
+                    }
+                    if let Some(p) = passes {
+                        v["rtapp_logs"] = serde_json::to_value(p)?;
+                    }
                     serde_json::to_string(&v)
                 }),
-                None => serde_json::to_string(&out.result),
             };
             match text {
                 Ok(s) => Outcome::Done(s),

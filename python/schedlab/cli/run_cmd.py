@@ -139,6 +139,27 @@ def _print_run(results, traces: list[str | None], overrides: dict, show_all: boo
                 out.print(f"trace written to [bold]{p}[/]")
 
 
+def _rtapp_log_basename(scenario: str) -> str:
+    """The rt-app file's ``global.log_basename`` (rt-app's default: "rt-app")."""
+    import re
+
+    if scenario.endswith(".json") and Path(scenario).is_file():
+        m = re.search(r'"log_basename"\s*:\s*"([^"/]+)"', Path(scenario).read_text(encoding="utf-8", errors="replace"))
+        if m:
+            return m.group(1)
+    return "rt-app"
+
+
+def _write_rtapp_logs(res, directory: Path, basename: str) -> None:
+    from ..interchange import write_rtapp_logs
+
+    files = write_rtapp_logs(res, directory, basename)
+    if files:
+        sys.stderr.write(f"rt-app logs: {len(files)} file(s) in {directory}\n")
+    else:
+        sys.stderr.write(f"warning: no task marks rt-app phases (only an rt-app file's tasks do): nothing written to {directory}\n")
+
+
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario file (.toml or .json), or - for standard input.", show_default=False),
@@ -163,6 +184,7 @@ def run(
     feature: list[str] | None = typer.Option(None, "--feature", callback=check_features, help="NAME, NAME=1 or NAME=0 (repeatable), as --set kernel.features.NAME=true.", show_default=False),
     tunable: list[str] | None = typer.Option(None, "--tunable", callback=check_tunables, help="NAME=VALUE (repeatable), as --set kernel.tunables.NAME=VALUE.", show_default=False),
     scx: str | None = typer.Option(None, "--scx", help="Load this sched_ext scheduler into the ext class (schedlab scx list; kernel 6.12+), as --set kernel.sched_ext.scheduler=NAME.", show_default=False),
+    rtapp_logs: Path | None = typer.Option(None, "--rtapp-logs", help="Write rt-app's per-activation logs here (an rt-app file's tasks: <log_basename>-<task>.log, a line per pass of a phase; several seeds: one directory each).", show_default=False),
 ) -> None:
     """Run a scenario file (TOML, JSON, or an rt-app JSON workload), once per seed.
 
@@ -201,9 +223,17 @@ def run(
                       max_memory=max_memory)
         limits_json(**limits)  # a bad value is a usage error before anything runs
         try:
-            if len(seeds) == 1:
-                with RunProgress(f"{s.name or 'run'} seed {seeds[0]}") as bar:
-                    res = ResultSet([run_one(s, seeds[0], trace=trace_arg, trace_format=fmt, progress=bar, **limits)])
+            if len(seeds) == 1 or rtapp_logs is not None:
+                # With logs, seeds run one after another: each writes its own directory.
+                runs = []
+                for sd in seeds:
+                    with RunProgress(f"{s.name or 'run'} seed {sd}") as bar:
+                        runs.append(run_one(s, sd, trace=trace_arg, trace_format=fmt, progress=bar,
+                                            rtapp_logs=rtapp_logs is not None, **limits))
+                    if rtapp_logs is not None:
+                        _write_rtapp_logs(runs[-1], rtapp_logs if len(seeds) == 1 else rtapp_logs / f"seed{sd}",
+                                          _rtapp_log_basename(scenario))
+                res = ResultSet(runs)
             else:
                 with DelayedProgress(f"{s.name or 'run'}: {len(seeds)} seeds", total=len(seeds)) as bar:
                     res = run_many(s, seeds, workers=workers, backend=executor_choice(executor, backend),

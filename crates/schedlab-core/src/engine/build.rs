@@ -351,6 +351,7 @@ fn simulator(
         queue_index: Default::default(),
         error: None,
         eas: Default::default(),
+        rtapp_log: None,
         rtc: crate::state::rt_rq::ClassState::new(nr),
         rd: crate::state::root_domain::RootDomain::new(nr, m.cpus.iter().map(|c| c.capacity as u64).max().unwrap_or(1024)),
         scx: Default::default(),

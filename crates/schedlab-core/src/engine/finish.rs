@@ -274,6 +274,7 @@ impl Simulator {
         };
         let liveness = self.take_liveness();
         let eas_check = self.eas_check_finish(&mut result);
-        RunOutput { result, trace, trace_error, liveness, eas_check }
+        let rtapp_logs = self.rtapp_log.take().map(|l| l.passes);
+        RunOutput { result, trace, trace_error, liveness, eas_check, rtapp_logs }
     }
 }

@@ -27,6 +27,9 @@ pub struct RunOptions {
     /// decisions in [`RunOutput::eas_check`], `eas_check_*` keys in the summary. Off by
     /// default; runs without it pay one branch per feec call.
     pub eas_check: bool,
+    /// Record rt-app's per-activation log of every task whose program marks its phases
+    /// (`rt_app_phase`, as rt-app files import): [`RunOutput::rtapp_logs`].
+    pub rtapp_logs: bool,
 }
 
 /// Where a run stops short of what its scenario asked, keeping a partial result (its
@@ -56,6 +59,7 @@ impl std::fmt::Debug for RunOptions {
             .field("limits", &self.limits)
             .field("no_elision", &self.no_elision)
             .field("eas_check", &self.eas_check)
+            .field("rtapp_logs", &self.rtapp_logs)
             .finish_non_exhaustive()
     }
 }
@@ -74,4 +78,6 @@ pub struct RunOutput {
     /// The feec decisions of the measured window (runs with `eas_check` only; empty when
     /// EAS never placed a wakeup).
     pub eas_check: Option<Vec<crate::eas::check::FeecDecision>>,
+    /// Every closed pass of an rt-app phase, in closing order (runs with `rtapp_logs`).
+    pub rtapp_logs: Option<Vec<crate::state::rtapp_log::PhasePass>>,
 }

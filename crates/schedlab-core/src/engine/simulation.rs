@@ -59,6 +59,11 @@ impl Simulation {
         self.sim.eas.check = Some(Vec::new());
     }
 
+    /// Records rt-app's per-activation log (see `RunOptions::rtapp_logs`).
+    pub fn record_rtapp_logs(&mut self) {
+        self.sim.rtapp_log = Some(Box::default());
+    }
+
     /// Stops the run after `n` events at most (the lower of this and the scenario's
     /// `run.max_events`).
     pub fn limit_events(&mut self, n: u64) {
@@ -148,6 +153,9 @@ pub fn drive(mut sim: Simulation, opts: &RunOptions) -> Result<RunOutput, SimErr
     sim.set_elision(!opts.no_elision);
     if opts.eas_check {
         sim.record_eas_check();
+    }
+    if opts.rtapp_logs {
+        sim.record_rtapp_logs();
     }
     if let Some(n) = opts.limits.max_events {
         sim.limit_events(n);

@@ -566,13 +566,13 @@ fn thread(cx: &mut Ctx<'_>, name: &str, node: &Node) -> Result<(TaskSpec, usize)
                 }
                 program.push(OpSpec::SetSchedAttr(pa.sched.clone()));
             }
-            let body = events(cx, pnode, &ppath, name)?;
+            let body = [vec![OpSpec::RtAppPhase], events(cx, pnode, &ppath, name)?].concat();
             let l = phase_loop(cx, pnode, &ppath, 1)?;
             push_loop(&mut program, l, body);
         }
         phase_loop(cx, node, &path, -1)?
     } else {
-        let body = events(cx, node, &path, name)?;
+        let body = [vec![OpSpec::RtAppPhase], events(cx, node, &path, name)?].concat();
         let l = phase_loop(cx, node, &path, 1)?;
         push_loop(&mut program, l, body);
         if node.get("loop").is_some() {

@@ -410,7 +410,7 @@ fn event(op: &OpSpec, t: &TaskSpec, at: &str, ev: &mut Events, out: &mut Out) ->
     };
     if in_section {
         ev.enter();
-    } else if !matches!(op, OpSpec::Mark | OpSpec::Record(_)) {
+    } else if !matches!(op, OpSpec::Mark | OpSpec::Record(_) | OpSpec::RtAppPhase) {
         ev.leave();
     }
     match op {
@@ -469,6 +469,7 @@ fn event(op: &OpSpec, t: &TaskSpec, at: &str, ev: &mut Events, out: &mut Out) ->
             }
         }
         OpSpec::Mark => ev.push("schedlab.mark", Value::Null),
+        OpSpec::RtAppPhase => {} // a phase's own start: the phases written carry it
         OpSpec::Record(r) => ev.push("schedlab.record", serde_json::to_value(r).unwrap_or_default()),
         OpSpec::Send(s) => {
             return Err(refuse(

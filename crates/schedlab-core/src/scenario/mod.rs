@@ -327,6 +327,10 @@ pub enum OpSpec {
     WakeAll(String),
     /// Take the time (gettimeofday): the start of an interval a `record` step measures.
     Mark,
+    /// Where a pass of an rt-app phase begins: a line of rt-app's per-activation log
+    /// (`schedlab run FILE.json --rtapp-logs DIR`). The rt-app importer puts one at the
+    /// head of every phase; it takes no time.
+    RtAppPhase,
     /// Record into a named latency histogram the time since the task's last `mark`, or
     /// since the message it last received was sent (`{ record = { histogram = "req",
     /// since = "message" } }`).

@@ -39,6 +39,9 @@ impl Simulator {
     /// Advances task `c` running on `cpu`; returns true if it keeps running. Steps that
     /// take no time run back to back; each step is one system call or user action.
     pub(crate) fn advance_program(&mut self, c: TaskId, cpu: usize) -> bool {
+        if let Some(log) = &mut self.rtapp_log {
+            log.resume(c, self.now);
+        }
         for _ in 0..MAX_INSTANT_STEPS {
             let t = &self.tasks[c];
             let Some(&insn) = self.programs[t.program].insns.get(t.pc) else {
@@ -47,12 +50,19 @@ impl Simulator {
             };
             self.tasks[c].pc += 1;
             let flow = match insn {
-                Insn::Run(w) => self.give_work(c, w),
-                Insn::RunExp(mean) => {
-                    let w = self.rngs[c].exp(mean);
+                Insn::Run(w) => {
+                    self.rtapp_log_run(c, w, w);
                     self.give_work(c, w)
                 }
-                Insn::RunFor(d) => self.step_run_for(c, d),
+                Insn::RunExp(mean) => {
+                    let w = self.rngs[c].exp(mean);
+                    self.rtapp_log_run(c, w, w);
+                    self.give_work(c, w)
+                }
+                Insn::RunFor(d) => {
+                    self.rtapp_log_run(c, d, 0);
+                    self.step_run_for(c, d)
+                }
                 Insn::Sleep(d) => {
                     self.sleep_for(c, cpu, d);
                     Flow::Stops
@@ -125,6 +135,12 @@ impl Simulator {
                     self.tasks[c].mark = self.task_clock(c);
                     Flow::Next
                 }
+                Insn::RtAppPhase => {
+                    if let Some(log) = &mut self.rtapp_log {
+                        log.phase(c, self.now + self.tasks[c].overhead_ns);
+                    }
+                    Flow::Next
+                }
                 Insn::Record { hist, since_message } => self.step_record(c, hist, since_message),
                 Insn::Fork { template, count } => {
                     for _ in 0..count {
@@ -167,6 +183,14 @@ impl Simulator {
         true
     }
 
+    /// rt-app's log of a run event of `configured` ns (`work` of it at capacity 1024),
+    /// beginning once the task's pending kernel time is paid.
+    fn rtapp_log_run(&mut self, c: TaskId, configured: Ns, work: Ns) {
+        if let Some(log) = &mut self.rtapp_log {
+            log.run(c, self.now + self.tasks[c].overhead_ns, configured, work);
+        }
+    }
+
     /// A `run` step of `w` ns of work (none: the next step follows at once).
     fn give_work(&mut self, c: TaskId, w: Ns) -> Flow {
         if w == 0 {
@@ -202,6 +226,9 @@ impl Simulator {
     fn step_rt_app_timer(&mut self, c: TaskId, cpu: usize, period: Ns, relative: bool) -> Flow {
         let t = &mut self.tasks[c];
         let next = t.period_next.unwrap_or(t.stats.start_ns) + period;
+        if let Some(log) = &mut self.rtapp_log {
+            log.timer(c, self.now + t.overhead_ns, period, next);
+        }
         if self.now + t.overhead_ns < next {
             t.period_next = Some(next);
             self.sleep_until(c, cpu, next);
@@ -488,6 +515,9 @@ impl Simulator {
     /// do_exit(): the task leaves its runqueue for good and wakes a parent waiting for
     /// its children.
     pub(crate) fn do_exit(&mut self, c: TaskId, cpu: usize) {
+        if let Some(log) = &mut self.rtapp_log {
+            log.close(c, self.now);
+        }
         self.trace_event(cpu, crate::trace::TraceEvent::Exit { pid: c + 1 });
         self.mm_exit(c, cpu);
         self.hrtimer_cancel_task(c);

@@ -21,6 +21,7 @@ pub mod pelt;
 pub mod root_domain;
 pub mod rq;
 pub mod rt_rq;
+pub mod rtapp_log;
 pub mod scx;
 pub mod shared_runq;
 pub mod task;
@@ -224,6 +225,8 @@ pub struct Simulator {
     pub(crate) error: Option<SimError>,
     /// util_est, uclamp, EAS's overutilized flag and the cpufreq policies (state/cpufreq.rs).
     pub(crate) eas: crate::state::cpufreq::EasState,
+    /// rt-app's per-activation log, where the run asked for it (RunOptions::rtapp_logs).
+    pub(crate) rtapp_log: Option<Box<crate::state::rtapp_log::RtAppLog>>,
     /// The RT and deadline classes (state/rt_rq.rs; the behaviour is sched/rt.rs and
     /// sched/deadline.rs).
     pub(crate) rtc: crate::state::rt_rq::ClassState,

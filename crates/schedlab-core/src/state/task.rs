@@ -104,6 +104,8 @@ pub enum Insn {
     WakeAll(usize),
     /// Take the time.
     Mark,
+    /// A pass of an rt-app phase begins (its per-activation log line).
+    RtAppPhase,
     /// Record the time since the mark (or the last message's send time) in histogram `hist`.
     Record {
         /// Histogram index (`Names::histograms`).
@@ -287,6 +289,7 @@ impl Program {
                 OpSpec::Post(c) => Insn::Post(intern(&mut names.channels, c)),
                 OpSpec::WakeAll(c) => Insn::WakeAll(intern(&mut names.channels, c)),
                 OpSpec::Mark => Insn::Mark,
+                OpSpec::RtAppPhase => Insn::RtAppPhase,
                 OpSpec::Record(r) => Insn::Record {
                     hist: intern(&mut names.histograms, &r.histogram),
                     since_message: r.since == crate::scenario::RecordSince::Message,
