@@ -602,6 +602,57 @@ def test_trace_cmd_report_reads_a_runs_trace_dat_to_the_nanosecond(tmp_path):
                                             capture_output=True, text=True, timeout=300).stdout
 
 
+# ------------------------------------------------------------ the compact trace
+def test_a_parquet_trace_holds_every_switch_wakeup_and_idle_event(cli, tmp_path):
+    from schedlab.trace_parquet import read_table
+
+    out = tmp_path / "run.parquet"
+    r = cli("run", str(THROTTLED), "--seed", "1", "--trace", str(out), "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert sorted(p.name for p in out.iterdir()) == ["idle.parquet", "meta.json", "switch.parquet", "tasks.parquet",
+                                                     "wakeup.parquet"]
+    assert not list(tmp_path.glob("*.staging")), "the staging rows are removed"
+    text = tmp_path / "run.trace.txt"
+    schedlab.run(THROTTLED, seed=1, trace=text)
+    ftrace = text.read_text()
+    sw, wk, idle = (read_table(out, t).to_pydict() for t in ("switch", "wakeup", "idle"))
+    # The same events as the text trace, in time order.
+    assert len(sw["ts"]) == ftrace.count(": sched_switch: ") > 10
+    assert len(wk["ts"]) == sum(ftrace.count(f": {e}: ") for e in ("sched_waking", "sched_wakeup", "sched_wakeup_new"))
+    assert len(idle["ts"]) == ftrace.count(": cpu_idle: ")
+    assert sw["ts"] == sorted(sw["ts"]) and set(sw["prev_state"]) <= {"R", "S", "X"}
+    # The CPU time the switches imply is each task's own, to the nanosecond.
+    running: dict[int, tuple[int, int]] = {}
+    cpu_time: dict[int, int] = collections.defaultdict(int)
+    for ts, cpu, prev, nxt in zip(sw["ts"], sw["cpu"], sw["prev_pid"], sw["next_pid"]):
+        if cpu in running:
+            assert running[cpu][0] == prev
+            cpu_time[prev] += ts - running[cpu][1]
+        running[cpu] = (nxt, ts)
+    for pid, since in running.values():
+        cpu_time[pid] += doc["engine"]["sim_ns"] - since
+    cpu_time.pop(0, None)
+    assert dict(cpu_time) == {t["pid"]: t["run_ns"] for t in doc["tasks"] if t["run_ns"]}
+    tasks = read_table(out, "tasks").to_pydict()
+    assert {(p, c) for p, c in zip(tasks["pid"], tasks["comm"])} >= {(t["pid"], t["name"]) for t in doc["tasks"]}
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["end_ns"] == doc["engine"]["sim_ns"] and meta["nr_cpus"] == len(doc["cpus"])
+    # DuckDB reads the tables as they are.
+    duckdb = pytest.importorskip("duckdb")
+    # (The throttled hogs never sleep: every switch leaves them runnable.)
+    n = duckdb.sql(f"SELECT count(*) FROM '{out}/switch.parquet' WHERE prev_state = 'R'").fetchall()[0][0]
+    assert n == sw["prev_state"].count("R") > 0
+
+
+def test_the_trace_suffixes_the_readme_names_are_taken(cli, tmp_path):
+    # `--trace run.dat` was refused as an unknown suffix although the README names it.
+    for name in ("run.dat", "run.parquet"):
+        r = cli("run", str(PINGPONG), "--seed", "1", "--trace", str(tmp_path / name), "--max-sim-time", "10ms")
+        assert r.exit_code == 3 and "stopped at its simulated-time limit" in r.output, r.output  # a partial run
+        assert (tmp_path / name).exists()
+
+
 # ------------------------------------------------------ exported files on real rt-app
 def _rt_app(doc: dict, tmp_path: Path, seconds: int = 1) -> str:
     """Runs real rt-app on `doc` for `seconds` in tmp_path; returns its output."""

@@ -12,7 +12,7 @@ from .limits import limits_json
 from .results import Result, ResultSet
 from .scenario import ScenarioLike, load_scenario
 
-__all__ = ["run", "trace_path_for", "trace_format_for", "check_seed"]
+__all__ = ["run", "trace_path_for", "trace_format_for", "check_seed", "core_run"]
 
 
 def check_seed(seed: object) -> int:
@@ -25,13 +25,33 @@ def check_seed(seed: object) -> int:
 #: JSON (with the ftrace text embedded), tracefs text, ``perf script`` text, trace-cmd's
 #: trace.dat (``trace-cmd report``, KernelShark).
 TRACE_SUFFIX = {"perfetto": ".pftrace", "json": ".perfetto.json", "ftrace": ".trace.txt", "perf": ".perf.txt",
-                "trace-cmd": ".dat"}
+                "trace-cmd": ".dat", "parquet": ".parquet"}
+
+
+def core_run(scenario_json: str, seed: int, path: str | None, trace_format: str, *args: object) -> str:
+    """``_core.run`` with a trace in any of :data:`TRACE_SUFFIX`'s formats: a Parquet one
+    is written by the core as staging rows, then turned into its tables here
+    (:mod:`schedlab.trace_parquet`)."""
+    if trace_format != "parquet" or path is None:
+        return _core.run(scenario_json, seed, path, trace_format, *args)
+    from .trace_parquet import CORE_FORMAT, staging_path, write_tables
+
+    staging = staging_path(path)
+    try:
+        text = _core.run(scenario_json, seed, staging, CORE_FORMAT, *args)
+        write_tables(staging, path)
+    finally:
+        if os.path.isdir(staging):
+            import shutil
+
+            shutil.rmtree(staging, ignore_errors=True)
+    return text
 
 
 def trace_format_for(trace: str | os.PathLike | bool | None, trace_format: str | None) -> str:
     """The trace format to write: ``trace_format`` if given, else from the file's
     suffix (``.json`` Chrome JSON, ``.perf.txt`` perf script, ``.txt`` ftrace text,
-    ``.dat`` trace-cmd's trace.dat), else Perfetto protobuf."""
+    ``.dat`` trace-cmd's trace.dat, ``.parquet`` the compact tables), else Perfetto protobuf."""
     if trace_format is not None:
         if trace_format not in TRACE_SUFFIX:
             raise InputError(f"unknown trace format '{trace_format}': expected one of {', '.join(TRACE_SUFFIX)}")
@@ -46,6 +66,8 @@ def trace_format_for(trace: str | os.PathLike | bool | None, trace_format: str |
             return "ftrace"
         if name.endswith(".dat"):
             return "trace-cmd"
+        if name.endswith(".parquet"):
+            return "parquet"
     return "perfetto"
 
 
@@ -98,8 +120,10 @@ def run(
     to the scenario's first seed. ``trace`` is a file path (or True for a default name;
     a scenario with ``[run] trace = true`` gets the default name too): the trace is written
     there while the run goes, in ``trace_format``: "perfetto" (protobuf), "json" (Chrome
-    JSON), "ftrace" (tracefs text) or "perf" (``perf script`` text); by default from the
-    file's suffix (:func:`trace_format_for`).
+    JSON), "ftrace" (tracefs text), "perf" (``perf script`` text), "trace-cmd"
+    (trace.dat) or "parquet" (a directory of switch / wakeup / idle tables,
+    :mod:`schedlab.trace_parquet`); by default from the file's suffix
+    (:func:`trace_format_for`).
     ``progress(fraction)`` is called now and then from the running thread.
     The GIL is released while the core runs.
 
@@ -132,7 +156,7 @@ def run(
         path = trace_path_for(trace, s.name, seed, trace_format, False)
     limits = limits_json(max_events, max_sim_time, max_wall_time, max_memory)
     try:
-        text = _core.run(s.json, seed, path, trace_format, progress, s.origin, limits, eas_check, rtapp_logs)
+        text = core_run(s.json, seed, path, trace_format, progress, s.origin, limits, eas_check, rtapp_logs)
     except ScenarioError as e:
         raise with_location(e) from None
     except OSError as e:  # the core's only I/O is the trace the caller named

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from . import _core
-from .api import check_seed, trace_format_for, trace_path_for
+from .api import check_seed, core_run, trace_format_for, trace_path_for
 from .errors import InputError, RunInterrupted, ScenarioError, with_location
 from .limits import limits_json
 from .results import Result, ResultSet
@@ -81,8 +81,8 @@ def run_job(job: Job) -> str | None:
     if _interrupted:
         return None
     try:
-        text = _core.run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits,
-                         job.eas_check)
+        text = core_run(job.scenario_json, job.seed, job.trace_path, job.trace_format, None, job.origin, job.limits,
+                        job.eas_check)
     except OSError as e:  # the core's only I/O is the trace the caller named
         raise InputError(str(e)) from None
     if job.without_tasks:

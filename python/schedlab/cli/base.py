@@ -52,6 +52,7 @@ class TraceFormat(str, enum.Enum):
     ftrace = "ftrace"
     perf = "perf"
     trace_cmd = "trace-cmd"
+    parquet = "parquet"
 
 
 class Executor(str, enum.Enum):

@@ -161,7 +161,7 @@ def check_seeds(values: list[int] | None) -> list[int] | None:
 
 #: The trace file suffixes `run --trace` knows without --trace-format, by format.
 TRACE_SUFFIXES = {".pftrace": "perfetto", ".perfetto-trace": "perfetto", ".pb": "perfetto", ".json": "json",
-                  ".txt": "ftrace", ".perf.txt": "perf", ".perf": "perf"}
+                  ".txt": "ftrace", ".perf.txt": "perf", ".perf": "perf", ".dat": "trace-cmd", ".parquet": "parquet"}
 
 
 def check_trace_suffix(path: os.PathLike | None, trace_format: object | None) -> None:

@@ -166,7 +166,7 @@ def run(
     seed: list[int] | None = typer.Option(None, "--seed", "-s", min=0, max=2**64 - 1, callback=check_seeds, help="Seed to run (repeatable). Default: the scenario's \\[run] seeds."),
     json_out: bool = typer.Option(False, "--json", help="Print the RunResult JSON (a list if several seeds); see docs/schema.md."),
     trace: Path | None = typer.Option(None, "--trace", help="Write a trace here (several seeds: '.seedN' is added, or use {seed})."),
-    trace_format: TraceFormat | None = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) or trace-cmd (trace.dat for trace-cmd report and KernelShark). Default: from the file's suffix (.json, .txt, .perf.txt, .dat), else perfetto.", show_default=False),
+    trace_format: TraceFormat | None = typer.Option(None, "--trace-format", help="perfetto (protobuf, opens in ui.perfetto.dev and trace_processor), json (Chrome JSON, small traces), ftrace (tracefs text, ns timestamps), perf (perf script text) trace-cmd (trace.dat for trace-cmd report and KernelShark) or parquet (a directory of switch, wakeup and idle tables for DuckDB or pandas: runs whose text trace would be huge). Default: from the file's suffix (.json, .txt, .perf.txt, .dat, .parquet), else perfetto.", show_default=False),
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How seeds run in parallel."),
     backend: Executor | None = typer.Option(None, "--backend", hidden=True, help="Deprecated name of --executor."),

@@ -14,6 +14,7 @@
 //! in-memory sink tests use.
 
 pub mod chrome;
+pub mod columns;
 pub mod perfetto;
 pub mod text;
 pub mod trace_dat;
@@ -331,6 +332,8 @@ pub enum TraceFormat {
     PerfScript,
     /// trace-cmd's trace.dat (`.dat`).
     TraceDat,
+    /// The compact trace's staging tables, a directory (`columns.rs`; Parquet from Python).
+    Columns,
 }
 
 impl TraceFormat {
@@ -342,6 +345,7 @@ impl TraceFormat {
             "ftrace" | "text" => TraceFormat::Ftrace,
             "perf" | "perf-script" => TraceFormat::PerfScript,
             "trace-cmd" | "dat" | "trace.dat" => TraceFormat::TraceDat,
+            "columns" => TraceFormat::Columns,
             _ => return None,
         })
     }
@@ -349,6 +353,9 @@ impl TraceFormat {
 
 /// Opens a streaming sink writing `path` in `format`.
 pub fn file_sink(path: &std::path::Path, format: TraceFormat) -> io::Result<Box<dyn TraceSink>> {
+    if format == TraceFormat::Columns {
+        return Ok(Box::new(columns::ColumnFiles::create(path)?));
+    }
     let f = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     Ok(match format {
         TraceFormat::Perfetto => Box::new(perfetto::PerfettoProto::new(f)),
@@ -361,6 +368,7 @@ pub fn file_sink(path: &std::path::Path, format: TraceFormat) -> io::Result<Box<
         TraceFormat::PerfScript => Box::new(text::TextTrace::new(f, text::Style::PerfScript)),
         // Full pages wait in a side file until the header (with every task's comm) is known.
         TraceFormat::TraceDat => Box::new(trace_dat::TraceDat::new(f, Some(path.with_extension("pages.tmp")))),
+        TraceFormat::Columns => unreachable!("a directory, opened above"),
     })
 }
 
