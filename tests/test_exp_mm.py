@@ -285,3 +285,23 @@ def test_mm_cid_refuses_a_calibration_with_no_positive_factor():
     base = rows[("1-L3:per-cpu", "ns_per_pass")]
     assert not base.calibrated and base.scale is None
     assert abs(base.simulated_mean - 2817.0) < 1e-6
+
+
+def test_mm_cid_firmware_without_package_c6_keeps_the_l3_the_published_level_needs():
+    """Issue 48: with package C6 on (EPYC's firmware default) every L3 is flushed between
+    bursts and a pass's memory part alone (its refetch from DRAM) exceeds the published
+    per-cpu level, so no calibration fits; with DF C-states off the L3s keep the area and
+    the level is within reach, where the calibration then places it."""
+    from schedlab.reproduce.runner import run_experiments
+
+    def base_rows(firmware: str) -> dict:
+        (e,) = apply_options([get("mm_cid")], {"firmware": firmware})
+        return by_key([r.to_dict() for r in run_experiments([e], quick=True, workers=1)])
+
+    default, no_pc6 = base_rows("default"), base_rows("no-package-cstates")
+    miss = lambda rows: rows[("1-L3:per-cpu", "pass_miss_ns")]["simulated_mean"]  # noqa: E731
+    published = default[("1-L3:per-cpu", "ns_per_pass")]["published"]
+    assert miss(default) > published and not default[("1-L3:per-cpu", "ns_per_pass")]["calibrated"]
+    assert miss(no_pc6) < published and no_pc6[("1-L3:per-cpu", "ns_per_pass")]["calibrated"]
+    with pytest.raises(ValueError, match="--firmware"):
+        apply_options([get("mm_cid")], {"firmware": "off"})[0].scenario("epyc-9654-2s", "1-L3:mm_cid")

@@ -24,6 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
 pub mod energy_model_spec;
+pub mod firmware_spec;
+pub use firmware_spec::FirmwareSpec;
 pub mod rt_app_spec;
 pub use energy_model_spec::{EnergyModelSpec, VoltageSpec};
 pub mod topo_spec;
@@ -60,6 +62,9 @@ pub struct MachineSpec {
     /// Which kernel's Energy Model the machine runs with (default: mainline's device tree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_model: Option<EnergyModelSpec>,
+    /// BIOS settings of idle (`[machine.firmware]`: package and core C-states).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<FirmwareSpec>,
 }
 
 impl MachineSpec {
@@ -77,6 +82,9 @@ impl MachineSpec {
         };
         if let Some(em) = &spec.energy_model {
             em.apply(&mut m)?;
+        }
+        if let Some(fw) = &spec.firmware {
+            fw.apply(&mut m);
         }
         // `cpuidle.STATE.FIELD` keys change the machine's idle states; the rest its cost table.
         let (idle, cost): (BTreeMap<_, _>, BTreeMap<_, _>) =
