@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable
 
 from . import _core
@@ -41,9 +42,7 @@ def core_run(scenario_json: str, seed: int, path: str | None, trace_format: str,
         text = _core.run(scenario_json, seed, staging, CORE_FORMAT, *args)
         write_tables(staging, path)
     finally:
-        if os.path.isdir(staging):
-            import shutil
-
+        if os.path.isdir(staging):  # a run that failed leaves its rows
             shutil.rmtree(staging, ignore_errors=True)
     return text
 

@@ -35,9 +35,9 @@ use crate::energy_model::EmPerfDomain;
 /// The governor of the phones' kernels: schedutil, Kconfig's default choice on arm64
 /// (drivers/cpufreq/Kconfig, `default CPU_FREQ_DEFAULT_GOV_SCHEDUTIL if ARM64 || ARM`,
 /// "cpufreq: Make schedutil the default for arm and arm64"), which Android's GKI
-/// defconfig leaves as it is. With an Energy Model it brings energy-aware scheduling with it (EAS
-/// runs only under schedutil). x86 and server records keep `performance`: their records
-/// carry no OPP table for a governor to choose from.
+/// defconfig leaves as it is. With an Energy Model, energy-aware scheduling comes with it
+/// (EAS runs only under schedutil). x86 and server records keep `performance`: they carry
+/// no OPP table for a governor to choose from.
 const ANDROID_GOVERNOR: Governor = Governor::Schedutil;
 
 /// Shape of a homogeneous machine.
