@@ -1,5 +1,6 @@
 //! Asymmetric capacity (Pixel 6: 4 A55 of capacity 160, 2 A76 of 498, 2 X1 of 1024) and
-//! the cluster level (Kunpeng 920).
+//! the cluster level (Kunpeng 920). The Pixel 6 runs the performance governor here (its
+//! default is schedutil, which brings EAS): misfit and the wakeup path alone place tasks.
 
 use crate::common;
 
@@ -8,7 +9,7 @@ use common::run_toml;
 fn pixel6(features: &str, tasks: &str, seconds: f64) -> schedlab_core::RunResult {
     run_toml(
         &format!(
-            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\ngovernor = \"performance\"\nfeatures = {{ {features} }}\n{tasks}\n[run]\nduration_s = {seconds}\n"
         ),
         1,
     )

@@ -1,8 +1,8 @@
 //! The asymmetric wakeup path (select_idle_sibling()'s asym_fits_cpu() checks and
 //! select_idle_capacity()) reads what the kernel reads on every governor: task_util_est()
 //! and the task's effective uclamp_min/max (Pixel 6: 4 A55 of capacity 160, 2 A76 of
-//! 498, 2 X1 of 1024). The performance governor (the default) and MISFIT off, so only
-//! the wakeup path places the task.
+//! 498, 2 X1 of 1024). The performance governor (named: the phone's default is schedutil,
+//! which brings EAS) and MISFIT off, so only the wakeup path places the task.
 
 use crate::common;
 
@@ -26,7 +26,7 @@ fn switches(toml: &str) -> Vec<(u64, usize)> {
 /// Returns the CPU of the wakeup after the sleep.
 fn wake_after_sleep(profile: &str, features: &str) -> usize {
     let sw = switches(&format!(
-        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\n\
+        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"performance\"\n\
          features = {{ MISFIT = false{features} }}\n\
          [[tasks]]\nname = \"t\"\ncpu = 0\naffinity = \"0-3\"\nprogram = [{{ run = \"40ms\" }}, \
          {{ set_affinity = \"0-7\" }}, {{ sleep = \"150ms\" }}, {{ run = \"4ms\" }}, {{ sleep = \"1s\" }}]\n\
@@ -56,7 +56,7 @@ fn util_est_wakes_a_decayed_task_on_a_cpu_it_fits() {
 fn uclamp_min_1024_wakes_on_the_biggest_idle_cpu() {
     let run = |profile: &str, attr: &str| {
         switches(&format!(
-            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\nfeatures = {{ MISFIT = false }}\n\
+            "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"{profile}\"\ngovernor = \"performance\"\nfeatures = {{ MISFIT = false }}\n\
              [[tasks]]\nname = \"ui\"\ncpu = 0\n{attr}program = [{{ loop = {{ body = [{{ run = \"1ms\" }}, {{ sleep = \"9ms\" }}] }} }}]\n\
              [run]\nduration_s = 0.3\n"
         ))

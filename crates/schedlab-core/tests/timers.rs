@@ -284,7 +284,7 @@ fn pull_model_expires_idle_cpus_global_timers_on_the_migrator() {
 #[test]
 fn pixel6_energy_is_top_opp_power_times_awake_time() {
     let s = scenario(
-        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\n\
+        "[machine]\npreset = \"pixel6\"\n[kernel]\nprofile = \"6.6\"\ngovernor = \"performance\"\n\
          [[tasks]]\nname = \"hog\"\ncpu = 7\nprogram = [{ loop = { body = [{ run = \"1s\" }] } }]\n\
          [run]\nduration_s = 0.5\n",
     );
