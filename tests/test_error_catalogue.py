@@ -289,8 +289,9 @@ CATALOGUE = [
                   "the same every time, so a second one would count its figures twice) (see 'schedlab run -h')"),
     Case("trace file suffix no format has", ok(), args=("--trace", "x.pdf"),
          expected="error: Invalid value for '--trace': x.pdf: unknown trace file suffix '.pdf': expected .pftrace "
-                  "or .perfetto-trace or .pb (perfetto), .json (json), .txt (ftrace), .perf.txt or .perf (perf), no "
-                  "suffix (perfetto), or name the format with --trace-format (see 'schedlab run -h')"),
+                  "or .perfetto-trace or .pb (perfetto), .json (json), .txt (ftrace), .perf.txt or .perf (perf), .dat "
+                  "(trace-cmd), .parquet (parquet), no suffix (perfetto), or name the format with --trace-format "
+                  "(see 'schedlab run -h')"),
     Case("YAML file", "name: small\nmachine:\n  preset: ryzen-7950x\n", file_name="bad.yaml",
          expected="error: bad.yaml: a YAML file: schedlab reads TOML or JSON scenarios (docs/scenario.md)"),
     Case("YAML in a .toml file", "name: small\nmachine:\n  preset: ryzen-7950x\n",
@@ -314,7 +315,7 @@ CATALOGUE = [
     Case("seed out of range (Python)", api=api_run(seed=-1),
          expected="InputError: seed: expected a whole number from 0 to 2**64 - 1, got -1"),
     Case("unknown trace format (Python)", api=api_run(seed=1, trace_format="svg"),
-         expected="InputError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf, trace-cmd"),
+         expected="InputError: unknown trace format 'svg': expected one of perfetto, json, ftrace, perf, trace-cmd, parquet"),
     Case("not a scenario (Python)", api=lambda d: schedlab.load_scenario(42),
          expected="TypeError: expected a path, a dict or a Scenario, got int"),
     Case("dict with a value JSON cannot hold (Python)", api=lambda d: schedlab.load_scenario({"name": {1, 2}}),
@@ -356,8 +357,8 @@ CATALOGUE = [
          expected="error: bad.toml:7:12: tasks[0].slice_us: 50 us: expected 100..100000 (0.1 to 100 ms, the range "
                   "__setparam_fair() clamps to)"),
     Case("schedutil rate limits without schedutil",
-         PIXEL6 + '[kernel]\nschedutil = { rate_limit_us = 500 }\n[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
-         expected="error: bad.toml:4:13: kernel.schedutil: needs governor = \"schedutil\" on a machine with an Energy "
+         PIXEL6 + '[kernel]\ngovernor = "performance"\nschedutil = { rate_limit_us = 500 }\n[[tasks]]\nname = "t"\nprogram = [{ run = "1ms" }]\n' + OK_RUN,
+         expected="error: bad.toml:5:13: kernel.schedutil: needs governor = \"schedutil\" on a machine with an Energy "
                   "Model (no schedutil policy to apply it to)"),
     Case("schedutil rate limits: one per policy",
          PIXEL6 + '[kernel]\ngovernor = "schedutil"\nschedutil = { up_rate_limit_us = 500, down_rate_limit_us = [5000, 20000] }\n'

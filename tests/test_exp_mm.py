@@ -51,7 +51,7 @@ def test_registered():
     e = get("mm_cid")
     assert e.machines == ("epyc-9654-2s",) and e.baseline == "1-L3:per-cpu"
     assert len(e.configs) == 12 and {c.split(":")[1] for c in e.configs} == {"per-cpu", "mm_cid", "cache-local"}
-    assert [o.flag for o in e.options] == ["--delay-ms", "--idle", "--rfo-parallelism", "--llc-flush-ms"]
+    assert [o.flag for o in e.options] == ["--delay-ms", "--idle", "--rfo-parallelism", "--llc-flush-ms", "--firmware"]
     assert e.options[0].default == 200 and e.options[1].default == "governor"
     assert e.source.seed == "003_b5ef3339420889a8.txt" and "200ms" in e.source.table
     s = get("swap")

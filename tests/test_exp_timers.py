@@ -145,7 +145,7 @@ def test_android_scenarios_open_the_cpusets_and_clamp_the_groups():
     e = get("timers-ui-android")
     pinned, android = e.scenario("pixel6", "pinned:pull"), e.scenario("pixel6", "android:pull")
     assert pinned["workload"] == get("timers-ui").scenario("pixel6", "pull")["workload"]
-    assert "governor" not in pinned["kernel"]
+    assert pinned["kernel"]["governor"] == "performance"  # the top OPP, named (the phone's default is schedutil)
     p = android["workload"]["params"]
     assert (p["top_app_cpus"], p["background_cpus"], p["cgroups"]) == ("0-7", "0-3", True)
     assert (p["top_app_uclamp_min"], p["background_uclamp_max"]) == (0.1, 50.0)
