@@ -279,6 +279,10 @@ pub struct RunResult {
     pub histograms: BTreeMap<String, HistogramSummary>,
     /// Per LLC: CPU time idle while a task that could have run there waited in it.
     pub llcs: Vec<LlcStats>,
+    /// Per socket, on machines with a package idle state: its residencies (absent
+    /// where the machine has none, or its firmware turned it off).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub packages: Vec<PackageStats>,
     /// The shared runqueue's locks as lock_stat would show them (absent when off).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shared_runq_locks: Vec<crate::lock::LockStats>,
@@ -306,6 +310,20 @@ impl RunResult {
             None => self.engine.sim_ns as f64,
         }
     }
+}
+
+/// Per-socket package idle state (AMD's PC6 with DF C-states, Intel's package C6): the
+/// state every core of the socket must be in before it is entered.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PackageStats {
+    /// Socket index.
+    pub socket: usize,
+    /// The package state's name ("PC6").
+    pub state: String,
+    /// Residencies in the measured window (a package leaves its state when any core wakes).
+    pub entries: u64,
+    /// Time in the state, ns.
+    pub time_ns: Ns,
 }
 
 /// Per-LLC figures.

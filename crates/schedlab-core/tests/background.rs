@@ -55,3 +55,33 @@ fn tbench_on_zen3_balances_at_newidle_with_the_kernels_background() {
     assert_eq!(silent.summary.get("newidle_lb_llc").copied().unwrap_or(0.0), 0.0, "the silent machine");
     assert!(busy.summary.get("newidle_lb_llc").copied().unwrap_or(0.0) > 0.0, "with the background: {:?}", busy.summary.get("newidle_lb_llc"));
 }
+
+/// The package state needs every core of its socket in CC6 (AMD PPR: "when all of the
+/// cores of a socket are in CC6, then the L3s are flushed"): a socket running one hog
+/// per CCX never enters PC6, with or without the kernel's background, while the idle
+/// socket beside it does (and the background's wakeups take it out and back in: more
+/// than one residency). DF C-states off leaves no package state to report.
+#[test]
+fn a_socket_running_one_task_per_ccx_never_reaches_package_c6() {
+    let m = schedlab_core::topology::presets::preset("zen3-2s").expect("preset");
+    let first_of_each_ccx: Vec<String> = m.llcs_of_socket(0).map(|l| m.llc_span[l].iter().next().expect("cpus").to_string()).collect();
+    assert!(first_of_each_ccx.len() > 1, "zen3-2s has several CCXs per socket");
+    let hogs: String = first_of_each_ccx
+        .iter()
+        .enumerate()
+        .map(|(i, cpu)| format!("[[tasks]]\nname = \"hog{i}\"\naffinity = \"{cpu}\"\nprogram = [{{ run = \"10s\" }}]\n"))
+        .collect();
+    let toml = |extra: &str| format!("[machine]\npreset = \"zen3-2s\"\n{extra}{hogs}[run]\nduration_s = 2.5\n");
+    for bg in ["", "[kernel]\nbackground = \"kernel\"\n"] {
+        let r = run_checked(&toml(bg), 1);
+        assert_eq!(r.packages.len(), 2, "one entry per socket");
+        let (busy, idle) = (&r.packages[0], &r.packages[1]);
+        assert_eq!((busy.state.as_str(), busy.entries, busy.time_ns), ("PC6", 0, 0), "the socket with a hog per CCX ({bg:?})");
+        assert!(idle.entries >= 1 && idle.time_ns > 2_000_000_000, "the idle socket sleeps: {idle:?} ({bg:?})");
+        if !bg.is_empty() {
+            assert!(idle.entries > 2, "vmstat's kworkers wake the idle socket every second: {idle:?}");
+        }
+    }
+    let off = run_checked(&toml("[machine.firmware]\npackage_cstates = false\n"), 1);
+    assert!(off.packages.is_empty(), "no package state with DF C-states off");
+}

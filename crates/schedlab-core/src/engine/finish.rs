@@ -118,6 +118,23 @@ impl Simulator {
         summary
     }
 
+    /// Each socket's package-state residencies, a residency under way closed at the end
+    /// (none on a machine without a package state).
+    fn package_stats(&mut self) -> Vec<crate::metrics::PackageStats> {
+        let mut out = Vec::new();
+        for socket in 0..self.m.nr_sockets() {
+            let Some(cpu) = (0..self.m.nr_cpus()).find(|&c| self.m.cpus[c].socket == socket) else { continue };
+            let Some(pkg) = &self.m.idle_drivers[self.rqs[cpu].idle.driver].package else { continue };
+            let hw = &mut self.idle_hw;
+            if let Some(entered) = hw.package_down_at[socket].take() {
+                hw.package_left(socket, entered, self.now, self.measure.from);
+            }
+            let (entries, time_ns) = (hw.package_entries[socket], hw.package_time_ns[socket]);
+            out.push(crate::metrics::PackageStats { socket, state: pkg.name.clone(), entries, time_ns });
+        }
+        out
+    }
+
     pub(super) fn finish(mut self, stopped_by: &str, wall_ns: u64) -> RunOutput {
         // Account the time up to now of whatever is running, and open idle/busy spans.
         for cpu in 0..self.m.nr_cpus() {
@@ -158,6 +175,7 @@ impl Simulator {
             }
         }
         self.stats.wc.advance(self.now);
+        let packages = self.package_stats();
         let summary = self.summary_map();
         let locks = self.swq.lock_stats();
         let c = &self.stats.counters;
@@ -243,6 +261,7 @@ impl Simulator {
                     idle_while_waiting_ns: self.stats.wc.lost_per_llc_ns[l] as u64,
                 })
                 .collect(),
+            packages,
             shared_runq_locks: locks,
             lock_stat: Vec::new(),
             warnings,

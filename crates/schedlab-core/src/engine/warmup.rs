@@ -63,6 +63,8 @@ impl Simulator {
         let now = self.now;
         self.measure.from = now;
         self.stats.wc.advance(now);
+        self.idle_hw.package_entries.fill(0);
+        self.idle_hw.package_time_ns.fill(0);
         let mut cpus: Vec<crate::metrics::CpuStats> = self.rqs.iter().map(|r| r.stats.clone()).collect();
         let mut task_extra = vec![0; self.tasks.len()];
         let mut group_extra = vec![0; self.groups.len()];

@@ -338,6 +338,9 @@ impl Simulator {
         let socket = hw.core_socket[core_id];
         hw.socket_down[socket] -= 1;
         let package = hw.package_down_at[socket].take();
+        if let Some(entered) = package {
+            hw.package_left(socket, entered, at, self.measure.from);
+        }
         if let Some(cache) = self.mm.cache_mut() {
             cache.core_woken(cpu, at);
             if package.is_some() {

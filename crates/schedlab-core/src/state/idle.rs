@@ -18,6 +18,10 @@ pub(crate) struct IdleHardware {
     pub(crate) socket_down: Vec<usize>,
     /// Per socket: when its package state flushes the LLCs, while every core stays down.
     pub(crate) package_down_at: Vec<Option<Ns>>,
+    /// Per socket: package-state residencies ended in the measured window, and their
+    /// time in it (a residency under way at the warm-up's end counts from there).
+    pub(crate) package_entries: Vec<u64>,
+    pub(crate) package_time_ns: Vec<Ns>,
     /// When the ACPI PM timer's I/O port is free again (reads are serialized).
     pub(crate) pm_timer_free_at: Ns,
 }
@@ -34,10 +38,24 @@ impl IdleHardware {
             core_down_at: vec![None; core_socket.len()],
             socket_down: vec![0; socket_cores.len()],
             package_down_at: vec![None; socket_cores.len()],
+            package_entries: vec![0; socket_cores.len()],
+            package_time_ns: vec![0; socket_cores.len()],
             core_socket,
             socket_cores,
             pm_timer_free_at: 0,
         }
+    }
+}
+
+impl IdleHardware {
+    /// Socket `socket`'s package was in its state from `entered` until `left`: one
+    /// residency, its time counted from `from` (the measured window's start).
+    pub(crate) fn package_left(&mut self, socket: usize, entered: Ns, left: Ns, from: Ns) {
+        if entered > left {
+            return; // a package state due later never happened
+        }
+        self.package_entries[socket] += 1;
+        self.package_time_ns[socket] += left.saturating_sub(entered.max(from));
     }
 }
 
