@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::api::{run, RunOptions};
-use crate::scenario::Scenario;
+use crate::scenario::{BackgroundSpec, Scenario};
 
 /// One scenario of the suite.
 #[derive(Clone, Copy, Debug)]
@@ -358,6 +358,12 @@ fn reset_peak_rss() {
 /// Runs one case (`opts` carries progress and cancellation; an interrupted case is an
 /// error row); `quick` stops it at the case's `quick_ms` simulated.
 pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions, quick: bool) -> BenchRow {
+    run_case_on(case, heap_ns_per_op, opts, quick, BackgroundSpec::None)
+}
+
+/// [`run_case`] with `background` as the case's `[kernel] background` (`schedlab bench
+/// --background kernel`: what the kernel's own work costs the engine).
+pub fn run_case_on(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions, quick: bool, background: BackgroundSpec) -> BenchRow {
     let mut row = BenchRow {
         case: case.name.into(),
         what: case.what.into(),
@@ -376,13 +382,14 @@ pub fn run_case(case: &BenchCase, heap_ns_per_op: f64, opts: &RunOptions, quick:
         base_rss_mib: 0.0,
         error: None,
     };
-    let scenario = match Scenario::from_toml_str(case.toml, case.name) {
+    let mut scenario = match Scenario::from_toml_str(case.toml, case.name) {
         Ok(s) => s,
         Err(e) => {
             row.error = Some(e.to_string());
             return row;
         }
     };
+    scenario.kernel.background = background;
     let mut opts = opts.clone();
     if quick {
         let cap = case.quick_ms * 1_000_000;

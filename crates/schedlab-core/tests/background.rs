@@ -85,3 +85,23 @@ fn a_socket_running_one_task_per_ccx_never_reaches_package_c6() {
     let off = run_checked(&toml("[machine.firmware]\npackage_cstates = false\n"), 1);
     assert!(off.packages.is_empty(), "no package state with DF C-states off");
 }
+
+/// The background's tasks never end: a run `until = "workload_done"` ends when the
+/// workload's tasks have (at the same instant as on the silent machine, give or take the
+/// background's few microseconds), and a workload that deadlocks is still found
+/// deadlocked, naming only its own tasks, though the kworkers' timers keep the machine busy.
+#[test]
+fn the_background_neither_keeps_a_finished_workload_running_nor_hides_a_deadlock() {
+    let done = "[machine]\ntopo = { cores = 2 }\n[kernel]\nbackground = \"kernel\"\n\
+                [[tasks]]\nname = \"w\"\ncount = 2\nprogram = [{ run = \"30ms\" }, { sleep = \"20ms\" }, { run = \"30ms\" }]\n\
+                [run]\nuntil = \"workload_done\"\n";
+    let r = run_checked(done, 1);
+    assert_eq!(r.engine.stopped_by, "workload_done");
+    assert!((80_000_000..81_000_000).contains(&r.engine.sim_ns), "ended at {} ns", r.engine.sim_ns);
+    let deadlock = "[machine]\ntopo = { cores = 2 }\n[kernel]\nbackground = \"kernel\"\n\
+                    [[tasks]]\nname = \"a\"\nprogram = [{ wait = \"b-done\" }, { signal = \"a-done\" }]\n\
+                    [[tasks]]\nname = \"b\"\nprogram = [{ wait = \"a-done\" }, { signal = \"b-done\" }]\n[run]\nuntil = \"workload_done\"\n";
+    let r = run_checked(deadlock, 1);
+    assert_eq!(r.engine.stopped_by, "deadlock");
+    assert_eq!(r.engine.blocked, vec!["a waits on channel 'b-done'", "b waits on channel 'a-done'"]);
+}

@@ -507,16 +507,18 @@ fn bench_heap(py: Python<'_>, pending: usize, ops: u64) -> f64 {
     py.detach(move || schedlab_core::bench::time_bare_heap(pending.max(1), ops.max(1)))
 }
 
-/// bench_case(name, heap_ns_per_op, quick=False) -> str: JSON of one case's row
-/// (BenchRow); `quick` stops it at the case's quick_ms simulated. Ctrl-C stops the case
-/// and raises KeyboardInterrupt.
+/// bench_case(name, heap_ns_per_op, quick=False, background="none") -> str: JSON of one
+/// case's row (BenchRow); `quick` stops it at the case's quick_ms simulated, `background`
+/// is the case's `[kernel] background`. Ctrl-C stops the case and raises KeyboardInterrupt.
 #[pyfunction]
-#[pyo3(signature = (name, heap_ns_per_op, quick = false))]
-fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64, quick: bool) -> PyResult<String> {
+#[pyo3(signature = (name, heap_ns_per_op, quick = false, background = "none"))]
+fn bench_case(py: Python<'_>, name: &str, heap_ns_per_op: f64, quick: bool, background: &str) -> PyResult<String> {
     let case = *schedlab_core::bench::select(&[name.to_string()]).map_err(PyValueError::new_err)?[0];
+    let background: schedlab_core::scenario::BackgroundSpec = serde_json::from_value(serde_json::Value::String(background.to_string()))
+        .map_err(|_| PyValueError::new_err(format!("background: expected none or kernel, got '{background}'")))?;
     let (opts, cancel) = interruptible(None);
     let row = py.detach(move || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case(&case, heap_ns_per_op, &opts, quick)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| schedlab_core::bench::run_case_on(&case, heap_ns_per_op, &opts, quick, background)))
             .map_err(|p| panic_message(&p))
     });
     if cancel.load(std::sync::atomic::Ordering::Relaxed) {

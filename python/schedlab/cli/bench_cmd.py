@@ -31,6 +31,9 @@ def bench(
                                 "per modeled wakeup."),
     quick: bool = typer.Option(False, "--quick", help="Stop each case at its short simulated time (--list shows it): "
                                "the whole suite in under a minute, for CI."),
+    background: str = typer.Option("none", "--background", help="Every case's [kernel] background: none (the "
+                                   "cases as written) or kernel (the kernel's own per-CPU work beside them: "
+                                   "what it costs the engine)."),
 ) -> None:
     """Time the engine: events/s, simulated s per wall s, peak RSS, and each case's wall
     time as a multiple of what a bare binary heap needs for its events."""
@@ -50,13 +53,14 @@ def bench(
         rows = []
         for name in todo:
             with err.status(f"{name} ...", spinner="dots"):
-                row = json.loads(_core.bench_case(name, heap_ns, quick))
+                row = json.loads(_core.bench_case(name, heap_ns, quick, background))
             rows.append(row)
             err.print(f"{name}: {row['wall_s']:.2f} s" + (f" ({row['error']})" if row["error"] else ""))
     if json_out:
         sys.stdout.write(json.dumps({"heap_ns_per_op": heap_ns, "rows": rows}, indent=2) + "\n")
         return
-    t = Table(title=f"schedlab bench{' --quick' if quick else ''} (bare heap {heap_ns:.1f} ns per pop+push at 1,000 pending)",
+    mode = (" --quick" if quick else "") + (f" --background {background}" if background != "none" else "")
+    t = Table(title=f"schedlab bench{mode} (bare heap {heap_ns:.1f} ns per pop+push at 1,000 pending)",
               title_justify="left")
     for col in ("case", "cpus", "tasks", "events", "wall s", "build s", "M events/s", "sim s / wall s",
                 "x heap", "peak RSS MiB"):

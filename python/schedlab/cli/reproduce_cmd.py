@@ -58,6 +58,11 @@ def reproduce(
         None, "--cost", help="Override the machine's cost table in every run, KEY=NUMBER (repeatable; the fields "
                              "of \\[machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
                              "are still compared.", show_default=False),
+    background: str | None = typer.Option(
+        None, "--background", help="What else runs on every run's machine, as [kernel] background takes it: none "
+                                   "(the benchmark alone, each experiment's default) or kernel (the kernel's own "
+                                   "per-CPU work: vmstat kworkers, the watchdog's stoppers). Published figures are "
+                                   "still compared.", show_default=False),
     list_: bool = typer.Option(False, "--list", help="List the experiments and exit."),
     workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="Parallel runs (default: CPUs)."),
     executor: Executor = typer.Option(Executor.process, "--executor", "-e", help="How runs are spread."),
@@ -116,14 +121,16 @@ def reproduce(
                 rows = run_experiments(exps, quick=quick, seeds=seeds, machine=machine, workers=workers,
                                        backend=executor_choice(executor, backend), on_jobs=bar.set_jobs,
                                        on_done=bar.advance, cost=cost_overrides, verdict=verdict,
-                                       idle_check_runs=idle_check, store=store, on_reused=reused)
+                                       idle_check_runs=idle_check, store=store, on_reused=reused,
+                                       background=background)
         except KeyboardInterrupt:
             if store is None:
                 raise
             fail(f"interrupted: {store.reused + store.saved} of {planned[0]} runs kept in {store.dir}; "
                  "the same command resumes", interrupt_status())
         # The overrides go with the version line of every report, so a table says what it ran.
-        overrides = " ".join(f"--cost {k}={v:g}" for k, v in cost_overrides.items())
+        overrides = " ".join([f"--cost {k}={v:g}" for k, v in cost_overrides.items()]
+                             + ([f"--background {background}"] if background is not None else []))
         generated_by = f"{__version__} with {overrides}" if overrides else __version__
         judged = verdict_rows(rows, exps)
         how = seeds_note(exps, rows)

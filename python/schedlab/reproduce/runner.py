@@ -154,9 +154,11 @@ def halt_state(spec: dict) -> int:
 
 def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: int | None = None,
          machine: str | None = None, options: dict[str, Any] | None = None,
-         cost: dict[str, float] | None = None, verdict: bool = False, idle_cap: bool = False) -> list[Planned]:
+         cost: dict[str, float] | None = None, verdict: bool = False, idle_cap: bool = False,
+         background: str | None = None) -> list[Planned]:
     """Builds and validates every scenario (fails fast, before anything runs). ``cost``
-    overrides the cost table of every run's machine, over what an experiment sets itself.
+    overrides the cost table of every run's machine, over what an experiment sets itself;
+    ``background`` sets every run's ``[kernel] background`` (what else runs on the machine).
     ``verdict``: only the configurations the published figures need, with each
     experiment's verdict seeds and ``quick`` (``seeds`` and ``quick`` still override).
     ``idle_cap``: every CPU's idle capped at its halt state (``cpuidle_max_state``)."""
@@ -177,6 +179,8 @@ def plan(experiments: Sequence[Experiment], *, quick: bool = False, seeds: int |
                 if cost:
                     spec = doc["machine"]
                     doc = {**doc, "machine": {**spec, "cost": {**spec.get("cost", {}), **cost}}}
+                if background is not None:
+                    doc = {**doc, "kernel": {**doc.get("kernel", {}), "background": background}}
                 if idle_cap:
                     kernel = doc.get("kernel", {})
                     tunables = {**kernel.get("tunables", {}), "cpuidle_max_state": halt_state(doc["machine"])}
@@ -204,14 +208,16 @@ def run_experiments(
     idle_check_runs: bool = False,
     store: RunStore | None = None,
     on_reused: Callable[[int, int], None] | None = None,
+    background: str | None = None,
 ) -> list[Row]:
     """Runs every experiment's scenarios over its seeds (all runs in one parallel pool) and
     returns the comparison rows, experiment by experiment.
 
     ``on_planned(n_runs)`` is called once before the runs start, ``on_done(i)`` after each.
     ``options`` are per-experiment options by name (see :func:`apply_options`); ``cost``
-    overrides every machine's cost table (see :func:`plan`). The published figures are
-    compared either way: one measurement, another hypothesis about its machine.
+    overrides every machine's cost table and ``background`` what else runs on it (see
+    :func:`plan`). The published figures are compared either way: one measurement, another
+    hypothesis about its machine.
     ``verdict`` runs only what the published figures need (see :func:`plan`);
     ``on_jobs(names)`` receives the experiment of every run, in job order, before they start.
     ``idle_check_runs`` runs everything a second time with idle capped at the halt state
@@ -221,9 +227,11 @@ def run_experiments(
     ``on_jobs`` and ``on_done`` then count the runs still to do.
     """
     experiments = apply_options(experiments, options)
-    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict)
+    planned = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict,
+                   background=background)
     if idle_check_runs:
-        capped = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict, idle_cap=True)
+        capped = plan(experiments, quick=quick, seeds=seeds, machine=machine, cost=cost, verdict=verdict,
+                      idle_cap=True, background=background)
         planned = planned + capped
     jobs: list[Job] = []
     owner: list[int] = []

@@ -39,8 +39,12 @@ pub(super) fn build_checked(
 ) -> Result<Simulator, SimError> {
     let (m, k, feat) = machine_and_kernel(s)?;
     let mut specs = WorkloadSpecs::of(s, &m, seed)?;
+    // The background's specs go last, one task each: the last tasks created are its.
+    let mut nr_daemons = 0;
     if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
-        specs.tasks.extend(crate::workload::background::kernel_tasks(m.nr_cpus(), tick_nsec(k.tunables.hz)));
+        let daemons = crate::workload::background::kernel_tasks(m.nr_cpus(), tick_nsec(k.tunables.hz));
+        nr_daemons = daemons.len();
+        specs.tasks.extend(daemons);
     }
     if let Some(limit) = memory {
         check_memory(s, &specs.tasks, m.nr_cpus(), specs.groups.len(), limit)?;
@@ -54,8 +58,8 @@ pub(super) fn build_checked(
         sim.setup_sched_ext(ext)?;
     }
     sim.create_declared_tasks(&specs.tasks, &mut names, &groups.index)?;
-    if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
-        sim.find_stoppers();
+    if nr_daemons > 0 {
+        sim.background_created(nr_daemons);
     }
     check_waits_are_signalled(&sim.programs, &names, specs.templates.len(), &specs.tasks)?;
     sim.boot(s, &specs.timers);
@@ -678,6 +682,7 @@ impl Simulator {
             live_children: 0,
             runnable_since: 0,
             woken: false,
+            daemon: false,
             start_on: false,
             rseq: false,
             sched: Default::default(),

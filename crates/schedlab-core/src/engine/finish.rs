@@ -12,7 +12,8 @@ impl Simulator {
     /// What each task left blocked waits on, for a deadlock report.
     fn blocked_tasks(&self) -> Vec<String> {
         let mut out = Vec::new();
-        let blocked: Vec<usize> = (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::state::task::TaskState::Blocked).collect();
+        let blocked: Vec<usize> =
+            (0..self.tasks.len()).filter(|&p| self.tasks[p].state == crate::state::task::TaskState::Blocked && !self.tasks[p].daemon).collect();
         for &p in blocked.iter().take(8) {
             let name = &self.tasks[p].stats.name;
             let on = if let Some(c) = self.ipc.chans.iter().position(|c| c.waiters.contains(&p)) {

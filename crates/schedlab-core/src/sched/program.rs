@@ -529,7 +529,9 @@ impl Simulator {
         let t = &mut self.tasks[c];
         t.state = TaskState::Exited;
         t.stats.exit_ns = Some(self.now);
-        self.live_tasks -= 1;
+        if !t.daemon {
+            self.live_tasks -= 1;
+        }
         if let Some(p) = self.tasks[c].parent {
             self.tasks[p].live_children -= 1;
             let parent_waits = self.tasks[p].state == TaskState::Blocked

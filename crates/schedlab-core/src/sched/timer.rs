@@ -405,9 +405,20 @@ impl Simulator {
     fn deadlocked(&self) -> bool {
         // Newest first: a run that forks many short-lived tasks (make) keeps its live
         // ones at the end, behind thousands that have exited.
+        // The machine's background tasks wait on timers of their own forever: neither
+        // they nor their timers can end a workload's deadlock.
+        let wakes_workload = |f: &TimerFn| match *f {
+            TimerFn::ProcessTimeout(p) => !self.tasks[p].daemon,
+            // delayed work that only a background kworker waits for
+            TimerFn::Signal(ch) => {
+                let waiters = &self.ipc.chans[ch].waiters;
+                waiters.is_empty() || waiters.iter().any(|&w| !self.tasks[w].daemon)
+            }
+            _ => false,
+        };
         self.live_tasks > 0
-            && self.tasks.iter().rev().all(|t| matches!(t.state, TaskState::Blocked | TaskState::Exited))
-            && !self.timers.list.iter().any(|t| t.slot.is_some() && matches!(t.func, TimerFn::ProcessTimeout(_) | TimerFn::Signal(_)))
+            && self.tasks.iter().rev().all(|t| t.daemon || matches!(t.state, TaskState::Blocked | TaskState::Exited))
+            && !self.timers.list.iter().any(|t| t.slot.is_some() && wakes_workload(&t.func))
     }
 
     /// Starts the soft-lockup watchdog's hrtimer on every housekeeping CPU
@@ -427,12 +438,18 @@ impl Simulator {
         }
     }
 
-    /// Finds each CPU's stopper among the tasks the kernel's background created.
-    pub(crate) fn find_stoppers(&mut self) {
+    /// The last `n` tasks are the machine's background: marked as daemons (not counted
+    /// among the live tasks), and each CPU's stopper found among them.
+    pub(crate) fn background_created(&mut self, n: usize) {
+        let first = self.tasks.len() - n;
+        for t in &mut self.tasks[first..] {
+            t.daemon = true;
+        }
+        self.live_tasks -= n;
         let mut stoppers = vec![None; self.m.nr_cpus()];
         for (cpu, slot) in stoppers.iter_mut().enumerate() {
             let name = crate::workload::background::stopper_name(cpu);
-            *slot = self.tasks.iter().position(|t| t.stats.name == name);
+            *slot = (first..self.tasks.len()).find(|&t| self.tasks[t].stats.name == name);
         }
         self.tick.stoppers = stoppers;
     }

@@ -192,6 +192,7 @@ pub struct Simulator {
     /// Group index of each set_group step.
     pub(crate) group_steps: Vec<usize>,
     pub(crate) groups: Vec<Group>,
+    /// Tasks alive, the machine's background apart (they never end).
     pub(crate) live_tasks: usize,
     /// Set when background timers found every live task blocked for good (see
     /// `Simulator::deadlocked`): the run stops as "deadlock".

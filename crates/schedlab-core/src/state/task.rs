@@ -447,6 +447,10 @@ pub struct Task {
     pub runnable_since: Ns,
     /// Whether the pending run is a wakeup (latency is recorded at first run).
     pub woken: bool,
+    /// One of the machine's own background tasks (`[kernel] background`): it never ends,
+    /// so it is not counted among the tasks a run `until = "workload_done"` waits for,
+    /// nor among those whose blocking makes a deadlock.
+    pub daemon: bool,
     /// Start on `cpu` as given, bypassing fork placement (scenario `cpu = N`).
     pub start_on: bool,
     /// Registered with the mm_cid allocator (a thread of a named process).

@@ -37,6 +37,9 @@ const SOFTLOCKUP_FN_NS: u64 = 1_000;
 /// watchdog's hrtimer wakes it every sample period).
 const STOPPER_IDLE_NS: u64 = 3_600_000_000_000;
 
+/// The channel each kworker waits on (scoped to it: '@'), signalled by its timer.
+const VMSTAT_SIGNAL: &str = "@vmstat";
+
 /// The stopper of `cpu` (the kernel's migration/N): the watchdog wakes it.
 pub fn stopper_name(cpu: usize) -> String {
     format!("migration/{cpu}")
@@ -46,7 +49,7 @@ pub fn stopper_name(cpu: usize) -> String {
 /// `tick_ns`. Each CPU's vmstat work starts 3 jiffies after the previous CPU's, as
 /// round_jiffies_relative() skews each CPU's whole-second expiry by 3 jiffies per CPU.
 pub fn kernel_tasks(nr_cpus: usize, tick_ns: u64) -> Vec<TaskSpec> {
-    let vmstat_signal = "@vmstat";
+    let vmstat_signal = VMSTAT_SIGNAL;
     let mut out = Vec::with_capacity(2 * nr_cpus);
     for cpu in 0..nr_cpus {
         let mut kworker = task(
