@@ -31,7 +31,7 @@ def bench(
                                 "per modeled wakeup."),
     quick: bool = typer.Option(False, "--quick", help="Stop each case at its short simulated time (--list shows it): "
                                "the whole suite in under a minute, for CI."),
-    background: str = typer.Option("none", "--background", help="Every case's [kernel] background: none (the "
+    background: str = typer.Option("none", "--background", help="Every case's \\[kernel] background: none (the "
                                    "cases as written) or kernel (the kernel's own per-CPU work beside them: "
                                    "what it costs the engine)."),
 ) -> None:

@@ -59,7 +59,7 @@ def reproduce(
                              "of \\[machine.cost], e.g. smt_slowdown=1.6 or cpuidle.C2.wake_us=40). Published figures "
                              "are still compared.", show_default=False),
     background: str | None = typer.Option(
-        None, "--background", help="What else runs on every run's machine, as [kernel] background takes it: none "
+        None, "--background", help="What else runs on every run's machine, as \\[kernel] background takes it: none "
                                    "(the benchmark alone, each experiment's default) or kernel (the kernel's own "
                                    "per-CPU work: vmstat kworkers, the watchdog's stoppers). Published figures are "
                                    "still compared.", show_default=False),
