@@ -36,3 +36,10 @@ def test_bench_background_adds_the_kernels_two_tasks_per_cpu(cli):
     quiet, busy = rows["none"], rows["kernel"]
     assert busy["tasks"] - quiet["tasks"] == 2 * quiet["cpus"]  # a kworker and a stopper per CPU
     assert busy["sim_s"] == quiet["sim_s"] and busy["events"] > quiet["events"]
+
+
+def test_bench_background_refuses_an_unknown_value_in_one_line(cli):
+    r = cli("bench", "rt", "--quick", "--background", "bogus")
+    assert r.exit_code == 2
+    assert "--background: expected one of none, kernel, got 'bogus'" in r.output
+    assert "internal error" not in r.output and "Traceback" not in r.output

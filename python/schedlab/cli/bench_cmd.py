@@ -19,6 +19,8 @@ __all__ = ["bench"]
 # HEAP_OPS_QUICK).
 HEAP_OPS = 20_000_000
 HEAP_OPS_QUICK = 2_000_000
+#: What [kernel] background takes (the core's BackgroundSpec).
+BACKGROUNDS = ("none", "kernel")
 
 
 @app.command()
@@ -48,6 +50,8 @@ def bench(
         bad = [c for c in todo if c not in names]
         if bad:
             fail(f"unknown bench case '{bad[0]}': expected one of {', '.join(names)}")
+        if background not in BACKGROUNDS:
+            fail(f"--background: expected one of {', '.join(BACKGROUNDS)}, got '{background}'")
         heap_ns = _core.bench_heap(1000, HEAP_OPS_QUICK if quick else HEAP_OPS)
         err.print(f"bare heap: {heap_ns:.1f} ns per pop+push at 1,000 pending")
         rows = []

@@ -124,7 +124,7 @@ impl Simulator {
     fn package_stats(&mut self) -> Vec<crate::metrics::PackageStats> {
         let mut out = Vec::new();
         for socket in 0..self.m.nr_sockets() {
-            let Some(cpu) = (0..self.m.nr_cpus()).find(|&c| self.m.cpus[c].socket == socket) else { continue };
+            let Some(cpu) = self.m.cpus.iter().position(|c| c.socket == socket) else { continue };
             let Some(pkg) = &self.m.idle_drivers[self.rqs[cpu].idle.driver].package else { continue };
             let hw = &mut self.idle_hw;
             if let Some(entered) = hw.package_down_at[socket].take() {
