@@ -5,10 +5,11 @@
 //! `bench::CASES` and `Scenario::from_toml_str`), so two versions run one driver
 //! (docs/performance.md).
 //!
-//! usage: bench_case CASE|FILE.toml [--sim-ms MS] [--print]
+//! usage: bench_case CASE|FILE.toml [--sim-ms MS] [--print] [--events]
 //!   CASE       a `schedlab bench` case name; anything ending in .toml is a scenario file
 //!   --sim-ms   stop at MS simulated milliseconds (the run's `max_sim_time` limit)
 //!   --print    print the case's scenario TOML and run nothing
+//!   --events   also print the events by kind and the modeled wakeups
 //! Prints one line: case, events, simulated ns, wall s, of which the event loop.
 
 use std::time::Instant;
@@ -25,7 +26,7 @@ fn usage(why: &str) -> ! {
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (mut what, mut sim_ms, mut print) = (None::<String>, None::<u64>, false);
+    let (mut what, mut sim_ms, mut print, mut by_kind) = (None::<String>, None::<u64>, false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--sim-ms" => {
@@ -33,6 +34,7 @@ fn main() {
                 sim_ms = Some(v.parse().unwrap_or_else(|_| usage(&format!("--sim-ms: expected a whole number of milliseconds, got '{v}'"))));
             }
             "--print" => print = true,
+            "--events" => by_kind = true,
             f if f.starts_with("--") => usage(&format!("unknown flag {f}")),
             _ if what.is_some() => usage("expected one case"),
             _ => what = Some(a),
@@ -61,4 +63,20 @@ fn main() {
     let wall = start.elapsed().as_secs_f64();
     let e = &out.result.engine;
     println!("case={name} events={} sim_ns={} wall_s={wall:.3} loop_s={:.3} stopped_by={}", e.events, e.sim_ns, e.wall_ns as f64 / 1e9, e.stopped_by);
+    if by_kind {
+        let wakeups: u64 = out.result.tasks.iter().map(|t| t.nr_wakeups).sum();
+        for (kind, n) in &e.events_by_kind {
+            println!("  {kind:<20} {n:>12} {:>8.3} per wakeup", *n as f64 / wakeups.max(1) as f64);
+        }
+        println!("  wakeups {wakeups}, events per wakeup {:.3}", e.events as f64 / wakeups.max(1) as f64);
+        let sum = |f: fn(&schedlab_core::metrics::CpuStats) -> u64| -> u64 { out.result.cpus.iter().map(f).sum() };
+        println!(
+            "  newidle attempts {} skips {} pulls {}, periodic pulls {}, ticks {}",
+            sum(|c| c.newidle_attempts),
+            sum(|c| c.newidle_skips),
+            sum(|c| c.newidle_pulls),
+            sum(|c| c.periodic_pulls),
+            sum(|c| c.ticks)
+        );
+    }
 }

@@ -73,23 +73,44 @@ impl BusiestTree {
 
     /// Re-ranks the changed groups (`rank_of(leaf)`) and replays their matches.
     pub fn refresh(&mut self, mut rank_of: impl FnMut(usize) -> Rank) {
+        // Replaying each changed leaf's path costs log2(size) matches a leaf; once most
+        // leaves changed (a busy flat LLC between two passes), playing every match once
+        // (size - 1 of them) costs less. Both leave the same tree: every node is the
+        // better of its two children.
+        let levels = self.size.trailing_zeros() as usize;
+        if self.dirty.len() * levels <= self.size {
+            while let Some(leaf) = self.dirty.pop() {
+                let leaf = leaf as usize;
+                self.is_dirty[leaf] = false;
+                self.key[leaf] = key_of(rank_of(leaf));
+                self.replay(leaf);
+            }
+            return;
+        }
         while let Some(leaf) = self.dirty.pop() {
             let leaf = leaf as usize;
             self.is_dirty[leaf] = false;
             self.key[leaf] = key_of(rank_of(leaf));
-            self.replay(leaf);
+            self.win[self.size + leaf] = std::hint::select_unpredictable(self.key[leaf] != 0, leaf as u32, self.size as u32);
+        }
+        for n in (1..self.size).rev() {
+            self.win[n] = self.better(self.win[2 * n], self.win[2 * n + 1]);
         }
     }
 
     /// The best leaf other than `except` (the balancing CPU's own group), if any group
     /// has tasks. The tree must be refreshed.
-    pub fn best_except(&mut self, except: usize) -> Option<usize> {
-        let kept = std::mem::take(&mut self.key[except]);
-        self.replay(except);
-        let best = self.win[1] as usize;
-        self.key[except] = kept;
-        self.replay(except);
-        (best != self.size).then_some(best)
+    pub fn best_except(&self, except: usize) -> Option<usize> {
+        // The tournament without `except`: the winners of the subtrees beside its path,
+        // met in leaf order (the earlier leaf wins among equals, as in the tree).
+        let mut n = self.size + except;
+        let mut best = self.size as u32;
+        while n > 1 {
+            let beside = self.win[n ^ 1];
+            best = if n & 1 == 1 { self.better(beside, best) } else { self.better(best, beside) };
+            n >>= 1;
+        }
+        (best as usize != self.size).then_some(best as usize)
     }
 }
 
@@ -108,6 +129,31 @@ mod tests {
             }
         }
         best.map(|(i, _)| i)
+    }
+
+    /// A refresh of a few changed leaves replays their paths, one of most leaves plays
+    /// every match again: the picks are the scan's either way.
+    #[test]
+    fn both_refresh_paths_pick_as_the_scan() {
+        let n = 100;
+        let mut ranks: Vec<Rank> = (0..n).map(|i| (i % 3 != 0).then_some(((i % 2) as u8, (i * 7 % 11) as u64))).collect();
+        let mut t = BusiestTree::new(n);
+        t.refresh(|i| ranks[i]); // all n leaves changed: the rebuild
+        for except in 0..n {
+            assert_eq!(t.best_except(except), scan(&ranks, except));
+        }
+        for round in 0..20usize {
+            let changed = if round % 2 == 0 { 3 } else { 90 };
+            for k in 0..changed {
+                let leaf = (round * 31 + k * 17) % n;
+                ranks[leaf] = (k % 4 != 0).then_some(((k % 3) as u8, ((round + k) % 5) as u64));
+                t.mark(leaf as u32);
+            }
+            t.refresh(|i| ranks[i]);
+            for except in 0..n {
+                assert_eq!(t.best_except(except), scan(&ranks, except), "round {round}");
+            }
+        }
     }
 
     proptest! {
