@@ -324,7 +324,7 @@ CATALOGUE = [
          api=lambda d: schedlab.load_scenario(str(ROOT / "examples" / "pipe_pingpong.toml")).with_changes(
              {"kernel.colour": "red"}),
          expected="ScenarioError: kernel.colour = \"red\": unknown field `colour`, expected one of `profile`, "
-                  "`features`, `tunables`, `governor`, `schedutil`, `sched_ext`, `background` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
+                  "`features`, `tunables`, `governor`, `schedutil`, `sched_ext`, `background`, `background_profile` (a change to {ROOT}/examples/pipe_pingpong.toml)"),
     Case("malformed limit (Python)", api=api_run(seed=1, max_sim_time=-3),
          expected="InputError: max_sim_time: expected a positive duration, got -3"),
     # -- sweep files -------------------------------------------------------------------------------
@@ -374,6 +374,14 @@ CATALOGUE = [
     Case("trace: .gz file that is not gzip", args=("trace-info", "bad.trace.gz"), scenario="# tracer: nop\n",
          file_name="bad.trace.gz",
          expected="error: bad.trace.gz: not gzip-compressed or cut short: expected a .gz file whole (name a plain-text file without .gz)"),
+    Case("background profile: the file is missing",
+         TWO_CPUS + '[kernel]\nbackground = "kernel"\nbackground_profile = "host.toml"\n' + OK_TASK + OK_RUN,
+         expected="error: bad.toml:5:22: kernel.background_profile: cannot read host.toml: No such file or directory (os error 2)"),
+    Case("background profile: a rate of zero",
+         TWO_CPUS + '[kernel.background_profile]\norigin = "estimate: by hand"\n[[kernel.background_profile.source]]\n'
+         'name = "sshd"\nwakeups_per_s = 0\nrun_us = 50.0\n' + OK_TASK + OK_RUN,
+         expected="error: bad.toml:7:17: kernel.background_profile.source[0].wakeups_per_s: expected a rate above 0 and at "
+                  "most 1000000, got 0"),
     Case("sweep output outside its directory", args=("sweep", "sweep.toml"),
          scenario='base = "scenario.toml"\nout = "../../elsewhere"\n[parameters]\n"kernel.profile" = ["6.5", "6.6"]\n',
          file_name="sweep.toml",

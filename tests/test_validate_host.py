@@ -393,14 +393,14 @@ def test_halt_ladder_from_measured_points_and_where_it_applies():
 
 def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():
     import schedlab
-    from schedlab.validate_host import _with_ladder
+    from schedlab.validate_host import _with_host
     from schedlab.validate_host import tools as vt
 
     fifo = next(t for t in vt.tools(2) if t.name == "cyclictest-fifo")
     lad = {"stages": [[0, 0], [200, 7, 9, 11]], "kind": "measured", "source": "test"}
     figs = []
     for ladder in (None, lad):
-        doc = _with_ladder(vt.scenario(fifo, "6.18", 250, 0.2), ladder)
+        doc = _with_host(vt.scenario(fifo, "6.18", 250, 0.2), ladder)
         assert doc["machine"] == {"host": True, **({"guest_halt": ladder} if ladder else {})}
         doc["machine"] = {"topo": {"cores": 2}, **({"guest_halt": ladder} if ladder else {})}  # not this host's sysfs
         figs.append(vt.sim_figures(fifo, schedlab.run(doc, 1).raw))

@@ -73,12 +73,17 @@ pub fn load(text: &str, format: &str, origin: &str, machine: Option<MachineSpec>
         }
         s
     };
+    // Files a scenario names are read relative to its own file's directory.
+    let base = if origin.starts_with('<') {
+        std::path::PathBuf::from(".")
+    } else {
+        std::path::Path::new(origin).parent().map(|p| p.to_path_buf()).unwrap_or_default()
+    };
+    if let Some(profile) = &mut scenario.kernel.background_profile {
+        profile.read_in(&base).map_err(|e| e.with_origin(origin))?;
+        scenario.validate().map_err(|e| e.with_origin(origin))?;
+    }
     if scenario.workload.as_ref().is_some_and(|w| w.rt_app.is_some()) {
-        let base = if origin.starts_with('<') {
-            std::path::PathBuf::from(".")
-        } else {
-            std::path::Path::new(origin).parent().map(|p| p.to_path_buf()).unwrap_or_default()
-        };
         notes.extend(rt_app::expand_workload(&mut scenario, &base).map_err(|e| if e.origin.is_empty() { e.with_origin(origin) } else { e })?);
     }
     check(&scenario).map_err(|e| e.with_origin(origin))?;

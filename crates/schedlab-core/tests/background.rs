@@ -105,3 +105,86 @@ fn the_background_neither_keeps_a_finished_workload_running_nor_hides_a_deadlock
     assert_eq!(r.engine.stopped_by, "deadlock");
     assert_eq!(r.engine.blocked, vec!["a waits on channel 'b-done'", "b waits on channel 'a-done'"]);
 }
+
+const PROFILE: &str = "[kernel.background_profile]\norigin = \"estimate: a test's\"\n\
+    [[kernel.background_profile.source]]\nname = \"daemon\"\nwakeups_per_s = 50.0\nrun_us = 200.0\ntasks = 2\n\
+    [[kernel.background_profile.source]]\nname = \"kthread/N\"\nwakeups_per_s = 10.0\nrun_us = 20.0\nper_cpu = true\n";
+
+/// A profile's sources wake at their rates and run their means, through the normal
+/// paths: 2 daemons sharing 50 wakeups a second of 200 us each, and a per-CPU thread
+/// waking 10 times a second on each CPU, pinned there. Each thread's cycle is its mean
+/// sleep plus its mean run, so the counts sit a little under rate x time; the bounds are
+/// about 5 Poisson standard deviations.
+#[test]
+fn a_profiles_sources_wake_at_their_rates_and_run_their_means() {
+    let toml = format!(
+        "[machine]\ntopo = {{ cores = 2 }}\n{PROFILE}[[tasks]]\nname = \"idle\"\nprogram = [{{ sleep = \"100s\" }}]\n[run]\nduration_s = 20.0\n"
+    );
+    let r = run_checked(&toml, 3);
+    let daemons: Vec<_> = r.tasks.iter().filter(|t| t.name.starts_with("daemon#")).collect();
+    assert_eq!(daemons.len(), 2);
+    let wakeups: u64 = daemons.iter().map(|t| t.nr_wakeups).sum();
+    // 20 s / (40 ms + 0.2 ms) per thread x 2 = 995.
+    assert!((840..=1150).contains(&wakeups), "the daemons woke {wakeups} times in 20 s (expected ~995)");
+    let run: u64 = daemons.iter().map(|t| t.run_ns).sum();
+    let per_wakeup = run as f64 / wakeups as f64;
+    assert!((160_000.0..=240_000.0).contains(&per_wakeup), "a daemon's wakeup ran {per_wakeup} ns (expected ~200 us)");
+    for cpu in 0..2 {
+        let k = task(&r, &format!("kthread/N#{cpu}"));
+        assert!((130..=270).contains(&k.nr_wakeups), "kthread #{cpu} woke {} times (expected ~200)", k.nr_wakeups);
+        assert_eq!(k.nr_migrations, 0, "a per-CPU thread stays on its CPU");
+    }
+    // The same seed gives the same background.
+    assert_eq!(
+        run_checked(&toml, 3).tasks.iter().map(|t| t.nr_wakeups).collect::<Vec<_>>(),
+        r.tasks.iter().map(|t| t.nr_wakeups).collect::<Vec<_>>()
+    );
+}
+
+/// A profile's threads are daemons: a run until workload_done ends with the scenario's
+/// own task, and a SCHED_FIFO source preempts a fair hog at once.
+#[test]
+fn a_profiles_threads_neither_keep_the_run_going_nor_wait_behind_a_hog_when_fifo() {
+    let toml = "[machine]\ntopo = { cores = 1 }\n[kernel.background_profile]\norigin = \"estimate: a test's\"\n\
+        [[kernel.background_profile.source]]\nname = \"irqthread\"\nwakeups_per_s = 200.0\nrun_us = 30.0\nfifo_priority = 50\n\
+        [[tasks]]\nname = \"hog\"\nprogram = [{ run = \"2s\" }]\n[run]\nuntil = \"workload_done\"\n";
+    let r = run_checked(toml, 1);
+    let hog = task(&r, "hog");
+    assert!(hog.exit_ns.is_some_and(|e| e < 2_100_000_000), "the run ended with the hog: {:?}", hog.exit_ns);
+    let irq = task(&r, "irqthread#0");
+    assert!(irq.nr_wakeups > 300, "it woke {} times in ~2 s", irq.nr_wakeups);
+    assert!(irq.wait_ns < irq.nr_wakeups * 20_000, "a FIFO thread waited {} ns over {} wakeups behind a fair hog", irq.wait_ns, irq.nr_wakeups);
+}
+
+/// A profile's bad figure is refused naming its field.
+#[test]
+fn a_bad_profile_figure_is_refused_naming_its_field() {
+    let base = "[machine]\ntopo = { cores = 1 }\n[kernel.background_profile]\norigin = \"estimate\"\n\
+        [[kernel.background_profile.source]]\nname = \"d\"\nwakeups_per_s = RATE\nrun_us = 10.0\n\
+        [[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n";
+    let err = schedlab_core::scenario::Scenario::from_toml_str(&base.replace("RATE", "0.0"), "t.toml").expect_err("a zero rate");
+    assert!(err.to_string().contains("kernel.background_profile.source[0].wakeups_per_s"), "{err}");
+    assert!(schedlab_core::scenario::Scenario::from_toml_str(&base.replace("RATE", "5.0"), "t.toml").is_ok());
+    let no_origin = base.replace("RATE", "5.0").replace("origin = \"estimate\"", "origin = \" \"");
+    let err = schedlab_core::scenario::Scenario::from_toml_str(&no_origin, "t.toml").expect_err("no origin");
+    assert!(err.to_string().contains("kernel.background_profile.origin"), "{err}");
+}
+
+/// The run's latency histograms are the scenario's tasks' (cyclictest measures its own
+/// threads): a lone periodic thread's 2,000 timed wakeups are the timer histogram's
+/// samples with the profile's daemons sleeping on timers beside it, and its wakeup
+/// histogram has no more samples than the silent machine's.
+#[test]
+fn the_latency_histograms_leave_the_background_out() {
+    let toml = |bg: &str| {
+        format!(
+            "[machine]\ntopo = {{ cores = 2 }}\n{bg}[[tasks]]\nname = \"cyclic\"\nprogram = [{{ loop = {{ count = 2000, body = [{{ run = \"5us\" }}, {{ periodic = {{ period = \"1ms\" }} }}] }} }}]\n[run]\nuntil = \"workload_done\"\n"
+        )
+    };
+    let silent = run_checked(&toml(""), 2);
+    let busy = run_checked(&toml(&format!("[kernel]\nbackground = \"kernel\"\n{PROFILE}")), 2);
+    assert!(busy.tasks.iter().filter(|t| t.name.starts_with("daemon#")).map(|t| t.nr_wakeups).sum::<u64>() > 50, "the daemons ran");
+    assert_eq!(silent.histograms["timer_latency"].count, 2000);
+    assert_eq!(busy.histograms["timer_latency"].count, 2000);
+    assert_eq!(busy.histograms.get("wakeup_latency").map(|h| h.count), silent.histograms.get("wakeup_latency").map(|h| h.count));
+}

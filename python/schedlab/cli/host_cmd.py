@@ -158,6 +158,13 @@ def validate_host_cmd(
     json_out: Path | None = typer.Option(None, "--json", help="Also write the report as JSON to this file."),
     sim_only: bool = typer.Option(False, "--sim-only", help="Run only the simulated side (no host probes)."),
     list_configs: bool = typer.Option(False, "--list", help="List the configurations and tools and exit."),
+    record_background: Path | None = typer.Option(
+        None, "--record-background", show_default=False,
+        help="Measure this host's background (every thread's wakeups and CPU time over --seconds, default 30) into "
+             "this profile file, which a scenario names as \\[kernel] background_profile, and exit."),
+    background_profile: Path | None = typer.Option(
+        None, "--background-profile", show_default=False,
+        help="Run every simulated side with the kernel's background and this profile (from --record-background)."),
 ) -> None:
     """Compare schedlab with this machine's kernel: the same bandwidth and latency
     workloads, cyclictest and hackbench, in a fresh cgroup per configuration and in the
@@ -180,6 +187,11 @@ def validate_host_cmd(
             if sys.stderr.isatty():
                 err.print(f"[dim]{msg}[/dim]")
 
+        if record_background is not None:
+            _record_background(record_background, seconds or 30.0, step)
+            return
+        background = _read_profile(background_profile) if background_profile is not None else None
+
         if rt_app is not None:
             if configs:
                 fail(f"--rt-app {rt_app} and configurations {' '.join(configs)}: give one or the other")
@@ -189,11 +201,43 @@ def validate_host_cmd(
             print_rt_app(doc)
         else:
             doc = validate_host(seconds=seconds or 5.0, only=configs or None, seeds=seeds, sim_only=sim_only, on_step=step,
-                                repeats=repeats)
+                                repeats=repeats, background=background)
             print_report(doc)
         if json_out is not None:
             json_out.write_text(json.dumps(doc, indent=1) + "\n")
             out.print(f"wrote {json_out}")
+
+
+def _record_background(path: Path, seconds: float, step) -> None:
+    """--record-background: the host's background into a profile file, and its summary."""
+    from ..validate_host.background import profile_toml, record
+
+    profile = record(seconds, on_step=step)
+    path.write_text(profile_toml(profile))
+    t = Table(title=f"this host's background over {profile['measurement']['seconds']:g} s", title_justify="left")
+    for col in ("source", "threads", "wakeups/s", "run per wakeup (us)", "CPU share"):
+        t.add_column(col, justify="left" if col == "source" else "right", no_wrap=True)
+    nr = profile["measurement"]["nr_cpus"]
+    for s in profile["source"]:
+        threads, rate = (f"{nr} (one per CPU)", s["wakeups_per_s"] * nr) if s.get("per_cpu") else (str(s["tasks"]), s["wakeups_per_s"])
+        t.add_row(s["name"], threads, f"{rate:.1f}", f"{s['run_us']:.1f}", f"{rate * s['run_us'] / 1e6 / nr:.2e}")
+    out.print(t)
+    gaps = profile["measurement"].get("busy_loop")
+    if gaps:
+        out.print(f"a busy loop on CPU {gaps['cpu']}: {gaps['per_s']:.1f} interruptions a second over {gaps['threshold_us']:g} us "
+                  f"(p50 {gaps['p50_us']:.1f} us, p99 {gaps['p99_us']:.1f} us, max {gaps['max_us']:.1f} us; not modeled)")
+    out.print(f"wrote {path}: name it from a scenario as [kernel] background_profile = \"{path.name}\" "
+              "(with background = \"kernel\")", markup=False)
+
+
+def _read_profile(path: Path) -> dict:
+    """--background-profile FILE: its table, read and checked by the core as a scenario
+    naming it would be."""
+    from ..scenario import Scenario
+
+    text = (f"[machine]\ntopo = {{ cores = 1 }}\n[kernel]\nbackground_profile = {json.dumps(str(path.resolve()))}\n"
+            "[[tasks]]\nname = \"t\"\nprogram = [{ run = \"1ms\" }]\n[run]\nduration_s = 1.0\n")
+    return Scenario.from_toml(text, origin="<--background-profile>").doc["kernel"]["background_profile"]
 
 
 def _rt_app_report(path: str, seconds: float | None, seeds: int, repeats: int, sim_only: bool, step) -> dict | None:

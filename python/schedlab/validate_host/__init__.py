@@ -42,12 +42,15 @@ def validate_host(
     sim_only: bool = False,
     on_step: Callable[[str], None] | None = None,
     repeats: int = 3,
+    background: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Runs the comparison; returns the report document (see module doc).
 
     ``only`` restricts to named configurations or tools; ``sim_only`` skips the host
     (the simulated side alone, e.g. to look at the model on a host without rights);
-    ``repeats`` real runs per configuration give its spread.
+    ``repeats`` real runs per configuration give its spread; ``background`` (a
+    ``background_profile`` table, validate_host/background.py) runs every simulated side
+    with the kernel's background and that profile.
     """
     from .. import run_many
     from . import tools as _tools
@@ -64,6 +67,8 @@ def validate_host(
             raise UnknownNameError(f"unknown configuration(s) {', '.join(unknown)}: expected some of {', '.join(names)}")
     doc: dict[str, Any] = {"host": info.to_dict(), "seconds": seconds, "repeats": repeats, "compared": False,
                            "configs": [], "tools": []}
+    if background is not None:
+        doc["background_profile"] = background
     can_probe = info.cgroup.version is not None and info.compiler is not None
     if not can_probe and not sim_only:
         doc["reason"] = info.cgroup.reason if info.cgroup.version is None else "no C compiler (cc, gcc or clang) to build the probe"
@@ -91,7 +96,7 @@ def validate_host(
                 entry["measurements"].append(run_config(exe, info.cgroup, cfg, seconds, seed=r + 1))
         if on_step:
             on_step(f"schedlab: {cfg.name}")
-        sim_doc = _with_ladder(scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus, spin), ladder)
+        sim_doc = _with_host(scenario(cfg, info.profile, info.hz, seconds, info.nr_cpus, spin), ladder, background)
         runs = run_many(sim_doc, seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_cmp.sim_figures(cfg, r.raw) for r in runs])
@@ -115,7 +120,8 @@ def validate_host(
                     entry["skipped"] = str(e)
         if on_step:
             on_step(f"schedlab: {tool.name}")
-        runs = run_many(_with_ladder(_tools.scenario(tool, info.profile, info.hz, seconds), ladder), seeds=list(range(1, seeds + 1)))
+        runs = run_many(_with_host(_tools.scenario(tool, info.profile, info.hz, seconds), ladder, background),
+                        seeds=list(range(1, seeds + 1)))
         entry["sim_seeds"] = seeds
         entry["sim"] = _cmp.mean_figures([_tools.sim_figures(tool, r.raw) for r in runs])
         doc["tools"].append(_tool_rows(tool, entry))
@@ -142,9 +148,14 @@ def _guest_halt(doc: dict[str, Any], info: HostInfo, sim_only: bool,
     return measured["guest_halt"]
 
 
-def _with_ladder(sim_doc: dict[str, Any], ladder: dict[str, Any] | None) -> dict[str, Any]:
+def _with_host(sim_doc: dict[str, Any], ladder: dict[str, Any] | None,
+               background: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A simulated side with what was measured of the host: its halt's ladder, and its
+    background (the kernel's own work with the host's measured profile)."""
     if ladder is not None:
         sim_doc["machine"]["guest_halt"] = ladder
+    if background is not None:
+        sim_doc.setdefault("kernel", {}).update({"background": "kernel", "background_profile": background})
     return sim_doc
 
 

@@ -46,6 +46,18 @@ pub(super) fn build_checked(
         nr_daemons = daemons.len();
         specs.tasks.extend(daemons);
     }
+    if let Some(profile) = &s.kernel.background_profile {
+        let Some(profile) = profile.spec() else {
+            return Err(ScenarioError::new(
+                "kernel.background_profile",
+                "a profile file is read when the scenario is loaded (api::load); this one was not",
+            )
+            .into());
+        };
+        let daemons = crate::workload::background::profile_tasks(profile, m.nr_cpus());
+        nr_daemons += daemons.len();
+        specs.tasks.extend(daemons);
+    }
     if let Some(limit) = memory {
         check_memory(s, &specs.tasks, m.nr_cpus(), specs.groups.len(), limit)?;
     }

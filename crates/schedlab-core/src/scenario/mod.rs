@@ -23,6 +23,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ScenarioError;
+pub mod background_spec;
+pub use background_spec::{BackgroundProfile, BackgroundProfileSpec, BackgroundSourceSpec};
 pub mod energy_model_spec;
 pub mod firmware_spec;
 pub use firmware_spec::FirmwareSpec;
@@ -147,6 +149,10 @@ pub struct KernelSpec {
     /// `kernel` (the kernel's own periodic per-CPU work: workload/background.rs).
     #[serde(default, skip_serializing_if = "BackgroundSpec::is_none")]
     pub background: BackgroundSpec,
+    /// The rest of a host's background, source by source (`[kernel.background_profile]`:
+    /// a measured profile, `schedlab validate-host --record-background`, or an estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "background_spec::profile_or_file")]
+    pub background_profile: Option<BackgroundProfile>,
 }
 
 /// `[kernel] background`.
@@ -200,6 +206,7 @@ impl Default for KernelSpec {
             schedutil: None,
             sched_ext: None,
             background: BackgroundSpec::None,
+            background_profile: None,
         }
     }
 }
@@ -494,6 +501,9 @@ impl Scenario {
             if crate::features::Features::lookup(name).is_none() {
                 return Err(ScenarioError::new(format!("kernel.features.{name}"), "unknown feature: `schedlab features` lists them"));
             }
+        }
+        if let Some(p) = self.kernel.background_profile.as_ref().and_then(|p| p.spec()) {
+            p.validate()?;
         }
         if let Some(w) = &self.workload {
             match (&w.rt_app, w.kind.is_empty()) {

@@ -352,13 +352,17 @@ impl Simulator {
         t.stats.nr_switches += 1;
         t.stats.wait_ns += now - t.runnable_since;
         // A task about to be held by the task-based throttle runs only its kernel exit:
-        // its wakeup latency ends when user code runs.
+        // its wakeup latency ends when user code runs. The run's latency histograms are
+        // the scenario's tasks' (as cyclictest measures its own threads): a background
+        // daemon's wakeups are not in them.
         if t.woken && !t.throttle_work {
             t.woken = false;
-            self.stats.wakeup_latency.record(now - t.woken_at);
+            if !t.daemon {
+                self.stats.wakeup_latency.record(now - t.woken_at);
+            }
         }
         t.overhead_ns += switch_cost;
-        if let Some(due) = t.timer_due.take() {
+        if let Some(due) = t.timer_due.take().filter(|_| !t.daemon) {
             // cyclictest's measure: user code runs again at now + overhead.
             let back = now + t.overhead_ns;
             self.stats.timer_latency.record(back.saturating_sub(due));

@@ -85,3 +85,32 @@ pub fn kernel_tasks(nr_cpus: usize, tick_ns: u64) -> Vec<TaskSpec> {
     }
     out
 }
+
+/// The threads of a background profile (`[kernel.background_profile]`) on a machine of
+/// `nr_cpus`: per source, `tasks` unpinned threads sharing its rate, or one pinned to
+/// each CPU at its rate; each sleeps an exponential time (mean: one over its own rate)
+/// then runs an exponential time (mean `run_us`), so the wakeups are a Poisson process.
+pub fn profile_tasks(profile: &crate::scenario::BackgroundProfileSpec, nr_cpus: usize) -> Vec<TaskSpec> {
+    let mut out = Vec::new();
+    for src in &profile.sources {
+        let threads = if src.per_cpu { nr_cpus } else { src.tasks };
+        let rate_each = if src.per_cpu { src.wakeups_per_s } else { src.wakeups_per_s / src.tasks as f64 };
+        let gap = Duration((1e9 / rate_each).round().max(1.0) as u64);
+        let run = Duration(((src.run_us * 1e3).round() as u64).max(1));
+        for i in 0..threads {
+            let mut t = task(
+                &format!("{}#{i}", src.name),
+                vec![OpSpec::Loop(LoopSpec { count: None, body: vec![OpSpec::SleepExp(gap), OpSpec::RunExp(run)] })],
+            );
+            t.nice = src.nice;
+            if src.per_cpu {
+                t.affinity = Some(i.to_string());
+            }
+            if let Some(prio) = src.fifo_priority {
+                t.sched_attr = Some(SchedAttrSpec { policy: Some("SCHED_FIFO".into()), priority: Some(prio as i64), ..Default::default() });
+            }
+            out.push(t);
+        }
+    }
+    out
+}
