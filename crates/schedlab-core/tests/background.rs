@@ -188,3 +188,23 @@ fn the_latency_histograms_leave_the_background_out() {
     assert_eq!(busy.histograms["timer_latency"].count, 2000);
     assert_eq!(busy.histograms.get("wakeup_latency").map(|h| h.count), silent.histograms.get("wakeup_latency").map(|h| h.count));
 }
+
+/// kcompactd (5.9+, proactive compaction): one thread per NUMA node, on the node's CPUs,
+/// waking every 500 ms from schedule_timeout() to read the fragmentation score; before
+/// 5.9 it only woke when asked, so a 5.4 machine has none.
+#[test]
+fn kcompactd_wakes_twice_a_second_on_each_node_from_5_9() {
+    let toml = |profile: &str| {
+        format!(
+            "[machine]\ntopo = {{ sockets = 2, cores = 2 }}\n[kernel]\nprofile = \"{profile}\"\nbackground = \"kernel\"\n\
+             [[tasks]]\nname = \"idle\"\nprogram = [{{ sleep = \"100s\" }}]\n[run]\nduration_s = 10.0\n"
+        )
+    };
+    let r = run_checked(&toml("6.6"), 1);
+    for node in 0..2 {
+        let k = task(&r, &format!("kcompactd{node}"));
+        assert!((19..=20).contains(&k.nr_wakeups), "kcompactd{node} woke {} times in 10 s", k.nr_wakeups);
+    }
+    let old = run_checked(&toml("5.4"), 1);
+    assert!(old.tasks.iter().all(|t| !t.name.starts_with("kcompactd")), "no proactive compaction before 5.9");
+}

@@ -9,7 +9,8 @@ wakeup its CPU time over them. The file written is a profile a scenario names
 waking at that rate in the model (workload/background.rs ``profile_tasks``).
 
 Left out, and said so in the file: the recorder's own threads; the per-CPU work that
-``background = "kernel"`` models by mechanism (the vmstat kworkers, the stoppers); and
+``background = "kernel"`` models by mechanism (the vmstat kworkers, the stoppers,
+kcompactd); and
 threads that exited during the interval (their counts are gone with them). Threads
 started during it count from zero. Interrupts and softirqs per CPU, and the interruptions
 a busy loop sees, are recorded as comments: the model has no sources for them yet.
@@ -31,7 +32,7 @@ PF_KTHREAD = 0x00200000
 POLICIES = {0: "SCHED_OTHER", 1: "SCHED_FIFO", 2: "SCHED_RR", 3: "SCHED_BATCH", 5: "SCHED_IDLE", 6: "SCHED_DEADLINE"}
 # What background = "kernel" models by mechanism (workload/background.rs): left out of a
 # profile so that the two together count each wakeup once.
-MODELED = (re.compile(r"^kworker/N:N[H]?-mm_percpu_wq$"), re.compile(r"^migration/N$"))
+MODELED = (re.compile(r"^kworker/N:N[H]?-mm_percpu_wq$"), re.compile(r"^migration/N$"), re.compile(r"^kcompactdN$"))
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ pub(super) fn build_checked(
     // The background's specs go last, one task each: the last tasks created are its.
     let mut nr_daemons = 0;
     if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
-        let daemons = crate::workload::background::kernel_tasks(m.nr_cpus(), tick_nsec(k.tunables.hz));
+        let daemons = crate::workload::background::kernel_tasks(&m, tick_nsec(k.tunables.hz), k.version);
         nr_daemons = daemons.len();
         specs.tasks.extend(daemons);
     }
