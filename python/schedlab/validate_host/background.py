@@ -10,8 +10,8 @@ waking at that rate in the model (workload/background.rs ``profile_tasks``).
 
 Left out, and said so in the file: the recorder's own threads; the per-CPU work that
 ``background = "kernel"`` models by mechanism (the vmstat kworkers, the stoppers,
-kcompactd); and
-threads that exited during the interval (their counts are gone with them). Threads
+kcompactd); and threads that exited during the interval (their counts are gone with
+them). Threads
 started during it count from zero. Interrupts and softirqs per CPU, and the interruptions
 a busy loop sees, are recorded as comments: the model has no sources for them yet.
 """

@@ -6,8 +6,9 @@
 //! Where the figures come from: `schedlab validate-host --record-background FILE`
 //! measures them on a host (every thread's `/proc/<pid>/task/<tid>/schedstat` over an
 //! interval: run time and times run), and the file is named from a scenario
-//! (`background_profile = "FILE"`, read by the Python loader); or they are written by
-//! hand as a declared estimate. `origin` says which, and is printed with the result.
+//! (`background_profile = "FILE"`, read relative to the scenario's file when it is
+//! loaded, `api::load`); or they are written by hand as a declared estimate. `origin`
+//! says which, and stays in the loaded scenario beside the figures.
 //! Model: each source is `tasks` threads (or one pinned to each CPU, `per_cpu`), each
 //! sleeping an exponential time and running an exponential time: wakeups of a Poisson
 //! process at the measured rate, through the normal paths (a wakeup, a placement, a
