@@ -216,6 +216,22 @@ def test_cyclictest_and_hackbench_figures_and_scenarios():
             assert figs["time_s"] > 0
 
 
+def test_the_simulated_cyclictest_holds_cpu_dma_latency_at_zero_as_cyclictest_does():
+    import schedlab
+    from schedlab.validate_host import tools as vt
+
+    fifo = {t.name: t for t in vt.tools(2)}["cyclictest-fifo"]
+    doc = vt.scenario(fifo, "6.18", 250, 0.2)
+    assert doc["kernel"]["tunables"]["cpuidle_latency_req_ns"] == 0
+    doc["machine"] = {"preset": "epyc-9654-2s"}  # POLL, C1 and C2 (CC6): a deep state to refuse
+    held = vt.sim_figures(fifo, schedlab.run(doc, 1).raw)
+    del doc["kernel"]["tunables"]["cpuidle_latency_req_ns"]
+    free = vt.sim_figures(fifo, schedlab.run(doc, 1).raw)
+    # Kept in POLL, a timer wakes a running CPU: no idle state's exit in the latency.
+    assert held["p50_us"] < free["p50_us"], (held, free)
+    assert "cpuidle_latency_req_ns" not in vt.scenario({t.name: t for t in vt.tools(2)}["hackbench"], "6.18", 250, 0.2)["kernel"].get("tunables", {})
+
+
 # ---------------------------------------------------------------- rt-app files
 RTAPP_DIR = Path(__file__).resolve().parent.parent / "examples" / "rt-app"
 
@@ -403,6 +419,9 @@ def test_the_measured_ladder_lengthens_the_simulated_hosts_idle_wakeups():
         doc = _with_host(vt.scenario(fifo, "6.18", 250, 0.2), ladder)
         assert doc["machine"] == {"host": True, **({"guest_halt": ladder} if ladder else {})}
         doc["machine"] = {"topo": {"cores": 2}, **({"guest_halt": ladder} if ladder else {})}  # not this host's sysfs
+        # topo's idle states start with POLL, which cyclictest's latency request would
+        # hold; a bare-halt guest has the halt alone, which the request cannot refuse.
+        del doc["kernel"]["tunables"]["cpuidle_latency_req_ns"]
         figs.append(vt.sim_figures(fifo, schedlab.run(doc, 1).raw))
     # cyclictest's 1 ms interval leaves the CPU halted past 200 us before each wakeup:
     # the median moves by the stage's median, and no wakeup pays more than its greatest.

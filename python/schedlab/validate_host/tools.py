@@ -165,6 +165,10 @@ def scenario(tool: Tool, profile: str, hz: int | None, seconds: float) -> dict[s
     doc: dict[str, Any] = {"name": f"validate-host:{tool.name}", "machine": {"host": True}, "kernel": kernel}
     a = tool.args
     if tool.binary == "cyclictest":
+        # set_latency_target(): cyclictest holds /dev/cpu_dma_latency at 0 while it runs
+        # (as `schedlab cyclictest` models it unless --laptop): a cpuidle driver then
+        # keeps its CPUs in POLL; without one the halt cannot be refused.
+        kernel.setdefault("tunables", {})["cpuidle_latency_req_ns"] = 0
         loops = max(1, int(round(seconds * 1e6 / a["interval_us"])))
         # -h sets every thread's interval to -i (distance 0).
         body = [{"periodic": {"period": f"{a['interval_us']}us"}}]
