@@ -39,7 +39,8 @@ pub(super) fn build_checked(
 ) -> Result<Simulator, SimError> {
     let (m, k, feat) = machine_and_kernel(s)?;
     let mut specs = WorkloadSpecs::of(s, &m, seed)?;
-    // The background's specs go last, one task each: the last tasks created are its.
+    // The background's specs (the kernel's, then a profile's) go last, one task each:
+    // the last tasks created are its.
     let mut nr_daemons = 0;
     if s.kernel.background == crate::scenario::BackgroundSpec::Kernel {
         let daemons = crate::workload::background::kernel_tasks(&m, tick_nsec(k.tunables.hz), k.version);

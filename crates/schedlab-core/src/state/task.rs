@@ -447,9 +447,10 @@ pub struct Task {
     pub runnable_since: Ns,
     /// Whether the pending run is a wakeup (latency is recorded at first run).
     pub woken: bool,
-    /// One of the machine's own background tasks (`[kernel] background`): it never ends,
-    /// so it is not counted among the tasks a run `until = "workload_done"` waits for,
-    /// nor among those whose blocking makes a deadlock.
+    /// One of the machine's own background tasks (`[kernel] background`, or a source of
+    /// `[kernel.background_profile]`): it never ends, so it is not counted among the tasks
+    /// a run `until = "workload_done"` waits for, nor among those whose blocking makes a
+    /// deadlock, and its wakeups stay out of the run's latency histograms.
     pub daemon: bool,
     /// Start on `cpu` as given, bypassing fork placement (scenario `cpu = N`).
     pub start_on: bool,
